@@ -1,0 +1,76 @@
+"""The data that crosses module boundaries: findings, fixes and their edits.
+
+Lines and columns are 1-based, as printed to users (flake8's plugin API subtracts one itself).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based positions (end exclusive) with `content`."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def as_dict(self) -> dict:
+        return {
+            "content": self.content,
+            "location": {"row": self.line, "column": self.column},
+            "end_location": {"row": self.end_line, "column": self.end_column},
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # SAFE or UNSAFE
+    message: str
+    edits: tuple[Edit, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [edit.as_dict() for edit in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    filename: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fix: Fix | None = field(default=None, compare=False)
+
+    def as_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "filename": self.filename,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "fix": self.fix.as_dict() if self.fix else None,
+        }
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What linting one file produced. `error` is set when the file could not be read at all."""
+
+    filename: str
+    findings: tuple[Finding, ...] = ()
+    error: str | None = None
