@@ -1,0 +1,313 @@
+"""ModuleAnalysis: everything the rules need to know about one parsed module, computed once.
+
+The expensive parts (LibCST's qualified-name metadata, the per-world data flow) are paid only for
+modules that contain a call named like a collective, and only for the scopes that contain one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import names_in_payload
+from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
+from bcast_lint.analysis.ranks import RankConditions, World, integer_literal, make_worlds
+
+_MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
+_RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
+                    "rank_zero_only"}
+_ACCELERATOR_CLASSES = {"Accelerator", "PartialState", "AcceleratorState"}
+
+
+@dataclass(eq=False)
+class CallSite:
+    """One call of a known collective, where it stands, and what reaches it in each world."""
+
+    call: cst.Call
+    api: apis.Api
+    scope: cst.CSTNode  # the Module, FunctionDef or ClassDef whose body holds it
+    statement: cst.CSTNode  # the innermost statement holding it
+    main_process_first: Optional[cst.With] = None
+    rank_decorator: Optional[cst.Decorator] = None
+    reached: dict = field(default_factory=dict)  # World -> Env, for the worlds that reach it
+
+    def argument(self, position: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
+        for index, arg in enumerate(self.call.args):
+            if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+                return arg
+            if arg.keyword is None and not arg.star and index == position:
+                return arg
+        return None
+
+    @property
+    def payload(self) -> Optional[cst.BaseExpression]:
+        """The value being broadcast (the first argument)."""
+        first = self.argument(0, None)
+        if first is None:
+            for arg in self.call.args:
+                if arg.keyword is not None and arg.keyword.value in ("tensor", "object_list", "self"):
+                    return arg.value
+            return None
+        return first.value
+
+    @property
+    def source(self) -> Optional[cst.BaseExpression]:
+        arg = self.argument(self.api.src_position, self.api.src_keyword)
+        return arg.value if arg is not None else None
+
+    @property
+    def source_rank(self) -> Optional[int]:
+        """The source rank when it is a literal or the API's default, else None."""
+        if self.source is None:
+            return self.api.default_src
+        return integer_literal(self.source)
+
+
+@dataclass(frozen=True)
+class RankSplit:
+    broken_worlds: tuple[World, ...]
+    fine_definitions: tuple[Definition, ...]
+    where: str  # e.g. "where 'accelerator.is_main_process' is false"
+
+
+@dataclass
+class _Candidate:
+    call: cst.Call
+    name: str  # the called name's last component, e.g. "broadcast"
+    scope: cst.CSTNode
+    statement: cst.CSTNode
+    main_process_first: Optional[cst.With]
+    rank_decorator: Optional[cst.Decorator]
+
+
+class _CandidateCollector(cst.CSTVisitor):
+    """One cheap pass without metadata: calls named like a collective, with their context."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.candidates: list[_Candidate] = []
+        self.assignments: list[tuple[str, cst.BaseExpression]] = []
+        self.accelerator_names: set[str] = set()
+        self._scopes: list[cst.CSTNode] = [module]
+        self._statements: list[cst.CSTNode] = []
+        self._main_first: list[Optional[cst.With]] = [None]
+        self._decorators: list[Optional[cst.Decorator]] = [None]
+        self._call_words = set(apis.CALL_WORDS)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
+                             cst.BaseCompoundStatement)):
+            self._statements.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
+                                      cst.BaseCompoundStatement)):
+            self._statements.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+        self._main_first.append(None)  # the body runs when called, not inside the `with`
+        decorator = next((d for d in node.decorators if _last_name(d.decorator) in _RANK_DECORATORS), None)
+        self._decorators.append(decorator)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+        self._main_first.pop()
+        self._decorators.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        entered = any(isinstance(item.item, cst.Call) and _last_name(item.item.func) in _MAIN_FIRST_METHODS
+                      for item in node.items)
+        self._main_first.append(node if entered else self._main_first[-1])
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._main_first.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.assignments.append((target.target.value, node.value))
+                if isinstance(node.value, cst.Call) and _last_name(node.value.func) in _ACCELERATOR_CLASSES:
+                    self.accelerator_names.add(target.target.value)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
+        if node.asname is not None and _last_name(node.name) in apis.CALL_WORDS:
+            alias = node.asname.name
+            if isinstance(alias, cst.Name):
+                self._call_words.add(alias.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = _last_name(node.func)
+        if name in self._call_words and self._statements:
+            self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
+                                              self._main_first[-1], self._decorators[-1]))
+
+
+class ModuleAnalysis:
+    def __init__(self, module: cst.Module, filename: str):
+        self.module = module
+        self.filename = filename
+        self.calls: list[CallSite] = []
+        self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
+        self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self._qualified = None
+        self._positions = None
+        self.conditions = RankConditions(self.qualified_names)
+        collector = _CandidateCollector(module)
+        module.visit(collector)
+        if not collector.candidates:
+            return
+        self._accelerator_names = collector.accelerator_names
+        self.calls = [site for site in map(self._classify, collector.candidates) if site]
+        if not self.calls:
+            return
+        for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
+            for name, value in collector.assignments:
+                self.conditions.learn_assignment(name, value)
+        self._run_data_flow()
+
+    # -- resolution ------------------------------------------------------------------------
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        """Fully qualified names of a call's target (or of a name/attribute)."""
+        if self._qualified is None:
+            self._qualified = self._wrapper.resolve(QualifiedNameProvider)
+        target = node.func if isinstance(node, cst.Call) else node
+        value = self._qualified.get(target, set())
+        if callable(value):  # LibCST computes qualified names lazily
+            value = value()
+        return {qualified.name for qualified in value}
+
+    def _classify(self, candidate: _Candidate) -> Optional[CallSite]:
+        api = next((apis.CATALOG[q] for q in self.qualified_names(candidate.call) if q in apis.CATALOG), None)
+        if api is None and self._is_accelerator_method(candidate):
+            api = apis.ACCELERATOR_METHODS[candidate.name]
+        if api is None:
+            return None
+        return CallSite(candidate.call, api, candidate.scope, candidate.statement,
+                        candidate.main_process_first, candidate.rank_decorator)
+
+    def _is_accelerator_method(self, candidate: _Candidate) -> bool:
+        func = candidate.call.func
+        if candidate.name not in apis.ACCELERATOR_METHODS or not isinstance(func, cst.Attribute):
+            return False
+        if candidate.name in apis.UNAMBIGUOUS_ACCELERATOR_METHODS:
+            return True
+        receiver = _last_name(func.value)
+        return receiver is not None and (
+            "accelerator" in receiver.lower() or receiver in self._accelerator_names)
+
+    # -- data flow -------------------------------------------------------------------------
+    def _run_data_flow(self) -> None:
+        by_statement: dict[cst.CSTNode, list[CallSite]] = {}
+        scopes: dict[cst.CSTNode, list[CallSite]] = {}
+        for site in self.calls:
+            by_statement.setdefault(site.statement, []).append(site)
+            scopes.setdefault(site.scope, []).append(site)
+
+        def observe(world: World, statement: cst.CSTNode, env: Env) -> None:
+            for site in by_statement.get(statement, ()):
+                previous = site.reached.get(world)
+                site.reached[world] = env if previous is None else merge_envs((previous, env))
+
+        for scope, sites in scopes.items():
+            literals = self.conditions.compared_literals(scope)
+            literals += [site.source_rank or 0 for site in sites]
+            self.worlds[scope] = make_worlds(max(literals, default=0))
+            walk_scope(scope, self.worlds[scope], self.conditions, observe)
+
+    # -- queries for rules -----------------------------------------------------------------
+    def broadcasts(self) -> Iterator[CallSite]:
+        return (site for site in self.calls if site.api.is_broadcast)
+
+    def payload_names(self, site: CallSite) -> list[cst.Name]:
+        """Local names whose values the call broadcasts."""
+        if site.payload is None:
+            return []
+        return [name for name in names_in_payload(site.payload, site.api.nested)
+                if any(name.value in env for env in site.reached.values())]
+
+    def definitions(self, site: CallSite, name: str) -> dict[World, frozenset]:
+        """World -> the definitions of local `name` that reach `site` there."""
+        return {world: env[name] for world, env in site.reached.items() if name in env}
+
+    def reaching_values(self, site: CallSite, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+        """`expr` itself, or for a local name every value assigned to it that reaches `site`."""
+        if not isinstance(expr, cst.Name):
+            yield expr
+            return
+        for world, definitions in self.definitions(site, expr.value).items():
+            for definition in definitions:
+                yield from self.values(definition, world)
+
+    def split_ranks(self, site: CallSite, name: str, is_broken) -> Optional["RankSplit"]:
+        """Whether `is_broken(definition, world)` holds for `name` at `site` on some ranks but not
+        on all of them, and if so, the definitions on the ranks where it is fine."""
+        broken_worlds, fine = [], []
+        for world, definitions in self.definitions(site, name).items():
+            broken = [d for d in definitions if is_broken(d, world)]
+            if broken:
+                broken_worlds.append(world)
+            else:
+                fine.extend(definitions)
+        if not broken_worlds or not fine:
+            return None
+        return RankSplit(tuple(broken_worlds), tuple(fine), self._condition_phrase(fine))
+
+    def _condition_phrase(self, fine_definitions) -> str:
+        """"where 'accelerator.is_main_process' is false": the rank test the fine ranks passed."""
+        for definition in fine_definitions:
+            if definition.guard is not None:
+                truth = "false" if definition.guard.polarity else "true"
+                return f"where '{self.code(definition.guard.test)}' is {truth}"
+            if isinstance(definition.value, cst.IfExp):
+                return f"where '{self.code(definition.value.test)}' is false"
+        return "on some ranks"
+
+    def values(self, definition: Definition, world: World) -> list[cst.BaseExpression]:
+        """The expressions a definition may have produced in `world` (`a if main else b` picks)."""
+        if definition.value is None:
+            return []
+        return list(self._choose(definition.value, world))
+
+    def _choose(self, expr: cst.BaseExpression, world: World) -> Iterator[cst.BaseExpression]:
+        if not isinstance(expr, cst.IfExp):
+            yield expr
+            return
+        decided = self.conditions.evaluate(expr.test, world)
+        if decided is not False:
+            yield from self._choose(expr.body, world)
+        if decided is not True:
+            yield from self._choose(expr.orelse, world)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def line_text(self, line: int) -> str:
+        return self.module.code.splitlines()[line - 1]
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(PositionProvider)
+        return self._positions[node]
+
+
+def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None

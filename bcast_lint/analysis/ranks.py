@@ -1,0 +1,247 @@
+"""Which conditions differ between ranks, evaluated in a few concrete "worlds".
+
+Instead of reasoning symbolically about `is_main_process`, `rank == 1` or `local_rank != 0`, each
+function is analysed once per representative process (a World). Equivalences and exclusions then
+come for free: `is_main_process` and `process_index == 0` agree in every world, `rank == 0` and
+`rank == 1` never hold together, and a condition tested twice takes the same arm both times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+import libcst as cst
+
+RANK = "rank"
+LOCAL_RANK = "local_rank"
+
+_RANK_ATTRIBUTES = {
+    "process_index": RANK, "rank": RANK, "global_rank": RANK,
+    "local_process_index": LOCAL_RANK, "local_rank": LOCAL_RANK,
+}
+_RANK_NAMES = {"rank": RANK, "global_rank": RANK, "local_rank": LOCAL_RANK}
+_RANK_METHODS = {"get_rank": RANK, "get_global_rank": RANK, "get_local_rank": LOCAL_RANK,
+                 "get_node_local_rank": LOCAL_RANK}
+_ENVIRONMENT_KEYS = {"RANK": RANK, "LOCAL_RANK": LOCAL_RANK}
+_MAIN_PROPERTIES = {"is_main_process", "is_local_main_process", "is_last_process"}
+_MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process"}
+_MAX_RANK_LITERAL = 8  # bounds the number of worlds; larger literals are treated as unknown
+
+
+@dataclass(frozen=True)
+class World:
+    """One process: its global rank, its rank on its node, and how many processes there are."""
+
+    rank: int
+    local_rank: int
+    size: int
+
+    def value_of(self, quantity: str) -> int:
+        return self.rank if quantity == RANK else self.local_rank
+
+    def has_property(self, name: str) -> bool:
+        if name == "is_main_process":
+            return self.rank == 0
+        if name == "is_local_main_process":
+            return self.local_rank == 0
+        return self.rank == self.size - 1  # is_last_process
+
+
+def make_worlds(largest_literal: int) -> tuple[World, ...]:
+    """Ranks 0..k on a first node, where k exceeds every rank the code compares with, plus the
+    first process of a second node, whose local rank is 0 but global rank is not."""
+    k = min(max(largest_literal, 0), _MAX_RANK_LITERAL) + 1
+    size = k + 2
+    return (*(World(rank, rank, size) for rank in range(k + 1)), World(k + 1, 0, size))
+
+
+class RankConditions:
+    """Evaluates expressions that depend on the process's rank.
+
+    `qualified_names` resolves a call's target, so `dist.get_rank()` is recognised by what it is.
+    `rank_variables` maps names assigned from a rank expression to the quantity they hold.
+    """
+
+    def __init__(self, qualified_names: Callable[[cst.CSTNode], set[str]]):
+        self._qualified_names = qualified_names
+        self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
+
+    def learn_assignment(self, name: str, value: cst.BaseExpression) -> None:
+        quantity = self.quantity(value)
+        if quantity:
+            self.rank_variables[name] = quantity
+
+    def quantity(self, expr: cst.BaseExpression) -> Optional[str]:
+        """RANK or LOCAL_RANK when `expr` evaluates to the process's (local) rank."""
+        if isinstance(expr, cst.Name):
+            return self.rank_variables.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return _RANK_ATTRIBUTES.get(expr.attr.value)
+        if isinstance(expr, cst.Subscript):
+            return _environment_quantity(expr)
+        if isinstance(expr, cst.Call):
+            return self._call_quantity(expr)
+        return None
+
+    def _call_quantity(self, call: cst.Call) -> Optional[str]:
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "int" and len(call.args) >= 1:
+            return self.quantity(call.args[0].value)
+        if _is_environment_lookup(func) and call.args:
+            return _literal_key(call.args[0].value)
+        method = _last_name(func)
+        if method in _RANK_METHODS:
+            qualified = self._qualified_names(call)
+            if not qualified or any(_RANK_METHODS.get(q.rsplit(".", 1)[-1]) for q in qualified):
+                return _RANK_METHODS[method]
+        return None
+
+    def property_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`is_main_process`-like properties (and HF Trainer's equivalent methods)."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _MAIN_PROPERTIES:
+            return expr.attr.value
+        if isinstance(expr, cst.Call) and not expr.args:
+            return _MAIN_METHODS.get(_last_name(expr.func) or "")
+        return None
+
+    def evaluate(self, expr: cst.BaseExpression, world: World) -> Optional[bool]:
+        """True/False when `expr`'s truth is decided by the rank, None when it is not known."""
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            inner = self.evaluate(expr.expression, world)
+            return None if inner is None else not inner
+        if isinstance(expr, cst.BooleanOperation):
+            return self._evaluate_boolean(expr, world)
+        if isinstance(expr, cst.Comparison):
+            return self._evaluate_comparison(expr, world)
+        prop = self.property_name(expr)
+        if prop:
+            return world.has_property(prop)
+        quantity = self.quantity(expr)
+        if quantity:
+            return world.value_of(quantity) != 0
+        return None
+
+    def depends_on_rank(self, expr: cst.BaseExpression, worlds: Iterable[World]) -> bool:
+        values = {self.evaluate(expr, world) for world in worlds}
+        return None not in values and len(values) > 1
+
+    def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World) -> Optional[bool]:
+        left = self.evaluate(expr.left, world)
+        right = self.evaluate(expr.right, world)
+        if isinstance(expr.operator, cst.And):
+            if left is False or right is False:
+                return False
+            return None if left is None or right is None else True
+        if left is True or right is True:
+            return True
+        return None if left is None or right is None else False
+
+    def _evaluate_comparison(self, expr: cst.Comparison, world: World) -> Optional[bool]:
+        left = expr.left
+        result: Optional[bool] = True
+        for target in expr.comparisons:
+            outcome = self._compare(left, target.operator, target.comparator, world)
+            if outcome is False:
+                return False
+            if outcome is None:
+                result = None
+            left = target.comparator
+        return result
+
+    def _compare(self, left, operator, right, world: World) -> Optional[bool]:
+        left_value = self._operand(left, world)
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            members = _integer_collection(right)
+            if left_value is None or members is None or not self.quantity(left):
+                return None
+            return (left_value in members) == isinstance(operator, cst.In)
+        right_value = self._operand(right, world)
+        if left_value is None or right_value is None:
+            return None
+        if not (self.quantity(left) or self.quantity(right)):
+            return None  # two literals: not a rank condition
+        return _apply(operator, left_value, right_value)
+
+    def _operand(self, expr: cst.BaseExpression, world: World) -> Optional[int]:
+        quantity = self.quantity(expr)
+        if quantity:
+            return world.value_of(quantity)
+        return integer_literal(expr)
+
+    def compared_literals(self, expr: cst.BaseExpression) -> list[int]:
+        """Integers a rank is compared with in `expr`: they decide which worlds are needed."""
+        found = []
+        for comparison in _comparisons(expr):
+            operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+            if any(self.quantity(operand) for operand in operands):
+                for operand in operands:
+                    found.extend(_integer_collection(operand) or [])
+                    value = integer_literal(operand)
+                    if value is not None:
+                        found.append(value)
+        return found
+
+
+def integer_literal(expr: cst.BaseExpression) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value, 0)
+        except ValueError:
+            return None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        value = integer_literal(expr.expression)
+        return None if value is None else -value
+    return None
+
+
+def _integer_collection(expr: cst.BaseExpression) -> Optional[list[int]]:
+    if not isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return None
+    values = [integer_literal(element.value) for element in expr.elements]
+    return None if any(v is None for v in values) else values
+
+
+def _apply(operator, left: int, right: int) -> Optional[bool]:
+    table = {
+        cst.Equal: left == right, cst.NotEqual: left != right, cst.LessThan: left < right,
+        cst.LessThanEqual: left <= right, cst.GreaterThan: left > right,
+        cst.GreaterThanEqual: left >= right, cst.Is: left == right, cst.IsNot: left != right,
+    }
+    return table.get(type(operator))
+
+
+def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _is_environment_lookup(func: cst.BaseExpression) -> bool:
+    """`os.environ.get` or `os.getenv`."""
+    if isinstance(func, cst.Attribute) and func.attr.value == "getenv":
+        return True
+    return (isinstance(func, cst.Attribute) and func.attr.value == "get"
+            and _last_name(func.value) == "environ")
+
+
+def _environment_quantity(expr: cst.Subscript) -> Optional[str]:
+    if _last_name(expr.value) != "environ" or len(expr.slice) != 1:
+        return None
+    index = expr.slice[0].slice
+    return _literal_key(index.value) if isinstance(index, cst.Index) else None
+
+
+def _literal_key(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        return _ENVIRONMENT_KEYS.get(expr.evaluated_value)
+    return None
+
+
+def _comparisons(expr: cst.CSTNode):
+    if isinstance(expr, cst.Comparison):
+        yield expr
+    for child in expr.children:
+        yield from _comparisons(child)

@@ -1,0 +1,82 @@
+"""Lint one file's bytes: pre-filter, parse, analyse once, run the selected rules, apply noqa.
+
+The CLI, the flake8 plugin and the harness all call `lint_source`. libcst is imported only once a
+file passes the pre-filter, so a run over files without collectives never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from bcast_lint.codes import SYNTAX_ERROR
+from bcast_lint.model import FileResult, Finding
+from bcast_lint.noqa import is_suppressed
+from bcast_lint.prefilter import may_have_findings
+
+CodeFilter = Callable[[str], bool]
+
+
+def _everything(code: str) -> bool:
+    return True
+
+
+def lint_source(source: bytes, filename: str, enabled: CodeFilter = _everything,
+                honour_noqa: bool = True) -> FileResult:
+    """Findings for one file's contents; never raises for bad input (see FileResult.error)."""
+    if not may_have_findings(source):
+        return FileResult(filename)
+    try:
+        return _lint_parsed(source, filename, enabled, honour_noqa)
+    except RecursionError:
+        return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
+
+
+def _lint_parsed(source: bytes, filename: str, enabled: CodeFilter, honour_noqa: bool) -> FileResult:
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return FileResult(filename, (_syntax_finding(error, filename),) if enabled(SYNTAX_ERROR) else ())
+    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
+        return FileResult(filename, error=f"cannot decode: {error}")
+    findings = run_rules(module, filename, enabled)
+    if findings and honour_noqa:
+        lines = source.decode(module.encoding, errors="replace").splitlines()
+        findings = [f for f in findings if not _suppressed(f, lines)]
+    return FileResult(filename, tuple(sorted(findings, key=_order)))
+
+
+def run_rules(module, filename: str, enabled: CodeFilter) -> list[Finding]:
+    from bcast_lint.analysis.module import ModuleAnalysis
+    from bcast_lint.rules import ALL_RULES
+
+    analysis = ModuleAnalysis(module, filename)
+    if not analysis.calls:
+        return []
+    findings = []
+    for rule in ALL_RULES:
+        if enabled(rule.code):
+            findings.extend(_finding(analysis, rule.code, report) for report in rule().check(analysis))
+    return findings
+
+
+def _finding(analysis, code: str, report) -> Finding:
+    where = analysis.position(report.node)
+    return Finding(code, report.message, analysis.filename, where.start.line, where.start.column + 1,
+                   where.end.line, where.end.column + 1, report.fix)
+
+
+def _syntax_finding(error, filename: str) -> Finding:
+    message = f"SyntaxError: {error.message}"
+    return Finding(SYNTAX_ERROR, message, filename, error.raw_line, error.raw_column + 1,
+                   error.raw_line, error.raw_column + 1)
+
+
+def _suppressed(finding: Finding, lines: list[str]) -> bool:
+    line = lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""
+    return is_suppressed(finding.code, line)
+
+
+def _order(finding: Finding):
+    return (finding.line, finding.column, finding.code)

@@ -1,0 +1,96 @@
+"""The record format shared by the bootstrap (writer, inside each rank) and the report (reader).
+
+Each rank appends one JSON object per line to `rank-<RANK>.jsonl` in the directory named by
+`BCAST_LINT_RECORD_DIR`, flushing after every line so a rank that is killed or hangs still leaves
+everything it did up to that point. The schema is the `Event` dataclass below, written with
+`dataclasses.asdict`, so writer and reader cannot drift apart.
+
+Kinds of event, in the order a rank writes them:
+
+- START: the bootstrap is about to run the script (`pid`).
+- ENTER: the rank is about to call into a collective (`call`, `op`, `site`, `arg`). Written before
+  the real collective runs, so on a hang the last unmatched ENTER says where the rank waits.
+- EXIT: that collective returned or raised (`value`, `result`, `watched` or `error`).
+- SCRIPT_ERROR: the script raised (`error`, `site`: the innermost line of the script in the
+  traceback).
+- FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
+  harness had to call `destroy_process_group()` because the script did not).
+
+This module is standard library only: the parent process never needs torch to read records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+RECORD_DIR_ENV = "BCAST_LINT_RECORD_DIR"
+# Comma-separated module-level names whose values the bootstrap fingerprints at script end.
+CHECK_ENV = "BCAST_LINT_CHECK"
+
+START = "start"
+ENTER = "enter"
+EXIT = "exit"
+SCRIPT_ERROR = "script_error"
+FINISHED = "finished"
+
+# Broadcast-family calls are compared across ranks; other collectives are recorded only so a
+# hang can name the collective a rank is waiting in.
+BROADCAST = "broadcast"
+OTHER_COLLECTIVE = "collective"
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    rank: int
+    time: float
+    pid: int | None = None
+    call: int | None = None  # 0-based index among this rank's collective calls
+    family: str | None = None  # BROADCAST or OTHER_COLLECTIVE
+    op: str | None = None  # e.g. "torch.distributed.broadcast"
+    site: str | None = None  # "path:line" in the user's script
+    arg: str | None = None  # type/shape/dtype/device of the argument before the call
+    value: str | None = None  # fingerprint of the argument after the call
+    result: str | None = None  # fingerprint of what the call returned
+    watched: tuple[tuple[str, str], ...] = ()  # (variable name, fingerprint) pairs
+    error: str | None = None  # "TypeError: message"
+    destroyed: bool = False
+
+
+def record_path(record_dir: str | Path, rank: int) -> Path:
+    return Path(record_dir) / f"rank-{rank}.jsonl"
+
+
+def output_path(record_dir: str | Path, rank: int, stream: str) -> Path:
+    """Where a rank's stdout, stderr or fatal-signal report ("stdout", "stderr", "fatal") goes."""
+    return Path(record_dir) / f"rank-{rank}.{stream}"
+
+
+def encode(event: Event) -> str:
+    return json.dumps(dataclasses.asdict(event))
+
+
+def decode(line: str) -> Event:
+    fields = json.loads(line)
+    fields["watched"] = tuple(tuple(pair) for pair in fields.get("watched", ()))
+    return Event(**fields)
+
+
+def read_events(record_dir: str | Path, rank: int) -> tuple[Event, ...]:
+    """Every complete line a rank wrote; a line cut short by a kill is dropped."""
+    path = record_path(record_dir, rank)
+    if not path.exists():
+        return ()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(decode(line) for line in lines if _is_complete(line))
+
+
+def _is_complete(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True

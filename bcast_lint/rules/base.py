@@ -1,0 +1,76 @@
+"""What every rule is: a code, documentation, examples, and a check over a ModuleAnalysis."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.codes import RULE_NAMES
+from bcast_lint.model import Edit, Fix
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rule's verdict on one node; the engine turns it into a positioned Finding."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+@dataclass(frozen=True)
+class Valid:
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code that must be flagged; `expected_replacement` is what `--fix --unsafe-fixes` gives."""
+
+    code: str
+    expected_replacement: Optional[str] = None
+
+
+class Rule:
+    """Base class. A subclass's docstring is its documentation, in Markdown, with the sections
+    What it does / Why is this bad? / Example / Use instead / Fix safety."""
+
+    code: ClassVar[str]
+    VALID: ClassVar[tuple[Valid, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    @classmethod
+    def name(cls) -> str:
+        return RULE_NAMES[cls.code]
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence under 'What it does'."""
+        match = re.search(r"## What it does\s+(.+?)(?:\n\n|$)", cls.documentation(), re.S)
+        return " ".join(match.group(1).split()) if match else ""
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        raise NotImplementedError
+
+
+def replace_node(analysis: ModuleAnalysis, node: cst.CSTNode, content: str) -> Edit:
+    where = analysis.position(node)
+    return Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, content)
+
+
+def insert_before_statement(analysis: ModuleAnalysis, statement: cst.CSTNode, line_text: str) -> Edit:
+    """Insert `line_text` as a new line above `statement`, at its indentation."""
+    where = analysis.position(statement)
+    indent = analysis.line_text(where.start.line)[: where.start.column]
+    return Edit(where.start.line, where.start.column + 1, where.start.line, where.start.column + 1,
+                f"{line_text}\n{indent}")

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import has_none_leaf, is_none
+from bcast_lint.analysis.flow import ASSIGNED
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+
+class BroadcastArgMaybeNone(Rule):
+    """
+    ## What it does
+    Flags a broadcast whose argument is `None` on some ranks: the value is computed under a
+    rank condition (`if accelerator.is_main_process:`) and left at `None` everywhere else.
+
+    ## Why is this bad?
+    Only the source rank's value matters, but every rank must pass a tensor of the same shape and
+    dtype to receive it into. Accelerate's `broadcast` raises on the receiving ranks
+    ``TypeError: Unsupported types (<class 'NoneType'>) passed to `_gpu_broadcast_one` ``, and
+    `torch.distributed.broadcast` raises ``TypeError: Invalid function argument. Expected parameter
+    `tensor` of type torch.Tensor but got <class 'NoneType'> instead.``; the source rank then fails
+    with `Connection closed by peer` (gloo) or hangs. In a single process accelerate returns the
+    `None` untouched, so single-process tests never see it.
+
+    ## Example
+    ```python
+    ids = None
+    if accelerator.is_main_process:
+        ids = torch.randperm(n, device=accelerator.device)
+    ids = broadcast(ids)
+    ```
+
+    ## Use instead
+    ```python
+    ids = torch.zeros(n, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_main_process:
+        ids = torch.randperm(n, device=accelerator.device)
+    ids = broadcast(ids)
+    ```
+    For values that are not tensors, use `broadcast_object_list([value])`.
+
+    ## Fix safety
+    When the source value comes from a constructor whose shape, dtype and device can be read off
+    the code, the fix allocates a zero placeholder on every rank before the branch; that is safe
+    when dtype and device are known, unsafe otherwise (the fix guesses them). Otherwise the fix
+    rewrites the call into the object-list form, which changes the transport: unsafe.
+
+    ## References
+    - [accelerate.utils.broadcast](https://huggingface.co/docs/accelerate/package_reference/utilities#accelerate.utils.broadcast)
+    - [torch.distributed.broadcast](https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast)
+    """
+
+    code = "BCL001"
+    VALID = (
+        Valid("ids = torch.zeros(8)\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
+        Valid("obj = [None]\nif accelerator.is_main_process:\n    obj = [load()]\nbroadcast_object_list(obj)"),
+        Valid("ids = None\nif accelerator.num_processes > 1:\n    ids = torch.randn(8)\nbroadcast(ids)"),
+    )
+    INVALID = (
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
+        Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.broadcasts():
+            for name in analysis.payload_names(site):
+                split = analysis.split_ranks(site, name.value, self._none_test(analysis, site))
+                if split is not None:
+                    yield Report(site.call, self._message(site, name.value, split.where))
+
+    @staticmethod
+    def _none_test(analysis: ModuleAnalysis, site: CallSite):
+        # The object-list idiom `obj = [None]` is correct: only the list itself must not be None.
+        is_broken = has_none_leaf if site.api.payload == apis.TENSOR else is_none
+
+        def test(definition, world) -> bool:
+            return definition.kind == ASSIGNED and any(
+                is_broken(value) for value in analysis.values(definition, world))
+
+        return test
+
+    @staticmethod
+    def _message(site: CallSite, name: str, where: str) -> str:
+        remedy = ("allocate a placeholder with the same shape, dtype and device on every rank"
+                  if site.api.payload == apis.TENSOR else "pass a list on every rank, e.g. [None]")
+        return (f"'{name}' is None on ranks {where} when it reaches {site.api.short_name}(); "
+                f"{remedy}")

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from bcast_lint.analysis.flow import UNBOUND
+from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+
+class BroadcastArgUnbound(Rule):
+    """
+    ## What it does
+    Flags a broadcast whose argument is assigned only inside a rank-conditional branch, so it is
+    not bound at all on the other ranks.
+
+    ## Why is this bad?
+    The ranks that skipped the branch raise `NameError` (module level) or `UnboundLocalError`
+    (in a function) at the broadcast, and the source rank then fails with
+    `Connection closed by peer` (gloo) or waits in the collective until the backend timeout.
+
+    ## Example
+    ```python
+    if accelerator.is_main_process:
+        seed = torch.randint(0, 2**31, (1,), device=accelerator.device)
+    seed = broadcast(seed)
+    ```
+
+    ## Use instead
+    ```python
+    seed = torch.zeros(1, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_main_process:
+        seed = torch.randint(0, 2**31, (1,), device=accelerator.device)
+    seed = broadcast(seed)
+    ```
+
+    ## Fix safety
+    As for BCL001: a zero placeholder on every rank before the branch when the source value's
+    constructor shows its shape, dtype and device (safe when dtype and device are known), else
+    the object-list form (unsafe).
+    """
+
+    code = "BCL002"
+    VALID = (
+        Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\nelse:\n    x = torch.zeros(3)\nbroadcast(x)"),
+        Valid("def f(x):\n    if rank == 0:\n        x = torch.randn(3)\n    dist.broadcast(x, 0)"),
+    )
+    INVALID = (
+        Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.broadcasts():
+            for name in analysis.payload_names(site):
+                split = analysis.split_ranks(site, name.value, lambda d, world: d.kind == UNBOUND)
+                if split is not None:
+                    yield Report(site.call, (
+                        f"'{name.value}' is unbound on ranks {split.where} when it reaches "
+                        f"{site.api.short_name}(), which raises NameError there; assign a "
+                        "placeholder with the same shape, dtype and device on every rank"))

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import allocation, method_name, positional_arguments
+from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.model import SAFE, Fix
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+
+# What each uninitialised constructor becomes in the fix: same arguments, zero-filled.
+_ZEROING = {"torch.empty": "zeros", "torch.empty_like": "zeros_like", "torch.Tensor": "zeros"}
+
+
+class UninitializedPlaceholder(Rule):
+    """
+    ## What it does
+    Flags a tensor allocated with `torch.empty`, `torch.empty_like`, `Tensor.new_empty` or
+    `torch.Tensor(n)` that flows into a broadcast.
+
+    ## Why is this bad?
+    Uninitialised memory holds whatever was there before. Where the source rank does not overwrite
+    every element (it skipped the fill, filled a slice, or the source is another rank than the one
+    that filled it), garbage is broadcast and every rank silently trains on it. A zero-filled
+    placeholder costs the same and makes such mistakes visible.
+
+    This rule flags receivers of the right shape too (the Megatron-LM style
+    `buf = torch.empty(n); dist.broadcast(buf, 0)`): they are correct only while the source fills
+    every element, which the linter cannot prove. Add `# noqa: BCL003` where you know it does.
+
+    ## Example
+    ```python
+    ids = torch.empty(n, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_main_process:
+        ids[:k] = selected
+    broadcast(ids)
+    ```
+
+    ## Use instead
+    ```python
+    ids = torch.zeros(n, dtype=torch.int64, device=accelerator.device)
+    ```
+
+    ## Fix safety
+    Safe: `torch.empty` → `torch.zeros`, `empty_like` → `zeros_like`, `new_empty` → `new_zeros`,
+    with the same arguments. Zero-filling only replaces unspecified contents.
+    """
+
+    code = "BCL003"
+    VALID = (
+        Valid("x = torch.zeros(4)\nbroadcast(x)"),
+        Valid("x = torch.Tensor([1.0, 2.0])\nbroadcast(x)"),
+        Valid("x = torch.empty(4)\ny = torch.zeros(4)\nbroadcast(y)"),
+    )
+    INVALID = (
+        Invalid("x = torch.empty(4)\nbroadcast(x)", expected_replacement="x = torch.zeros(4)\nbroadcast(x)"),
+        Invalid("x = torch.empty_like(y)\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros_like(y)\ndist.broadcast(x, 0)"),
+        Invalid("x = y.new_empty((4,)).cuda()\nbroadcast(x)",
+                expected_replacement="x = y.new_zeros((4,)).cuda()\nbroadcast(x)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        reported: set = set()
+        for site in analysis.broadcasts():
+            if site.api.payload != apis.TENSOR or site.payload is None:
+                continue
+            for expr in (site.payload, *analysis.payload_names(site)):
+                for value in analysis.reaching_values(site, expr):
+                    call = allocation(value)
+                    constructor = call is not None and self._uninitialised(analysis, call)
+                    if constructor and call not in reported:
+                        reported.add(call)
+                        yield self._report(analysis, call, constructor)
+
+    @staticmethod
+    def _uninitialised(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
+        """The constructor's name when `call` allocates uninitialised memory."""
+        if method_name(call) == "new_empty":
+            return "new_empty"
+        for qualified in analysis.qualified_names(call) & set(_ZEROING):
+            if qualified == "torch.Tensor" and not _is_shape_call(call):
+                continue  # torch.Tensor([1.0, 2.0]) holds data
+            return qualified
+        return None
+
+    def _report(self, analysis: ModuleAnalysis, call: cst.Call, constructor: str) -> Report:
+        shown = "Tensor.new_empty" if constructor == "new_empty" else constructor
+        message = (f"{shown}() allocates uninitialised memory that is broadcast; wherever the "
+                   "source rank does not fill every element, ranks receive garbage; "
+                   "allocate it with zeros instead")
+        return Report(call, message, self._fix(analysis, call, constructor))
+
+    @staticmethod
+    def _fix(analysis: ModuleAnalysis, call: cst.Call, constructor: str) -> Optional[Fix]:
+        if not isinstance(call.func, cst.Attribute):
+            return None  # `from torch import empty`: `zeros` may not be imported
+        replacement = "new_zeros" if constructor == "new_empty" else _ZEROING[constructor]
+        edit = replace_node(analysis, call.func.attr, replacement)
+        return Fix(SAFE, f"Replace `{call.func.attr.value}` with `{replacement}`", (edit,))
+
+
+def _is_shape_call(call: cst.Call) -> bool:
+    """`torch.Tensor(2, 3)` allocates; `torch.Tensor([...])` or `torch.Tensor(data)` copies data."""
+    args = positional_arguments(call)
+    return bool(args) and all(isinstance(arg, cst.Integer) for arg in args)
