@@ -88,36 +88,38 @@ class Settings:
         return selected >= 0 and selected > ignored
 
     def is_excluded(self, path: str) -> bool:
-        """Whether `path`, or a directory above it (below the root), matches an exclude glob."""
-        return any(self._matches(p, path) for p in self.exclude + self.extend_exclude)
+        """Whether `path` itself matches an exclude glob; discovery asks this of each entry."""
+        root = self.root or os.getcwd()
+        patterns = self.exclude + self.extend_exclude
+        return any(glob_matches(p, path, root, parents=False) for p in patterns)
 
     def _file_ignores(self, filename: str) -> tuple[str, ...]:
+        root = self.root or os.getcwd()
         return tuple(
             code
             for pattern, codes in self.per_file_ignores
-            if self._matches(pattern, filename)
+            if glob_matches(pattern, filename, root)
             for code in codes
         )
 
-    def _matches(self, pattern: str, path: str) -> bool:
-        return glob_matches(pattern, path, self.root or os.getcwd())
 
+def glob_matches(pattern: str, path: str, root: str, *, parents: bool = True) -> bool:
+    """Match a ruff-style glob against `path` and, with `parents`, the directories above it.
 
-def glob_matches(pattern: str, path: str, root: str) -> bool:
-    """Match a ruff-style glob against `path` and the directories above it.
-
-    A pattern without a slash ("build", "*_pb2.py") matches any single path component below
-    `root`; one with a slash ("tests/fixtures", "**/legacy/*.py") is anchored at `root`.
-    `*` and `?` stay within one component, `**` spans any number, `{a,b}` is an alternation.
+    A pattern without a slash ("build", "*_pb2.py") matches a single name: the path's own, or
+    with `parents` any component below `root`. One with a slash ("tests/fixtures",
+    "**/legacy/*.py") is anchored at `root`. `*` and `?` stay within one component, `**` spans
+    any number, `{a,b}` is an alternation.
     """
+    absolute = os.path.normpath(os.path.abspath(path))
     pattern = pattern.rstrip("/") or "/"
     if "/" in pattern:
-        pattern = os.path.normpath(os.path.join(_escape_glob(os.path.abspath(root)), pattern))
-    regex = _glob_regex(pattern)
-    absolute = os.path.normpath(os.path.abspath(path))
-    if "/" in pattern:
-        return any(regex.fullmatch(candidate) for candidate in _self_and_parents(absolute))
-    return any(regex.fullmatch(part) for part in _components_below(absolute, root))
+        regex = _glob_regex(os.path.normpath(os.path.join(_escape_glob(os.path.abspath(root)), pattern)))
+        candidates = _self_and_parents(absolute) if parents else [absolute]
+    else:
+        regex = _glob_regex(pattern)
+        candidates = _components_below(absolute, root) if parents else [os.path.basename(absolute)]
+    return any(regex.fullmatch(candidate) for candidate in candidates)
 
 
 def _escape_glob(path: str) -> str:
@@ -131,7 +133,7 @@ def _self_and_parents(path: str) -> list[str]:
 
 def _components_below(path: str, root: str) -> list[str]:
     relative = os.path.relpath(path, os.path.abspath(root))
-    # Outside the root only the name itself counts: the directories above were never walked.
+    # Directories above the root belong to no project: only the file's own name counts there.
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return [os.path.basename(path)]
     return relative.split(os.sep)

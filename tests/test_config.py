@@ -239,26 +239,32 @@ def test_per_file_ignores_relative_filenames_use_the_working_directory(tmp_path,
 # --- excludes --------------------------------------------------------------------------------
 
 
-def test_default_excludes_match_any_component_below_the_root(tmp_path):
+def test_default_excludes_match_the_name_of_the_entry(tmp_path):
     settings = Settings(root=str(tmp_path))
     assert settings.is_excluded(str(tmp_path / ".venv"))
-    assert settings.is_excluded(str(tmp_path / "pkg" / "build" / "lib" / "a.py"))
-    assert settings.is_excluded(str(tmp_path / "node_modules" / "x.py"))
+    assert settings.is_excluded(str(tmp_path / "pkg" / "build"))
+    assert settings.is_excluded(str(tmp_path / "node_modules"))
     assert not settings.is_excluded(str(tmp_path / "pkg" / "builder.py"))
 
 
-def test_directories_above_the_root_do_not_count(tmp_path):
-    root = tmp_path / "build" / "project"
-    assert not Settings(root=str(root)).is_excluded(str(root / "src" / "a.py"))
+def test_exclusion_judges_the_entry_not_its_parents(tmp_path):
+    # Discovery prunes at each directory, so an explicitly named build/ is still walked.
+    assert not Settings(root=str(tmp_path)).is_excluded(str(tmp_path / "build" / "a.py"))
 
 
 def test_exclude_replaces_defaults_and_extend_exclude_adds(tmp_path):
     settings = Settings(exclude=("generated",), extend_exclude=("legacy/*.py",), root=str(tmp_path))
-    assert not settings.is_excluded(str(tmp_path / "build" / "a.py"))
-    assert settings.is_excluded(str(tmp_path / "x" / "generated" / "a.py"))
+    assert not settings.is_excluded(str(tmp_path / "build"))
+    assert settings.is_excluded(str(tmp_path / "x" / "generated"))
     assert settings.is_excluded(str(tmp_path / "legacy" / "a.py"))
     assert not settings.is_excluded(str(tmp_path / "x" / "legacy" / "a.py"))  # slash anchors at root
-    assert settings.is_excluded(str(tmp_path / "legacy" / "a.py" / "inner"))
+
+
+def test_per_file_ignores_ignore_directories_above_the_root(tmp_path):
+    root = tmp_path / "tests" / "project"
+    settings = Settings(per_file_ignores=(("tests", ("BCL",)),), root=str(root))
+    assert settings.is_enabled("BCL001", str(root / "src" / "a.py"))
+    assert not settings.is_enabled("BCL001", str(root / "tests" / "a.py"))
 
 
 @pytest.mark.parametrize(
