@@ -6,7 +6,7 @@ file passes the pre-filter, so a run over files without collectives never pays f
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Union
 
 from bcast_lint.codes import SYNTAX_ERROR
 from bcast_lint.model import FileResult, Finding
@@ -20,10 +20,14 @@ def _everything(code: str) -> bool:
     return True
 
 
-def lint_source(source: bytes, filename: str, enabled: CodeFilter = _everything,
+def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = _everything,
                 honour_noqa: bool = True) -> FileResult:
-    """Findings for one file's contents; never raises for bad input (see FileResult.error)."""
-    if not may_have_findings(source):
+    """Findings for one file's contents; never raises for bad input (see FileResult.error).
+
+    Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded.
+    """
+    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    if not may_have_findings(raw):
         return FileResult(filename)
     try:
         return _lint_parsed(source, filename, enabled, honour_noqa)
@@ -31,7 +35,7 @@ def lint_source(source: bytes, filename: str, enabled: CodeFilter = _everything,
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
 
 
-def _lint_parsed(source: bytes, filename: str, enabled: CodeFilter, honour_noqa: bool) -> FileResult:
+def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, honour_noqa: bool) -> FileResult:
     import libcst as cst
 
     try:
@@ -42,7 +46,8 @@ def _lint_parsed(source: bytes, filename: str, enabled: CodeFilter, honour_noqa:
         return FileResult(filename, error=f"cannot decode: {error}")
     findings = run_rules(module, filename, enabled)
     if findings and honour_noqa:
-        lines = source.decode(module.encoding, errors="replace").splitlines()
+        text = source if isinstance(source, str) else source.decode(module.encoding, "replace")
+        lines = text.splitlines()
         findings = [f for f in findings if not _suppressed(f, lines)]
     return FileResult(filename, tuple(sorted(findings, key=_order)))
 

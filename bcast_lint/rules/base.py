@@ -22,6 +22,19 @@ class Report:
     fix: Optional[Fix] = None
 
 
+# The VALID/INVALID examples on each rule are short; they run after these imports.
+EXAMPLE_PRELUDE = """\
+import os
+import torch
+import torch.distributed as dist
+from accelerate import Accelerator
+from accelerate.utils import broadcast, broadcast_object_list, gather
+accelerator = Accelerator()
+rank = dist.get_rank()
+local_rank = int(os.environ["LOCAL_RANK"])
+"""
+
+
 @dataclass(frozen=True)
 class Valid:
     code: str

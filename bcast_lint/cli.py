@@ -1,0 +1,240 @@
+"""The `bcast-lint` command: lint paths, fix them, explain rules, verify programs.
+
+Exit codes: 0 no findings, 1 findings (or files that could not be checked), 2 usage,
+configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from bcast_lint import __version__
+from bcast_lint.codes import RULE_NAMES
+from bcast_lint.config import ConfigError, Settings, load_settings
+from bcast_lint.files import STDIN, SourceFile, discover
+from bcast_lint.model import FileResult, Finding
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_SUBCOMMANDS = ("rule", "verify")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "rule":
+            return _rule_command(argv[1:])
+        if argv and argv[0] == "verify":
+            from bcast_lint.harness.command import main as verify
+
+            return verify(argv[1:])
+        return _check_command(argv[1:] if argv and argv[0] == "check" else argv)
+    except ConfigError as error:
+        print(f"bcast-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+
+
+# -- check -------------------------------------------------------------------------------------
+def _check_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bcast-lint",
+        description="Find broken tensor broadcasts in PyTorch distributed and Accelerate code.",
+        epilog="Other commands: `bcast-lint rule CODE|--all` explains rules; "
+               "`bcast-lint verify SCRIPT` runs a program on 2+ processes and compares ranks.",
+    )
+    parser.add_argument("paths", nargs="*", default=["."], help="files or directories; - reads stdin")
+    parser.add_argument("--version", action="version", version=f"bcast-lint {__version__}")
+    parser.add_argument("--config", help="use this configuration file instead of searching for one")
+    selection = parser.add_argument_group("rule selection")
+    selection.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
+    selection.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
+    selection.add_argument("--extend-select", type=_codes, help="codes to enable on top of the selection")
+    selection.add_argument("--exclude", type=_codes, help="comma-separated globs replacing the excludes")
+    selection.add_argument("--extend-exclude", type=_codes, help="globs to exclude on top")
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes and write the files")
+    fixing.add_argument("--unsafe-fixes", action="store_true", default=None,
+                        help="also apply fixes that may change behaviour")
+    fixing.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    fixing.add_argument("--diff", action="store_true",
+                        help="print what --fix would change, write nothing (exit 1 when it would)")
+    fixing.add_argument("--show-fixes", action="store_true", help="list each available or applied fix")
+    fixing.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="exit 1 when anything was fixed, even if nothing remains")
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", default="text", help="text, json, json-lines, github, "
+                        "grouped, sarif (default: text)")
+    output.add_argument("--statistics", action="store_true", help="count findings per code")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    output.add_argument("--stdin-filename", help="the path to report for code read from stdin")
+    output.add_argument("--show-settings", action="store_true", help="print the resolved settings")
+    output.add_argument("--add-noqa", action="store_true",
+                        help="append `# noqa: CODE` to every line with a finding")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    speed.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    speed.add_argument("--cache-dir", help="where to keep the cache (default: .bcast_lint_cache)")
+    return parser
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _check_command(argv: list[str]) -> int:
+    args = _check_parser().parse_args(argv)
+    settings = load_settings(args.paths, config_file=args.config, overrides={
+        "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
+        "exclude": args.exclude, "extend_exclude": args.extend_exclude,
+        "unsafe_fixes": args.unsafe_fixes,
+    })
+    if args.show_settings:
+        print(_describe_settings(settings))
+        return EXIT_CLEAN
+    sources = list(discover(args.paths, settings))
+    missing = [s for s in sources if s.error and not os.path.lexists(s.path)]
+    outcomes = [_process(source, settings, args) for source in sources]
+    status = _report(outcomes, args)
+    return max(status, EXIT_ERROR) if missing else status
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    result: FileResult  # what remains in the file
+    fixed: tuple[Finding, ...] = ()  # what --fix (or --diff) applied
+
+
+def _process(source: SourceFile, settings: Settings, args) -> _Outcome:
+    display = args.stdin_filename if source.path == STDIN and args.stdin_filename else source.path
+    if source.error:
+        return _Outcome(FileResult(display, error=source.error))
+    data = _read(source.path)
+    if isinstance(data, str):
+        return _Outcome(FileResult(display, error=data))
+
+    def enabled(code: str) -> bool:
+        return settings.is_enabled(code, display)
+
+    if args.fix or args.diff:
+        return _fix(source.path, display, data, enabled, settings.unsafe_fixes, args)
+    from bcast_lint.engine import lint_source
+
+    result = lint_source(data, display, enabled)
+    if args.add_noqa and result.findings and source.path != STDIN:
+        _add_noqa(source.path, data, result.findings)
+    return _Outcome(result)
+
+
+def _read(path: str):
+    try:
+        if path == STDIN:
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        return f"cannot read: {error.strerror or error}"
+
+
+def _fix(path: str, display: str, data: bytes, enabled, unsafe: bool, args) -> _Outcome:
+    from bcast_lint.fixer import fix_source
+    from bcast_lint.writer import WriteError, write_if_unchanged
+
+    outcome = fix_source(data, display, enabled, unsafe)
+    if outcome.error:
+        return _Outcome(FileResult(display, outcome.remaining.findings, error=outcome.error))
+    if outcome.source != data:
+        if args.diff:
+            sys.stdout.write(_unified_diff(display, data, outcome.source))
+        elif path == STDIN:
+            sys.stdout.buffer.write(outcome.source)
+        else:
+            try:
+                write_if_unchanged(path, data, outcome.source)
+            except WriteError as error:
+                failed = FileResult(display, outcome.remaining.findings, error=str(error))
+                return _Outcome(failed)
+    return _Outcome(outcome.remaining, outcome.applied)
+
+
+def _unified_diff(display: str, before: bytes, after: bytes) -> str:
+    lines = difflib.unified_diff(
+        before.decode("utf-8", "replace").splitlines(keepends=True),
+        after.decode("utf-8", "replace").splitlines(keepends=True),
+        fromfile=display, tofile=display)
+    return "".join(lines)
+
+
+def _add_noqa(path: str, data: bytes, findings: Iterable[Finding]) -> None:
+    from bcast_lint.writer import add_noqa_comments
+
+    add_noqa_comments(path, data, findings)
+
+
+def _report(outcomes: list[_Outcome], args) -> int:
+    from bcast_lint import output
+
+    results = [outcome.result for outcome in outcomes]
+    fixed = [finding for outcome in outcomes for finding in outcome.fixed]
+    errors = output.render_errors(results)
+    if errors:
+        sys.stderr.write(errors if errors.endswith("\n") else errors + "\n")
+    if args.diff:
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
+    shown = output.render(results, args.output_format, show_fixes=args.show_fixes,
+                          statistics=args.statistics, fix_available_hint=not args.quiet)
+    if args.quiet and args.output_format == "text":
+        shown = "".join(line + "\n" for line in shown.splitlines() if line.count(":") >= 3)
+    if fixed and args.output_format == "text" and not args.quiet:
+        shown += _fixed_summary(fixed, args.show_fixes)
+    if shown:
+        sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
+    remaining = any(result.findings for result in results)
+    failed = any(result.error for result in results)
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if remaining or failed or (fixed and args.exit_non_zero_on_fix):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _fixed_summary(fixed: list[Finding], show_fixes: bool) -> str:
+    lines = [f"Fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}."]
+    if show_fixes:
+        lines += [f"  {f.filename}:{f.line}:{f.column}: {f.code} {f.fix.message}" for f in fixed]
+    return "\n".join(lines) + "\n"
+
+
+def _describe_settings(settings: Settings) -> str:
+    lines = [f"Settings from: {settings.source or 'defaults (no configuration file found)'}"]
+    for field in ("select", "extend_select", "ignore", "exclude", "extend_exclude",
+                  "per_file_ignores", "unsafe_fixes", "respect_gitignore"):
+        lines.append(f"  {field.replace('_', '-')} = {getattr(settings, field)!r}")
+    return "\n".join(lines)
+
+
+# -- rule --------------------------------------------------------------------------------------
+def _rule_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bcast-lint rule", description="Explain a rule.")
+    parser.add_argument("code", nargs="?", help="a rule code, e.g. BCL001")
+    parser.add_argument("--all", action="store_true", help="list every rule")
+    args = parser.parse_args(argv)
+    from bcast_lint.rules import ALL_RULES, RULES_BY_CODE
+
+    if args.all or not args.code:
+        for rule in ALL_RULES:
+            print(f"{rule.code}  {rule.name():28} {rule.summary()}")
+        return EXIT_CLEAN
+    rule = RULES_BY_CODE.get(args.code.upper())
+    if rule is None:
+        known = ", ".join(RULE_NAMES)
+        print(f"bcast-lint: error: unknown rule {args.code!r} (known: {known})", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"# {rule.name()} ({rule.code})\n\n{rule.documentation()}")
+    return EXIT_CLEAN

@@ -1,0 +1,30 @@
+"""flake8 plugin: the same findings as the CLI, through flake8's noqa and selection.
+
+flake8 hands a plugin 1-based lines and expects 0-based columns, which it prints plus one; the
+engine's columns are 1-based, hence the `- 1`. Files LibCST cannot parse are reported as BCL900,
+never as a crash of flake8.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from bcast_lint import __version__
+
+
+class BcastLintPlugin:
+    name = "bcast-lint"
+    version = __version__
+
+    def __init__(self, tree, filename: str, lines: list[str]) -> None:
+        self._filename = filename
+        self._lines = lines
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from bcast_lint.engine import lint_source
+
+        source = "".join(self._lines)  # already decoded by flake8, coding cookie and all
+        # flake8 applies `# noqa` itself; filtering here too would hide what --disable-noqa shows.
+        result = lint_source(source, self._filename, honour_noqa=False)
+        for finding in result.findings:
+            yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

@@ -1,0 +1,84 @@
+"""Writing fixed files without ever leaving a damaged one behind.
+
+The new contents go to a temporary file in the same directory, which then atomically replaces
+the original: a crash at any moment leaves either the old file or the new one. A file that
+changed since it was read is left alone, and its permissions are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from typing import Iterable
+
+from bcast_lint.model import Finding
+
+
+class WriteError(Exception):
+    pass
+
+
+def write_if_unchanged(path: str, original: bytes, new: bytes) -> None:
+    try:
+        with open(path, "rb") as handle:
+            current = handle.read()
+    except OSError as error:
+        raise WriteError(f"not fixed: cannot re-read the file: {error.strerror or error}") from error
+    if current != original:
+        raise WriteError("not fixed: the file changed while it was being linted")
+    if not os.access(path, os.W_OK):
+        raise WriteError("not fixed: the file is read-only")
+    _replace_atomically(path, new)
+
+
+def _replace_atomically(path: str, data: bytes) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=".bcast-lint-", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise WriteError(f"not fixed: cannot create a temporary file: {error.strerror or error}") from error
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except OSError as error:
+        _remove_quietly(temporary)
+        raise WriteError(f"not fixed: cannot write the file: {error.strerror or error}") from error
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+_NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z0-9, ]+)$", re.IGNORECASE)
+
+
+def add_noqa_comments(path: str, original: bytes, findings: Iterable[Finding]) -> None:
+    """Append `# noqa: CODE` to each line with a finding (merging with an existing noqa list)."""
+    codes_by_line: dict[int, set[str]] = {}
+    for finding in findings:
+        codes_by_line.setdefault(finding.line, set()).add(finding.code)
+    lines = original.splitlines(keepends=True)
+    for number, codes in codes_by_line.items():
+        if 0 < number <= len(lines):
+            lines[number - 1] = _with_noqa(lines[number - 1], codes)
+    write_if_unchanged(path, original, b"".join(lines))
+
+
+def _with_noqa(line: bytes, codes: set[str]) -> bytes:
+    body = line.rstrip(b"\r\n")
+    ending = line[len(body):]
+    text = body.decode("utf-8", "surrogateescape")
+    existing = _NOQA_CODES.search(text)
+    if existing:
+        codes = codes | {c.strip() for c in existing.group("codes").split(",") if c.strip()}
+        text = text[: existing.start()].rstrip()
+    return f"{text}  # noqa: {', '.join(sorted(codes))}".encode("utf-8", "surrogateescape") + ending

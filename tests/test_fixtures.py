@@ -1,0 +1,52 @@
+"""Realistic programs under fixtures/: exact findings, exact fixes, and corrected versions clean."""
+
+from __future__ import annotations
+
+import pytest
+
+from bcast_lint.engine import lint_source
+from bcast_lint.fixer import fix_source
+from tests.fixture_files import (corrected_versions, expected_findings, fixed_version, identifier,
+                                 programs)
+
+
+def _summary(result) -> list[str]:
+    return [f"{f.line}:{f.column} {f.code}" for f in result.findings]
+
+
+@pytest.mark.parametrize("program", programs(), ids=identifier)
+def test_findings_match_expected(program):
+    result = lint_source(program.read_bytes(), str(program))
+    assert result.error is None
+    assert _summary(result) == expected_findings(program)
+
+
+@pytest.mark.parametrize("program", programs(), ids=identifier)
+def test_fix_gives_the_fixed_file(program):
+    outcome = fix_source(program.read_bytes(), str(program), lambda code: True, unsafe=True)
+    assert outcome.error is None
+    fixed = fixed_version(program)
+    expected = fixed.read_bytes() if fixed.exists() else program.read_bytes()
+    assert outcome.source.decode() == expected.decode()
+
+
+@pytest.mark.parametrize("program", programs(), ids=identifier)
+def test_fix_is_idempotent(program):
+    once = fix_source(program.read_bytes(), str(program), lambda code: True, unsafe=True)
+    twice = fix_source(once.source, str(program), lambda code: True, unsafe=True)
+    assert twice.source == once.source
+    assert not [f for f in twice.remaining.findings if f.fix is not None]
+
+
+@pytest.mark.parametrize("version", corrected_versions(), ids=identifier)
+def test_corrected_version_is_clean(version):
+    result = lint_source(version.read_bytes(), str(version))
+    assert result.error is None
+    assert _summary(result) == []
+
+
+def test_every_rule_has_fixtures():
+    from bcast_lint.rules import ALL_RULES
+
+    codes_with_fixtures = {program.parent.name for program in programs()}
+    assert {rule.code for rule in ALL_RULES} <= codes_with_fixtures
