@@ -16,7 +16,7 @@ Kinds of event, in the order a rank writes them:
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
   harness had to call `destroy_process_group()` because the script did not).
 
-This module is standard library only: the parent process never needs torch to read records.
+It also holds what the launcher hands the report (`RankLog`, `Run`). Standard library only: the parent process never needs torch to read records.
 """
 
 from __future__ import annotations
@@ -84,13 +84,31 @@ def read_events(record_dir: str | Path, rank: int) -> tuple[Event, ...]:
     path = record_path(record_dir, rank)
     if not path.exists():
         return ()
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return tuple(decode(line) for line in lines if _is_complete(line))
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(decode(line))
+        except json.JSONDecodeError:
+            continue
+    return tuple(events)
 
 
-def _is_complete(line: str) -> bool:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return True
+@dataclass(frozen=True)
+class RankLog:
+    """Everything one rank left behind: its events and the tails of its output files."""
+
+    rank: int
+    events: tuple[Event, ...]
+    fatal: str = ""  # faulthandler's report when a fatal signal (SIGABRT, SIGSEGV) killed the rank
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished (or killed) job, as the launcher hands it to the report."""
+
+    nproc: int
+    timed_out: bool
+    returncode: int | None
+    ranks: tuple[RankLog, ...]
+    launcher_output: str = ""  # tail of torchrun's own output, for failures before any script ran

@@ -1,0 +1,55 @@
+"""The `bcast-lint verify` subcommand; the main CLI hands it the arguments after `verify`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bcast_lint.harness import verify
+from bcast_lint.harness.launcher import MIN_PROCESSES
+from bcast_lint.harness.report import render_text
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bcast-lint verify",
+        description="Run SCRIPT as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
+        "whether every rank ended with the same value. Outcomes: ok, error, hang, divergent.",
+    )
+    parser.add_argument("script", help="the Python program to run")
+    parser.add_argument("--nproc", type=int, default=2, help="number of processes (default 2, at least 2)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before the job is killed (default 60)")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a module-level name of the script whose value must agree across ranks at the end (repeatable)",
+    )
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for SCRIPT, after --")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse exits 2 on usage errors, 0 for --help
+        return EXIT_USAGE if exit_.code else EXIT_OK
+    if args.nproc < MIN_PROCESSES or args.timeout <= 0:
+        parser.print_usage(sys.stderr)
+        print(f"bcast-lint verify: --nproc must be at least {MIN_PROCESSES} and --timeout positive", file=sys.stderr)
+        return EXIT_USAGE
+    script_args = args.script_args[1:] if args.script_args[:1] == ["--"] else args.script_args
+    result = verify(args.script, args.nproc, args.timeout, tuple(script_args), tuple(args.check))
+    if args.output_format == "json":
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(render_text(result, args.script))
+    return EXIT_OK if result.ok else EXIT_PROBLEM
