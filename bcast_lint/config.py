@@ -11,8 +11,8 @@ import functools
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from bcast_lint.codes import is_known_selector
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import subprocess
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from bcast_lint.config import Settings
 
@@ -187,6 +186,8 @@ def _drop_gitignored(entries: list[_Entry]) -> list[_Entry]:
 
 def _git_ignored(repo: str, rels: list[str]) -> set[str]:
     """Which of `rels` git ignores in `repo`; none when git is missing or cannot tell."""
+    import subprocess  # only walks need it; runs on named files should not pay for the import
+
     env = {key: value for key, value in os.environ.items() if key not in _GIT_LOCATION_VARIABLES}
     command = ["git", "-C", repo, "check-ignore", "--stdin", "-z"]
     query = b"\0".join(os.fsencode(rel) for rel in rels) + b"\0"

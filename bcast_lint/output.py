@@ -1,0 +1,248 @@
+"""Report formats: what a run's findings look like to a person, a CI log, or another tool.
+
+Every renderer returns the whole report as text ending in a newline ("" when a format has nothing
+to say); the CLI chooses the stream. Findings are sorted by file, position and code first, so the
+output does not depend on the order files were linted in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+from bcast_lint import __version__
+from bcast_lint.codes import RULE_NAMES, SYNTAX_ERROR
+from bcast_lint.model import UNSAFE, Edit, FileResult, Finding, Fix
+
+FORMATS = ("text", "concise", "json", "json-lines", "github", "grouped", "sarif")
+
+TOOL_NAME = "bcast-lint"
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+# BCL900 is not a rule, so it has no entry in RULE_NAMES; reports still need a name for it.
+_CODE_NAMES = {**RULE_NAMES, SYNTAX_ERROR: "syntax-error"}
+
+
+def render(
+    results: Sequence[FileResult],
+    fmt: str,
+    *,
+    show_fixes: bool = False,
+    statistics: bool = False,
+    fix_available_hint: bool = True,
+    unsafe_fixes: bool = False,
+) -> str:
+    """The report for `results` in format `fmt` (one of FORMATS).
+
+    File errors are left to render_errors(). `statistics` replaces the per-finding lines with a
+    count per code (JSON for "json", the text table for any other format, as ruff does).
+    `show_fixes` (text only) lists the available fixes. `fix_available_hint` adds the
+    "[*] N fixable" line; `unsafe_fixes` says whether unsafe fixes count as available there.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    findings = _sorted_findings(results)
+    if statistics:
+        if fmt == "json":
+            return _statistics_json(findings)
+        return _lines(_statistics_lines(findings) + _summary(findings, fix_available_hint, unsafe_fixes))
+    if fmt in _MACHINE_FORMATS:
+        return _MACHINE_FORMATS[fmt](findings)
+    body = _grouped_lines(findings) if fmt == "grouped" else [_concise_line(f) for f in findings]
+    if show_fixes and fmt == "text":
+        body += _fix_section(findings)
+    return _lines(body + _summary(findings, fix_available_hint, unsafe_fixes))
+
+
+def render_errors(results: Sequence[FileResult]) -> str:
+    """One `path: error: message` line per file that could not be checked."""
+    return _lines([f"{r.filename}: error: {r.error}" for r in results if r.error])
+
+
+def _sorted_findings(results: Sequence[FileResult]) -> list[Finding]:
+    findings = [finding for result in results for finding in result.findings]
+    return sorted(findings, key=lambda f: (f.filename, f.line, f.column, f.code, f.message))
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+# --- text, concise, grouped ------------------------------------------------------------------
+
+
+def _concise_line(finding: Finding) -> str:
+    return f"{finding.filename}:{finding.line}:{finding.column}: {finding.code} {finding.message}"
+
+
+def _grouped_lines(findings: list[Finding]) -> list[str]:
+    lines: list[str] = []
+    for filename in dict.fromkeys(f.filename for f in findings):
+        lines.append(f"{filename}:")
+        lines += [f"  {f.line}:{f.column} {f.code} {f.message}" for f in findings if f.filename == filename]
+        lines.append("")
+    return lines
+
+
+def _fix_section(findings: list[Finding]) -> list[str]:
+    fixable = [f for f in findings if f.fix is not None]
+    if not fixable:
+        return []
+    lines = ["", "Available fixes:"]
+    lines += [f"{f.filename}:{f.line}:{f.column}: {f.code} [{f.fix.applicability}] {f.fix.message}" for f in fixable]
+    return lines + [""]
+
+
+def _summary(findings: list[Finding], fix_available_hint: bool, unsafe_fixes: bool) -> list[str]:
+    if not findings:
+        return ["All checks passed!"]
+    lines = [f"Found {_plural(len(findings), 'error')}."]
+    return lines + (_fix_hint(findings, unsafe_fixes) if fix_available_hint else [])
+
+
+def _fix_hint(findings: list[Finding], unsafe_fixes: bool) -> list[str]:
+    applicabilities = [f.fix.applicability for f in findings if f.fix is not None]
+    hidden = 0 if unsafe_fixes else applicabilities.count(UNSAFE)
+    fixable = len(applicabilities) - hidden
+    note = f" ({_plural(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the --unsafe-fixes option)"
+    note = note if hidden else ""
+    if fixable:
+        return [f"[*] {fixable} fixable with the --fix option{note}."]
+    return [f"No fixes available{note}."] if hidden else []
+
+
+def _statistics_rows(findings: list[Finding]) -> list[tuple[str, int, bool]]:
+    counts = Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if f.fix is not None}
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [(code, count, code in fixable) for code, count in ordered]
+
+
+def _statistics_lines(findings: list[Finding]) -> list[str]:
+    return [f"{count}\t{code}\t{_CODE_NAMES.get(code, '')}" for code, count, _ in _statistics_rows(findings)]
+
+
+def _statistics_json(findings: list[Finding]) -> str:
+    rows = [
+        {"code": code, "name": _CODE_NAMES.get(code, ""), "count": count, "fixable": fixable}
+        for code, count, fixable in _statistics_rows(findings)
+    ]
+    return json.dumps(rows, indent=2) + "\n"
+
+
+# --- json, json-lines, github ----------------------------------------------------------------
+
+
+def _json(findings: list[Finding]) -> str:
+    return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
+
+
+def _json_lines(findings: list[Finding]) -> str:
+    return _lines([json.dumps(f.as_dict()) for f in findings])
+
+
+def _github(findings: list[Finding]) -> str:
+    return _lines([_github_line(f) for f in findings])
+
+
+def _github_line(finding: Finding) -> str:
+    properties = {
+        "title": f"{TOOL_NAME} ({finding.code})",
+        "file": finding.filename,
+        "line": finding.line,
+        "col": finding.column,
+        "endLine": finding.end_line,
+        "endColumn": finding.end_column,
+    }
+    joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+    return f"::error {joined}::{_escape_data(f'{finding.code} {finding.message}')}"
+
+
+def _escape_data(text: str) -> str:
+    # The escapes GitHub's own toolkit (@actions/core) applies to workflow command data.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# --- sarif -----------------------------------------------------------------------------------
+
+
+def _sarif(findings: list[Finding]) -> str:
+    rule_index = {code: index for index, code in enumerate(RULE_NAMES)}
+    run = {
+        "tool": {"driver": {"name": TOOL_NAME, "version": __version__, "rules": _sarif_rules()}},
+        # Our columns count code points; SARIF's default would be UTF-16 code units.
+        "columnKind": "unicodeCodePoints",
+        "results": [_sarif_result(f, rule_index) for f in findings],
+    }
+    log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_rules() -> list[dict]:
+    return [{"id": code, "name": name, "shortDescription": {"text": name}} for code, name in RULE_NAMES.items()]
+
+
+def _sarif_result(finding: Finding, rule_index: dict[str, int]) -> dict:
+    uri = _artifact_uri(finding.filename)
+    region = _sarif_region(finding.line, finding.column, finding.end_line, finding.end_column)
+    result = {
+        "ruleId": finding.code,
+        "level": "error",
+        "message": {"text": finding.message},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+    }
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    # SARIF requires at least one replacement per change, so an edit-less fix cannot be expressed.
+    if finding.fix is not None and finding.fix.edits:
+        result["fixes"] = [_sarif_fix(finding.fix, uri)]
+    return result
+
+
+def _sarif_fix(fix: Fix, uri: str) -> dict:
+    return {
+        "description": {"text": fix.message},
+        "artifactChanges": [
+            {"artifactLocation": {"uri": uri}, "replacements": [_sarif_replacement(e) for e in fix.edits]}
+        ],
+        "properties": {"applicability": fix.applicability},
+    }
+
+
+def _sarif_replacement(edit: Edit) -> dict:
+    return {
+        "deletedRegion": _sarif_region(edit.line, edit.column, edit.end_line, edit.end_column),
+        "insertedContent": {"text": edit.content},
+    }
+
+
+def _sarif_region(line: int, column: int, end_line: int, end_column: int) -> dict:
+    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
+def _artifact_uri(filename: str) -> str:
+    """A relative POSIX URI for paths under the working directory, a file: URI for others."""
+    # Only SARIF needs these; keep them off the startup path of the text formats.
+    from pathlib import Path
+    from urllib.parse import quote
+
+    if os.path.isabs(filename):
+        relative = os.path.relpath(filename)
+        if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+            return Path(filename).as_uri()
+        filename = relative
+    return quote(filename.replace(os.sep, "/"))
+
+
+_MACHINE_FORMATS = {"json": _json, "json-lines": _json_lines, "github": _github, "sarif": _sarif}
