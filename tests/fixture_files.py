@@ -18,8 +18,8 @@ def programs() -> list[Path]:
     return sorted(p for p in FIXTURES.glob("*/*.py") if not p.name.endswith(_DERIVED))
 
 
-def corrected_versions() -> list[Path]:
-    return sorted(p for p in FIXTURES.glob("*/*.py") if p.name.endswith(_DERIVED))
+def hand_fixed_versions() -> list[Path]:
+    return sorted(FIXTURES.glob("*/*.handfixed.py"))
 
 
 def expected_findings(program: Path) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from bcast_lint.engine import lint_source
 from bcast_lint.fixer import fix_source
-from tests.fixture_files import (corrected_versions, expected_findings, fixed_version, identifier,
+from tests.fixture_files import (expected_findings, fixed_version, hand_fixed_versions, identifier,
                                  programs)
 
 
@@ -38,8 +38,8 @@ def test_fix_is_idempotent(program):
     assert not [f for f in twice.remaining.findings if f.fix is not None]
 
 
-@pytest.mark.parametrize("version", corrected_versions(), ids=identifier)
-def test_corrected_version_is_clean(version):
+@pytest.mark.parametrize("version", hand_fixed_versions(), ids=identifier)
+def test_hand_fixed_version_is_clean(version):
     result = lint_source(version.read_bytes(), str(version))
     assert result.error is None
     assert _summary(result) == []

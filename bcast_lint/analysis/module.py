@@ -15,7 +15,8 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, Qualif
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import names_in_payload
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
-from bcast_lint.analysis.ranks import RankConditions, World, integer_literal, make_worlds
+from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, integer_literal,
+                                       make_worlds)
 
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
@@ -89,8 +90,7 @@ class _CandidateCollector(cst.CSTVisitor):
 
     def __init__(self, module: cst.Module) -> None:
         self.candidates: list[_Candidate] = []
-        self.assignments: list[tuple[str, cst.BaseExpression]] = []
-        self.accelerator_names: set[str] = set()
+        self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -137,9 +137,7 @@ class _CandidateCollector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                self.assignments.append((target.target.value, node.value))
-                if isinstance(node.value, cst.Call) and _last_name(node.value.func) in _ACCELERATOR_CLASSES:
-                    self.accelerator_names.add(target.target.value)
+                self.assignments.append((self._scopes[-1], target.target.value, node.value))
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
@@ -167,14 +165,14 @@ class ModuleAnalysis:
         self.conditions = RankConditions(self.qualified_names)
         collector = _CandidateCollector(module)
         module.visit(collector)
+        self._assignments = collector.assignments
         if not collector.candidates:
             return
-        self._accelerator_names = collector.accelerator_names
         self.calls = [site for site in map(self._classify, collector.candidates) if site]
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
-            for name, value in collector.assignments:
+            for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
         self._run_data_flow()
 
@@ -206,7 +204,32 @@ class ModuleAnalysis:
             return True
         receiver = _last_name(func.value)
         return receiver is not None and (
-            "accelerator" in receiver.lower() or receiver in self._accelerator_names)
+            "accelerator" in receiver.lower()
+            or any(name == receiver for _, name, _ in self._accelerator_assignments()))
+
+    def _accelerator_assignments(self) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
+        """`name = Accelerator(...)` / `PartialState()` / `AcceleratorState()` anywhere."""
+        for scope, name, value in self._assignments:
+            if isinstance(value, cst.Call) and _last_name(value.func) in _ACCELERATOR_CLASSES:
+                yield scope, name, value
+
+    def accelerator_in_scope(self, site: CallSite) -> Optional[str]:
+        """A name bound to an Accelerator/PartialState in the call's scope or at module level."""
+        for scope, name, _ in self._accelerator_assignments():
+            if scope is site.scope or scope is self.module:
+                return name
+        return None
+
+    def local_rank_in_scope(self, site: CallSite) -> Optional[str]:
+        """A variable holding the local rank, visible where the call is."""
+        for name, quantity in self.conditions.rank_variables.items():
+            if quantity != LOCAL_RANK:
+                continue
+            bound_here = any(name in env for env in site.reached.values())
+            at_module_level = any(scope is self.module and n == name for scope, n, _ in self._assignments)
+            if bound_here or at_module_level:
+                return name
+        return None
 
     # -- data flow -------------------------------------------------------------------------
     def _run_data_flow(self) -> None:

@@ -8,7 +8,8 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import (call_chain, indexed_device_text, keyword_argument,
                                              method_name, positional_arguments)
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+from bcast_lint.model import UNSAFE, Fix
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
 
 
 class HardcodedDevice(Rule):
@@ -50,9 +51,12 @@ class HardcodedDevice(Rule):
         Valid("y = torch.zeros(4, device='cuda:0')\nx = torch.zeros(4)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
-        Invalid("x = torch.zeros(4, device='cuda:0')\nbroadcast(x)"),
-        Invalid("x = torch.zeros(4).cuda(0)\ndist.broadcast(x, 0)"),
-        Invalid("x = torch.zeros(4).to(torch.device('cuda', 1))\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(4, device='cuda:0')\nbroadcast(x)",
+                expected_replacement="x = torch.zeros(4, device=accelerator.device)\nbroadcast(x)"),
+        Invalid("x = torch.zeros(4).cuda(0)\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(4).cuda(accelerator.device)\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(4).to(torch.device('cuda', 1))\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(4).to(accelerator.device)\ndist.broadcast(x, 0)"),
         Invalid("dev = 'cuda:0'\nx = torch.zeros(4, device=dev)\ndist.broadcast(x, 0)"),
     )
 
@@ -64,13 +68,14 @@ class HardcodedDevice(Rule):
             for expr in (site.payload, *analysis.payload_names(site)):
                 for value in analysis.reaching_values(site, expr):
                     for call in call_chain(value):
-                        device = self._literal_device(analysis, site, call)
-                        if device and call not in reported:
+                        literal = self._literal_device(analysis, site, call)
+                        if literal is not None and call not in reported:
                             reported.add(call)
-                            yield Report(call, self._message(device))
+                            yield self._report(analysis, site, call, *literal)
 
-    def _literal_device(self, analysis: ModuleAnalysis, site: CallSite, call: cst.Call) -> Optional[str]:
-        """The literal device this call places its result on, if any."""
+    def _literal_device(self, analysis: ModuleAnalysis, site: CallSite,
+                        call: cst.Call) -> Optional[tuple[str, cst.BaseExpression, bool]]:
+        """(device, the expression naming it, whether the literal is written in the call)."""
         method = method_name(call)
         candidates = [keyword_argument(call, "device")]
         if method in ("to", "cuda"):
@@ -79,11 +84,31 @@ class HardcodedDevice(Rule):
             for value in analysis.reaching_values(site, candidate):
                 device = indexed_device_text(value)
                 if device is not None:
-                    return f"cuda:{device}" if device.isdigit() else device
+                    shown = f"cuda:{device}" if device.isdigit() else device
+                    return shown, candidate, value is candidate
         return None
 
+    def _report(self, analysis: ModuleAnalysis, site: CallSite, call: cst.Call, device: str,
+                written: cst.BaseExpression, direct: bool) -> Report:
+        message = (f"the broadcast tensor is placed on the hard-coded device '{device}', the same "
+                   "GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang); use "
+                   "accelerator.device or f\"cuda:{local_rank}\"")
+        # A literal reached through a variable may be used elsewhere too: fix only literals
+        # written in the allocation itself.
+        fix = self._fix(analysis, site, written) if direct else None
+        return Report(call, message, fix)
+
     @staticmethod
-    def _message(device: str) -> str:
-        return (f"the broadcast tensor is placed on the hard-coded device '{device}', the same GPU "
-                "on every rank (NCCL: 'Duplicate GPU detected', or a hang); use accelerator.device "
-                "or f\"cuda:{local_rank}\"")
+    def _fix(analysis: ModuleAnalysis, site: CallSite, literal: cst.BaseExpression) -> Optional[Fix]:
+        accelerator = analysis.accelerator_in_scope(site)
+        if accelerator is not None:
+            replacement = f"{accelerator}.device"
+        else:
+            local_rank = analysis.local_rank_in_scope(site)
+            if local_rank is None:
+                return None
+            # `.cuda(0)` / `device=0` take an index: keep it an index.
+            is_index = isinstance(literal, cst.Integer)
+            replacement = local_rank if is_index else f'f"cuda:{{{local_rank}}}"'
+        edit = replace_node(analysis, literal, replacement)
+        return Fix(UNSAFE, f"Use `{replacement}` instead of the fixed device", (edit,))

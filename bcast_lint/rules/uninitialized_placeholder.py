@@ -103,6 +103,17 @@ class UninitializedPlaceholder(Rule):
 
 
 def _is_shape_call(call: cst.Call) -> bool:
-    """`torch.Tensor(2, 3)` allocates; `torch.Tensor([...])` or `torch.Tensor(data)` copies data."""
+    """`torch.Tensor(2, 3)` and `torch.Tensor(n, d)` allocate; `torch.Tensor([...])` or
+    `torch.Tensor(data)` copy data. A single name could be either, so it is not guessed at."""
     args = positional_arguments(call)
-    return bool(args) and all(isinstance(arg, cst.Integer) for arg in args)
+    if len(args) >= 2:
+        return not any(isinstance(arg, _DATA) for arg in args)
+    return len(args) == 1 and isinstance(args[0], (cst.Integer, cst.BinaryOperation)) or (
+        len(args) == 1 and isinstance(args[0], cst.Call) and _is_len(args[0]))
+
+
+_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
+
+
+def _is_len(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == "len"
