@@ -18,6 +18,7 @@ EXIT_USAGE = 2
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bcast-lint verify",
+        usage="%(prog)s SCRIPT [--nproc N] [--timeout SECONDS] [--output-format {text,json}] [--check NAME] [-- ARGS...]",
         description="Run SCRIPT as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
         "whether every rank ended with the same value. Outcomes: ok, error, hang, divergent.",
     )
@@ -32,24 +33,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="a module-level name of the script whose value must agree across ranks at the end (repeatable)",
     )
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for SCRIPT, after --")
     return parser
 
 
 def main(argv: list[str]) -> int:
+    """`verify SCRIPT [options] [-- script args]`: everything after `--` goes to the script untouched."""
     parser = build_parser()
+    own, script_args = _split_at_double_dash(argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(own)
     except SystemExit as exit_:  # argparse exits 2 on usage errors, 0 for --help
         return EXIT_USAGE if exit_.code else EXIT_OK
     if args.nproc < MIN_PROCESSES or args.timeout <= 0:
         parser.print_usage(sys.stderr)
         print(f"bcast-lint verify: --nproc must be at least {MIN_PROCESSES} and --timeout positive", file=sys.stderr)
         return EXIT_USAGE
-    script_args = args.script_args[1:] if args.script_args[:1] == ["--"] else args.script_args
     result = verify(args.script, args.nproc, args.timeout, tuple(script_args), tuple(args.check))
     if args.output_format == "json":
         print(json.dumps(result.as_dict(), indent=2))
     else:
         print(render_text(result, args.script))
     return EXIT_OK if result.ok else EXIT_PROBLEM
+
+
+def _split_at_double_dash(argv: list[str]) -> tuple[list[str], list[str]]:
+    # argparse's REMAINDER would also swallow options written after SCRIPT, so split by hand.
+    if "--" not in argv:
+        return list(argv), []
+    cut = argv.index("--")
+    return list(argv[:cut]), list(argv[cut + 1 :])

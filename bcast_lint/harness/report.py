@@ -231,7 +231,7 @@ def _describe_failure(state: RankState) -> str:
     if state.failure is not None:
         where = f" at {state.failure.site}" if state.failure.site else ""
         inside = f" (in {state.failure.op})" if state.failure.op else ""
-        return f"{_first_line(state.failure.error)}{where}{inside}"
+        return f"{_one_line(state.failure.error)}{where}{inside}"
     signal_line = _first_line(state.fatal)
     reason = _abort_reason(state.stderr)
     reason = f": {reason}" if reason else ""
@@ -249,7 +249,12 @@ def _abort_reason(stderr: str) -> str:
 
 
 def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
 
 
 def _whereabouts(states: list[RankState]) -> list[str]:
