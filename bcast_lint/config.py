@@ -89,9 +89,8 @@ class Settings:
 
     def is_excluded(self, path: str) -> bool:
         """Whether `path` itself matches an exclude glob; discovery asks this of each entry."""
-        root = self.root or os.getcwd()
-        patterns = self.exclude + self.extend_exclude
-        return any(glob_matches(p, path, root, parents=False) for p in patterns)
+        globs = _compile_globs(self.exclude + self.extend_exclude, self.root or os.getcwd())
+        return globs.matches(path, parents=False)
 
     def _file_ignores(self, filename: str) -> tuple[str, ...]:
         root = self.root or os.getcwd()
@@ -111,15 +110,40 @@ def glob_matches(pattern: str, path: str, root: str, *, parents: bool = True) ->
     "**/legacy/*.py") is anchored at `root`. `*` and `?` stay within one component, `**` spans
     any number, `{a,b}` is an alternation.
     """
-    absolute = os.path.normpath(os.path.abspath(path))
-    pattern = pattern.rstrip("/") or "/"
-    if "/" in pattern:
-        regex = _glob_regex(os.path.normpath(os.path.join(_escape_glob(os.path.abspath(root)), pattern)))
-        candidates = _self_and_parents(absolute) if parents else [absolute]
-    else:
-        regex = _glob_regex(pattern)
-        candidates = _components_below(absolute, root) if parents else [os.path.basename(absolute)]
-    return any(regex.fullmatch(candidate) for candidate in candidates)
+    return _compile_globs((pattern,), root).matches(path, parents=parents)
+
+
+@dataclass(frozen=True)
+class _GlobSet:
+    """Globs compiled into one regex for bare names and one for paths anchored at `root`."""
+
+    root: str
+    names: re.Pattern[str] | None
+    paths: re.Pattern[str] | None
+
+    def matches(self, path: str, *, parents: bool) -> bool:
+        absolute = os.path.normpath(os.path.abspath(path))
+        if self.names is not None:
+            names = _components_below(absolute, self.root) if parents else [os.path.basename(absolute)]
+            if any(self.names.fullmatch(name) for name in names):
+                return True
+        if self.paths is not None:
+            paths = _self_and_parents(absolute) if parents else [absolute]
+            return any(self.paths.fullmatch(candidate) for candidate in paths)
+        return False
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_globs(patterns: tuple[str, ...], root: str) -> _GlobSet:
+    root = os.path.abspath(root)
+    stripped = [pattern.rstrip("/") or "/" for pattern in patterns]
+    names = [_translate(pattern) for pattern in stripped if "/" not in pattern]
+    anchored = [os.path.normpath(os.path.join(_escape_glob(root), p)) for p in stripped if "/" in p]
+    return _GlobSet(root, _alternation(names), _alternation([_translate(p) for p in anchored]))
+
+
+def _alternation(regexes: list[str]) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{regex})" for regex in regexes)) if regexes else None
 
 
 def _escape_glob(path: str) -> str:
@@ -132,16 +156,11 @@ def _self_and_parents(path: str) -> list[str]:
 
 
 def _components_below(path: str, root: str) -> list[str]:
-    relative = os.path.relpath(path, os.path.abspath(root))
+    relative = os.path.relpath(path, root)
     # Directories above the root belong to no project: only the file's own name counts there.
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return [os.path.basename(path)]
     return relative.split(os.sep)
-
-
-@functools.lru_cache(maxsize=None)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(_translate(pattern))
 
 
 def _translate(pattern: str) -> str:

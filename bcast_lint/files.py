@@ -73,7 +73,7 @@ def _from_argument(argument: str, settings: Settings) -> Iterator[SourceFile]:
 
 def _walk(top: str, settings: Settings) -> Iterator[SourceFile]:
     visited = {os.path.realpath(top)}
-    repo, rel = _locate(top) if settings.respect_gitignore else (None, "")
+    repo, rel = _judged_location(top) if settings.respect_gitignore else (None, "")
     level = [_Entry(top, True, repo, rel)]
     while level:
         children: list[_Entry] = []
@@ -137,7 +137,7 @@ def _children_location(
         return directory.path, ""
     # Git refuses paths that run through a symlink, so judge a linked directory where it lives.
     if os.path.islink(directory.path):
-        return _locate(directory.path)
+        return _judged_location(directory.path)
     return directory.repo, directory.rel
 
 
@@ -160,6 +160,18 @@ def _link_error(path: str) -> str:
 
 def _describe(exc: OSError) -> str:
     return _ERROR_MESSAGES.get(exc.errno, exc.strerror or str(exc))
+
+
+def _judged_location(path: str) -> tuple[str | None, str]:
+    """Where git judges the paths below `path`: nowhere when git ignores `path` itself.
+
+    We only start from a path the user named (or a link we followed), which is linted even when
+    ignored, and git would call everything below an ignored directory ignored as well.
+    """
+    repo, rel = _locate(path)
+    if repo is not None and rel and _git_ignored(repo, [rel]):
+        return None, ""
+    return repo, rel
 
 
 def _locate(path: str) -> tuple[str | None, str]:

@@ -138,6 +138,15 @@ def test_gitignore_applies_when_walking_a_subdirectory(tmp_path):
 
 
 @needs_git
+def test_named_directory_that_git_ignores_is_still_walked(tmp_path):
+    git_init(tmp_path)
+    touch(tmp_path / ".gitignore", "scratch/\n")
+    touch(tmp_path / "scratch" / "deep" / "a.py")
+    found = list(discover([str(tmp_path / "scratch")], Settings(root=str(tmp_path))))
+    assert paths(found, tmp_path) == ["scratch/deep/a.py"]
+
+
+@needs_git
 def test_nested_repository_uses_its_own_gitignore(tmp_path):
     git_init(tmp_path)
     touch(tmp_path / ".gitignore", "outer_only.py\n")
