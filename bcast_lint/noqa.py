@@ -6,9 +6,9 @@ import re
 
 # flake8's own pattern: codes are separated by commas and/or whitespace after an optional colon.
 _NOQA = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
-_CODE = re.compile(r"[A-Z][0-9]+", re.IGNORECASE)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 
 def suppressed_codes(line: str):

@@ -1,0 +1,35 @@
+"""The generated documentation matches the rules' docstrings, and every rule documents itself."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bcast_lint.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
+
+
+def test_generated_docs_are_up_to_date():
+    result = subprocess.run([sys.executable, "scripts/generate_docs.py", "--check"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + "\nrun: python scripts/generate_docs.py"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
+def test_rule_documents_every_section_in_order(rule):
+    positions = [rule.documentation().find(section) for section in SECTIONS]
+    assert -1 not in positions, f"{rule.code} lacks {SECTIONS[positions.index(-1)]}"
+    assert positions == sorted(positions)
+    assert re.fullmatch(r"BCL\d{3}", rule.code) and rule.summary()
+
+
+def test_rule_command_prints_the_documentation():
+    from bcast_lint.cli import main
+
+    for rule in ALL_RULES:
+        assert main(["rule", rule.code.lower()]) == 0
+    assert main(["rule", "BCL999"]) == 2
