@@ -18,6 +18,7 @@ from bcast_lint.codes import RULE_NAMES
 from bcast_lint.config import ConfigError, Settings, load_settings
 from bcast_lint.files import STDIN, SourceFile, discover
 from bcast_lint.model import FileResult, Finding
+from bcast_lint.output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SUBCOMMANDS = ("rule", "verify")
@@ -68,8 +69,8 @@ def _check_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when anything was fixed, even if nothing remains")
     output = parser.add_argument_group("output")
-    output.add_argument("--output-format", default="text", help="text, json, json-lines, github, "
-                        "grouped, sarif (default: text)")
+    output.add_argument("--output-format", default="text", choices=FORMATS,
+                        help="how to print findings (default: text)")
     output.add_argument("--statistics", action="store_true", help="count findings per code")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
@@ -101,7 +102,7 @@ def _check_command(argv: list[str]) -> int:
     sources = list(discover(args.paths, settings))
     missing = [s for s in sources if s.error and not os.path.lexists(s.path)]
     outcomes = [_process(source, settings, args) for source in sources]
-    status = _report(outcomes, args)
+    status = _report(outcomes, args, settings)
     return max(status, EXIT_ERROR) if missing else status
 
 
@@ -177,7 +178,7 @@ def _add_noqa(path: str, data: bytes, findings: Iterable[Finding]) -> None:
     add_noqa_comments(path, data, findings)
 
 
-def _report(outcomes: list[_Outcome], args) -> int:
+def _report(outcomes: list[_Outcome], args, settings: Settings) -> int:
     from bcast_lint import output
 
     results = [outcome.result for outcome in outcomes]
@@ -188,9 +189,8 @@ def _report(outcomes: list[_Outcome], args) -> int:
     if args.diff:
         return EXIT_FINDINGS if fixed else EXIT_CLEAN
     shown = output.render(results, args.output_format, show_fixes=args.show_fixes,
-                          statistics=args.statistics, fix_available_hint=not args.quiet)
-    if args.quiet and args.output_format == "text":
-        shown = "".join(line + "\n" for line in shown.splitlines() if line.count(":") >= 3)
+                          statistics=args.statistics, unsafe_fixes=settings.unsafe_fixes,
+                          summary=not args.quiet)
     if fixed and args.output_format == "text" and not args.quiet:
         shown += _fixed_summary(fixed, args.show_fixes)
     if shown:

@@ -20,7 +20,9 @@ FORMATS = ("text", "concise", "json", "json-lines", "github", "grouped", "sarif"
 
 TOOL_NAME = "bcast-lint"
 SARIF_VERSION = "2.1.0"
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 
 # BCL900 is not a rule, so it has no entry in RULE_NAMES; reports still need a name for it.
 _CODE_NAMES = {**RULE_NAMES, SYNTAX_ERROR: "syntax-error"}
@@ -34,6 +36,7 @@ def render(
     statistics: bool = False,
     fix_available_hint: bool = True,
     unsafe_fixes: bool = False,
+    summary: bool = True,
 ) -> str:
     """The report for `results` in format `fmt` (one of FORMATS).
 
@@ -41,20 +44,21 @@ def render(
     count per code (JSON for "json", the text table for any other format, as ruff does).
     `show_fixes` (text only) lists the available fixes. `fix_available_hint` adds the
     "[*] N fixable" line; `unsafe_fixes` says whether unsafe fixes count as available there.
+    `summary=False` (--quiet) leaves out the closing summary lines.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     findings = _sorted_findings(results)
+    unchecked = sum(1 for result in results if result.error)
+    closing = _summary(findings, unchecked, fix_available_hint, unsafe_fixes) if summary else []
     if statistics:
-        if fmt == "json":
-            return _statistics_json(findings)
-        return _lines(_statistics_lines(findings) + _summary(findings, fix_available_hint, unsafe_fixes))
+        return _statistics_json(findings) if fmt == "json" else _lines(_statistics_lines(findings) + closing)
     if fmt in _MACHINE_FORMATS:
         return _MACHINE_FORMATS[fmt](findings)
     body = _grouped_lines(findings) if fmt == "grouped" else [_concise_line(f) for f in findings]
     if show_fixes and fmt == "text":
         body += _fix_section(findings)
-    return _lines(body + _summary(findings, fix_available_hint, unsafe_fixes))
+    return _lines(body + closing)
 
 
 def render_errors(results: Sequence[FileResult]) -> str:
@@ -86,7 +90,8 @@ def _grouped_lines(findings: list[Finding]) -> list[str]:
     lines: list[str] = []
     for filename in dict.fromkeys(f.filename for f in findings):
         lines.append(f"{filename}:")
-        lines += [f"  {f.line}:{f.column} {f.code} {f.message}" for f in findings if f.filename == filename]
+        in_file = [f for f in findings if f.filename == filename]
+        lines += [f"  {f.line}:{f.column} {f.code} {f.message}" for f in in_file]
         lines.append("")
     return lines
 
@@ -96,11 +101,15 @@ def _fix_section(findings: list[Finding]) -> list[str]:
     if not fixable:
         return []
     lines = ["", "Available fixes:"]
-    lines += [f"{f.filename}:{f.line}:{f.column}: {f.code} [{f.fix.applicability}] {f.fix.message}" for f in fixable]
+    for f in fixable:
+        lines.append(f"{f.filename}:{f.line}:{f.column}: {f.code} [{f.fix.applicability}] {f.fix.message}")
     return lines + [""]
 
 
-def _summary(findings: list[Finding], fix_available_hint: bool, unsafe_fixes: bool) -> list[str]:
+def _summary(findings: list[Finding], unchecked: int, fix_available_hint: bool,
+             unsafe_fixes: bool) -> list[str]:
+    if not findings and unchecked:
+        return [f"No findings, but {_plural(unchecked, 'file')} could not be checked."]
     if not findings:
         return ["All checks passed!"]
     lines = [f"Found {_plural(len(findings), 'error')}."]
@@ -111,8 +120,8 @@ def _fix_hint(findings: list[Finding], unsafe_fixes: bool) -> list[str]:
     applicabilities = [f.fix.applicability for f in findings if f.fix is not None]
     hidden = 0 if unsafe_fixes else applicabilities.count(UNSAFE)
     fixable = len(applicabilities) - hidden
-    note = f" ({_plural(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the --unsafe-fixes option)"
-    note = note if hidden else ""
+    hidden_fixes = _plural(hidden, "hidden fix", "hidden fixes")
+    note = f" ({hidden_fixes} can be enabled with the --unsafe-fixes option)" if hidden else ""
     if fixable:
         return [f"[*] {fixable} fixable with the --fix option{note}."]
     return [f"No fixes available{note}."] if hidden else []
@@ -126,7 +135,8 @@ def _statistics_rows(findings: list[Finding]) -> list[tuple[str, int, bool]]:
 
 
 def _statistics_lines(findings: list[Finding]) -> list[str]:
-    return [f"{count}\t{code}\t{_CODE_NAMES.get(code, '')}" for code, count, _ in _statistics_rows(findings)]
+    rows = _statistics_rows(findings)
+    return [f"{count}\t{code}\t{_CODE_NAMES.get(code, '')}" for code, count, _ in rows]
 
 
 def _statistics_json(findings: list[Finding]) -> str:
@@ -190,7 +200,9 @@ def _sarif(findings: list[Finding]) -> str:
 
 
 def _sarif_rules() -> list[dict]:
-    return [{"id": code, "name": name, "shortDescription": {"text": name}} for code, name in RULE_NAMES.items()]
+    return [
+        {"id": code, "name": name, "shortDescription": {"text": name}} for code, name in RULE_NAMES.items()
+    ]
 
 
 def _sarif_result(finding: Finding, rule_index: dict[str, int]) -> dict:
@@ -214,7 +226,10 @@ def _sarif_fix(fix: Fix, uri: str) -> dict:
     return {
         "description": {"text": fix.message},
         "artifactChanges": [
-            {"artifactLocation": {"uri": uri}, "replacements": [_sarif_replacement(e) for e in fix.edits]}
+            {
+                "artifactLocation": {"uri": uri},
+                "replacements": [_sarif_replacement(edit) for edit in fix.edits],
+            }
         ],
         "properties": {"applicability": fix.applicability},
     }
