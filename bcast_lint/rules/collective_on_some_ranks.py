@@ -1,0 +1,345 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.model import UNSAFE, Edit, Fix
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+_HANG = "the other ranks never join it and every rank hangs until the timeout"
+
+
+class CollectiveOnSomeRanks(Rule):
+    """
+    ## What it does
+    Flags a collective (a broadcast, `all_reduce`, `all_gather`, `gather`, `reduce`, `scatter`,
+    `barrier`, Accelerate's `gather`/`reduce`/`pad_across_processes`, `Accelerator.gather`,
+    `gather_for_metrics`, `reduce`, `wait_for_everyone`, ...) that only some ranks call: inside a
+    rank-conditional branch whose other arm has no matching call, after a rank-conditional early
+    `return`/`continue`/`break`, in a function decorated with `@accelerator.on_main_process`,
+    `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
+    `rank_zero_only`, or inside `with accelerator.main_process_first():` /
+    `local_main_process_first()`.
+
+    ## Why is this bad?
+    A collective completes only when every rank of the group has entered it. The ranks that
+    skip it go on to the next collective, or exit, and every rank hangs until the backend's
+    timeout (30 minutes with gloo, 10 minutes for NCCL's watchdog); a rank that has already
+    exited makes the others fail with `Connection closed by peer` (gloo) instead.
+    `main_process_first()` runs its body on the main rank while the other ranks wait at a
+    barrier, so a collective inside it meets that barrier instead of its peers: measured, every
+    rank hangs. A single-process run never shows the bug.
+
+    ## Example
+    ```python
+    if accelerator.is_main_process:
+        best = torch.tensor([score], device=accelerator.device)
+        best = broadcast(best)
+    ```
+
+    ## Use instead
+    ```python
+    best = torch.zeros(1, device=accelerator.device)
+    if accelerator.is_main_process:
+        best = torch.tensor([score], device=accelerator.device)
+    best = broadcast(best)
+    ```
+    A branch whose arms all call the same collective is fine, and so is a collective under a
+    condition every rank agrees on, such as `if accelerator.num_processes > 1:`.
+
+    ## Fix safety
+    Unsafe: when the call is the last statement of its rank-conditional branch, the branch
+    holds no other call of the same collective and no `return`/`raise`/`break`/`continue`, the
+    branch is reached on every rank, and every name the call uses is already bound on every rank
+    before the branch, the fix moves the call's statement after the branch (leaving `pass` in an
+    arm that becomes empty). The call then runs on ranks that never ran it before, with their
+    own values as arguments, which changes what those ranks compute. Calls in decorated
+    functions, in `main_process_first()` blocks, or after an early exit have no fix.
+    """
+
+    code = "BCL005"
+    VALID = (
+        Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\n    dist.broadcast(x, 0)\n"
+              "else:\n    x = torch.zeros(3)\n    dist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(3)\nif accelerator.num_processes > 1:\n    dist.broadcast(x, 0)"),
+        Valid("if accelerator.is_main_process:\n    save()\naccelerator.wait_for_everyone()"),
+        Valid("with accelerator.main_process_first():\n    data = load()\nx = torch.zeros(3)\n"
+              "dist.broadcast(x, 0)"),
+        Valid("out = torch.zeros(2, 2)\nif rank == 0:\n    out = out.gather(1, torch.zeros(2, 1).long())"),
+        Valid("def f(x):\n    if rank == 0:\n        dist.all_reduce(x)\n    elif rank == 1:\n"
+              "        dist.all_reduce(x)\n    else:\n        dist.all_reduce(x)"),
+        Valid("@accelerator.on_main_process\ndef save(path):\n    torch.save({}, path)\n"
+              "x = torch.zeros(3)\nbroadcast(x)"),
+    )
+    INVALID = (
+        Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    x = torch.randn(3)\n"
+                "    dist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n"
+                "    x = torch.randn(3)\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(3)\nif rank == 0:\n    dist.all_reduce(x)\nelse:\n    print(x)",
+                expected_replacement="x = torch.zeros(3)\nif rank == 0:\n    pass\nelse:\n"
+                "    print(x)\ndist.all_reduce(x)"),
+        Invalid("if accelerator.is_main_process:\n    y = torch.randn(3)\n    dist.broadcast(y, 0)"),
+        Invalid("def evaluate(loss):\n    if not accelerator.is_main_process:\n        return\n"
+                "    return accelerator.gather(loss)"),
+        Invalid("for batch in range(3):\n    if local_rank != 0:\n        continue\n    dist.barrier()"),
+        Invalid("@accelerator.on_main_process\ndef log(metrics):\n"
+                "    return accelerator.gather_for_metrics(metrics)"),
+        Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)"),
+        Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    dist.broadcast(x, 0)\n"
+                "dist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
+                "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        layouts: dict[cst.CSTNode, _Layout] = {}
+        for site in analysis.calls:
+            if site.rank_decorator is not None:
+                yield Report(site.call, _decorated_message(analysis, site))
+            elif site.main_process_first is not None:
+                yield Report(site.call, _main_first_message(analysis, site))
+            elif _runs_on_some_ranks(analysis, site):
+                layout = layouts.get(site.scope) or layouts.setdefault(site.scope, _Layout.of(site.scope))
+                yield Report(site.call, _branch_message(analysis, site, layout),
+                             _move_after_branch(analysis, site, layout))
+
+
+def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
+    """Reached in some worlds but not all, and no call of the same collective stands in for it
+    in a missing world (the matching call on the other arm of the branch)."""
+    reached = set(site.reached)
+    missing = set(analysis.worlds[site.scope]) - reached
+    if not reached or not missing:
+        return False
+    partners = [other for other in analysis.calls
+                if other is not site and other.scope is site.scope
+                and other.api.short_name == site.api.short_name and reached - set(other.reached)]
+    return any(not any(world in other.reached for other in partners) for world in missing)
+
+
+# -- where the call stands in its scope ------------------------------------------------------
+
+@dataclass
+class _Chain:
+    """An `if`/`elif`/`else` chain: the top `If` statement and each arm's statements."""
+
+    top: cst.If
+    arms: list = field(default_factory=list)  # (the If owning the arm, True for its body, statements)
+    tests: list = field(default_factory=list)
+
+
+@dataclass
+class _Layout:
+    """Which chain arms enclose each statement of a scope, and every chain's tests."""
+
+    enclosing: dict = field(default_factory=dict)  # statement -> [(chain, arm index)], outermost first
+    chains: list = field(default_factory=list)
+
+    @classmethod
+    def of(cls, scope: cst.CSTNode) -> "_Layout":
+        layout = cls()
+        layout._block(scope_statements(scope), [])
+        return layout
+
+    def _block(self, statements, stack: list) -> None:
+        for statement in statements:
+            self.enclosing[statement] = stack
+            if isinstance(statement, cst.If):
+                self._chain(statement, stack)
+            elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                for body in _bodies(statement):
+                    self._block(body, stack)
+
+    def _chain(self, top: cst.If, stack: list) -> None:
+        chain = _Chain(top)
+        self.chains.append(chain)
+        node: Optional[cst.If] = top
+        while node is not None:
+            chain.tests.append(node.test)
+            chain.arms.append((node, True, _suite(node.body)))
+            if isinstance(node.orelse, cst.Else):
+                chain.arms.append((node, False, _suite(node.orelse.body)))
+            node = node.orelse if isinstance(node.orelse, cst.If) else None
+        for index, (_, _, body) in enumerate(chain.arms):
+            self._block(body, [*stack, (chain, index)])
+
+    def within(self, chain: _Chain) -> set:
+        """The statements inside a chain's arms, at any depth."""
+        return {statement for statement, stack in self.enclosing.items()
+                if any(outer is chain for outer, _ in stack)}
+
+
+def _suite(body: cst.BaseSuite):
+    return (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body
+
+
+def _bodies(statement: cst.CSTNode):
+    """The statement lists directly inside a compound statement other than an `if`."""
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(statement, name, None)
+        if isinstance(part, cst.BaseSuite):
+            yield _suite(part)
+        elif part is not None and isinstance(getattr(part, "body", None), cst.BaseSuite):
+            yield _suite(part.body)
+    for clause in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+        yield _suite(clause.body)
+
+
+def _arm_test(chain: _Chain, index: int) -> tuple[cst.BaseExpression, bool]:
+    """The test that decides an arm, and its value there (`else`: the last test fails)."""
+    owner, polarity, _ = chain.arms[index]
+    return owner.test, polarity
+
+
+# -- messages --------------------------------------------------------------------------------
+
+def _decorated_message(analysis: ModuleAnalysis, site: CallSite) -> str:
+    decorator = analysis.code(site.rank_decorator.decorator)
+    owner = f"'{site.scope.name.value}'" if isinstance(site.scope, cst.FunctionDef) else "the function"
+    return (f"{site.api.short_name}() is called in {owner}, which @{decorator} runs on some ranks "
+            f"only; {_HANG}; call it on every rank, outside the decorated function")
+
+
+def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
+    items = [item.item for item in site.main_process_first.items]
+    item = next((i for i in items if "main_process_first" in analysis.code(i)), items[0])
+    return (f"{site.api.short_name}() is called inside 'with {analysis.code(item)}:', where the main "
+            "rank enters it while the other ranks wait at the context manager's barrier, and every "
+            "rank hangs until the timeout; move it after the with block")
+
+
+def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> str:
+    condition = _condition(analysis, site, layout)
+    where = f"ranks where {condition}" if condition else "some ranks"
+    remedy = "move it out of the branch" if layout.enclosing.get(site.statement) else \
+        "move it before the rank-dependent early exit"
+    return f"{site.api.short_name}() runs only on {where}; {_HANG}; call it on every rank ({remedy})"
+
+
+def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:
+    """"'accelerator.is_main_process' is true": the rank test that separates the ranks that
+    reach the call from those that do not, preferring the branches that enclose it."""
+    worlds = analysis.worlds[site.scope]
+    reached = set(site.reached)
+    enclosing = [_arm_test(chain, index) for chain, index in reversed(layout.enclosing.get(site.statement, []))]
+    others = [(test, truth) for chain in layout.chains for test in chain.tests for truth in (True, False)]
+    for test, truth in [*enclosing, *others]:
+        values = [analysis.conditions.evaluate(test, world) for world in worlds]
+        if None not in values and {w for w, v in zip(worlds, values) if v == truth} == reached:
+            return _phrase(analysis, test, truth)
+    if enclosing:
+        return _phrase(analysis, *enclosing[0])
+    return None
+
+
+def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, truth = test.expression, not truth
+    return f"'{analysis.code(test)}' is {'true' if truth else 'false'}"
+
+
+# -- the fix: move the call after the branch --------------------------------------------------
+
+def _move_after_branch(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[Fix]:
+    stack = layout.enclosing.get(site.statement)
+    if not stack or not _is_whole_line_call(site):
+        return None
+    chain, index = stack[-1]
+    body = chain.arms[index][2]
+    if body[-1] is not site.statement or not _movable(analysis, site, layout, chain):
+        return None
+    lines = _moved_lines(analysis, site.statement, chain.top)
+    if lines is None:
+        return None
+    start = analysis.position(site.statement).start.line
+    end = analysis.position(site.statement).end.line
+    chain_end = analysis.position(chain.top).end.line
+    indent = analysis.line_text(start)[: analysis.position(site.statement).start.column]
+    kept = [f"{indent}pass"] if len(body) == 1 else []
+    after = [analysis.line_text(line) for line in range(end + 1, chain_end + 1)]
+    content = "".join(f"{line}\n" for line in (*kept, *after, *lines))
+    edit = Edit(start, 1, chain_end + 1, 1, content)
+    return Fix(UNSAFE, f"Move `{site.api.short_name}()` after the branch", (edit,))
+
+
+def _is_whole_line_call(site: CallSite) -> bool:
+    """The call is the whole of a one-statement line: `call(...)` or `x = call(...)`."""
+    statement = site.statement
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) and small.value is site.call
+
+
+def _movable(analysis: ModuleAnalysis, site: CallSite, layout: _Layout, chain: _Chain) -> bool:
+    """After the branch the call runs on every rank, with arguments bound on every rank."""
+    inside = layout.within(chain)
+    if any(_exits(statement) for statement in inside):
+        return False
+    if any(other is not site and other.statement in inside and other.api.short_name == site.api.short_name
+           for other in analysis.calls):
+        return False
+    entry = _environments_at(analysis, site.scope, chain.top)
+    if set(entry) != set(analysis.worlds[site.scope]):
+        return False  # some ranks never reach the branch itself
+    return not any(any(d.kind == UNBOUND for d in env.get(name, ()))
+                   for name in _names_used(site.call) for env in entry.values())
+
+
+def _exits(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and any(
+        isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for small in statement.body)
+
+
+def _environments_at(analysis: ModuleAnalysis, scope: cst.CSTNode, statement: cst.CSTNode) -> dict:
+    """World -> the definitions reaching `statement`, for the worlds that reach it."""
+    found: dict = {}
+
+    def observe(world, node, env) -> None:
+        if node is statement:  # twice inside a loop: the second visit sees the loop's own definitions
+            found[world] = merge_envs((found.get(world, {}), env))
+
+    walk_scope(scope, analysis.worlds[scope], analysis.conditions, observe)
+    return found
+
+
+class _LoadedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def _names_used(call: cst.Call) -> set[str]:
+    collector = _LoadedNames()
+    call.visit(collector)
+    return collector.names
+
+
+def _moved_lines(analysis: ModuleAnalysis, statement: cst.SimpleStatementLine, top: cst.If) -> Optional[list]:
+    """The statement's lines re-indented to the `if`'s level, or None when that could change a
+    multi-line string."""
+    code = analysis.code(statement)
+    if '"""' in code or "'''" in code:
+        return None
+    where = analysis.position(statement)
+    arm_indent = analysis.line_text(where.start.line)[: where.start.column]
+    top_indent = analysis.line_text(analysis.position(top).start.line)[: analysis.position(top).start.column]
+    lines = [analysis.line_text(line) for line in range(where.start.line, where.end.line + 1)]
+    if any(line.strip() and not line.startswith(arm_indent) for line in lines):
+        return None
+    return [top_indent + line[len(arm_indent):] if line.strip() else line for line in lines]
