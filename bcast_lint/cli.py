@@ -101,9 +101,33 @@ def _check_command(argv: list[str]) -> int:
         return EXIT_CLEAN
     sources = list(discover(args.paths, settings))
     missing = [s for s in sources if s.error and not os.path.lexists(s.path)]
-    outcomes = [_process(source, settings, args) for source in sources]
+    if args.fix or args.diff or args.add_noqa:
+        outcomes = [_process(source, settings, args) for source in sources]
+    else:
+        outcomes = _lint_only(sources, settings, args)
     status = _report(outcomes, args, settings)
     return max(status, EXIT_ERROR) if missing else status
+
+
+def _lint_only(sources: list[SourceFile], settings: Settings, args) -> list["_Outcome"]:
+    from bcast_lint.cache import Cache
+    from bcast_lint.runner import lint_files
+
+    readable = [(s.path, _display_name(s, args)) for s in sources if not s.error]
+    cache = None if args.no_cache else Cache(args.cache_dir or _default_cache_dir(settings))
+    linted = iter(lint_files(readable, settings, args.jobs, cache))
+    return [_Outcome(FileResult(_display_name(s, args), error=s.error) if s.error else next(linted))
+            for s in sources]
+
+
+def _default_cache_dir(settings: Settings) -> str:
+    from bcast_lint.cache import DEFAULT_DIRECTORY
+
+    return os.path.join(settings.root or os.getcwd(), DEFAULT_DIRECTORY)
+
+
+def _display_name(source: SourceFile, args) -> str:
+    return args.stdin_filename if source.path == STDIN and args.stdin_filename else source.path
 
 
 @dataclass(frozen=True)
@@ -113,12 +137,16 @@ class _Outcome:
 
 
 def _process(source: SourceFile, settings: Settings, args) -> _Outcome:
-    display = args.stdin_filename if source.path == STDIN and args.stdin_filename else source.path
+    """Lint one file and, with --fix/--diff/--add-noqa, change it."""
+    from bcast_lint.runner import read_source
+
+    display = _display_name(source, args)
     if source.error:
         return _Outcome(FileResult(display, error=source.error))
-    data = _read(source.path)
-    if isinstance(data, str):
-        return _Outcome(FileResult(display, error=data))
+    try:
+        data = read_source(source.path)
+    except OSError as error:
+        return _Outcome(FileResult(display, error=f"cannot read: {error.strerror or error}"))
 
     def enabled(code: str) -> bool:
         return settings.is_enabled(code, display)
@@ -131,16 +159,6 @@ def _process(source: SourceFile, settings: Settings, args) -> _Outcome:
     if args.add_noqa and result.findings and source.path != STDIN:
         _add_noqa(source.path, data, result.findings)
     return _Outcome(result)
-
-
-def _read(path: str):
-    try:
-        if path == STDIN:
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as error:
-        return f"cannot read: {error.strerror or error}"
 
 
 def _fix(path: str, display: str, data: bytes, enabled, unsafe: bool, args) -> _Outcome:

@@ -21,6 +21,11 @@ class Edit:
     end_column: int
     content: str
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Edit":
+        start, end = data["location"], data["end_location"]
+        return cls(start["row"], start["column"], end["row"], end["column"], data["content"])
+
     def as_dict(self) -> dict:
         return {
             "content": self.content,
@@ -34,6 +39,11 @@ class Fix:
     applicability: str  # SAFE or UNSAFE
     message: str
     edits: tuple[Edit, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Fix":
+        edits = tuple(Edit.from_dict(edit) for edit in data["edits"])
+        return cls(data["applicability"], data["message"], edits)
 
     def as_dict(self) -> dict:
         return {
@@ -53,6 +63,12 @@ class Finding:
     end_line: int
     end_column: int
     fix: Fix | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Finding":
+        fix = Fix.from_dict(data["fix"]) if data.get("fix") else None
+        return cls(data["code"], data["message"], data["filename"], data["line"], data["column"],
+                   data["end_line"], data["end_column"], fix)
 
     def as_dict(self) -> dict:
         return {

@@ -1,0 +1,65 @@
+"""A content-addressed cache of each file's findings.
+
+The key covers everything a result depends on: the file's bytes, the tool's version and the codes
+enabled for that file. Entries are written to a temporary file and renamed into place, so two runs
+sharing a cache never see half an entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from typing import Iterable, Optional
+
+from bcast_lint import __version__
+from bcast_lint.model import FileResult, Finding
+
+DEFAULT_DIRECTORY = ".bcast_lint_cache"
+
+
+class Cache:
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    @staticmethod
+    def key(source: bytes, enabled_codes: Iterable[str]) -> str:
+        digest = hashlib.sha256()
+        digest.update(f"bcast-lint {__version__}\0{','.join(sorted(enabled_codes))}\0".encode())
+        digest.update(source)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], f"{key}.json")
+
+    def get(self, key: str, filename: str) -> Optional[FileResult]:
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        findings = tuple(dataclasses.replace(Finding.from_dict(item), filename=filename)
+                         for item in data["findings"])
+        return FileResult(filename, findings, data.get("error"))
+
+    def put(self, key: str, result: FileResult) -> None:
+        """Best effort: a cache that cannot be written only costs speed."""
+        path = self._path(key)
+        payload = {"findings": [f.as_dict() for f in result.findings], "error": result.error}
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self._ignore_in_git()
+            descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle)
+            os.replace(temporary, path)
+        except OSError:
+            pass
+
+    def _ignore_in_git(self) -> None:
+        marker = os.path.join(self.directory, ".gitignore")
+        if not os.path.exists(marker):
+            with open(marker, "w", encoding="utf-8") as handle:
+                handle.write("# Created by bcast-lint\n*\n")

@@ -1,0 +1,45 @@
+"""Parallel workers and the cache give exactly what a plain sequential run gives."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bcast_lint.cache import Cache
+from bcast_lint.config import Settings
+from bcast_lint.runner import lint_files
+from tests.fixture_files import programs
+
+
+def _files():
+    return [(str(p), str(p)) for p in programs()]
+
+
+def test_workers_give_the_same_results_as_one_process():
+    sequential = lint_files(_files(), Settings(), jobs=1, cache=None)
+    parallel = lint_files(_files(), Settings(), jobs=2, cache=None)
+    assert parallel == sequential
+    assert any(result.findings for result in sequential)
+
+
+def test_cache_hit_gives_the_same_findings_and_fixes(tmp_path):
+    cache = Cache(str(tmp_path / "cache"))
+    cold = lint_files(_files(), Settings(), jobs=1, cache=cache)
+    assert list((tmp_path / "cache").rglob("*.json"))
+    warm = lint_files(_files(), Settings(), jobs=1, cache=cache)
+    assert warm == cold
+    assert [f.fix for r in warm for f in r.findings] == [f.fix for r in cold for f in r.findings]
+
+
+def test_cache_key_depends_on_contents_and_selection(tmp_path):
+    cache = Cache(str(tmp_path / "cache"))
+    program = next(p for p in programs() if p.parent.name == "BCL003" and "lookalikes" not in p.name)
+    everything = lint_files([(str(program), "a.py")], Settings(), jobs=1, cache=cache)
+    assert {f.code for f in everything[0].findings} == {"BCL003"}
+    ignoring = dataclasses.replace(Settings(), ignore=("BCL003",))
+    assert lint_files([(str(program), "a.py")], ignoring, jobs=1, cache=cache)[0].findings == ()
+    assert Cache.key(b"x = 1", ["BCL001"]) != Cache.key(b"x = 2", ["BCL001"])
+
+
+def test_unreadable_file_is_an_error_result(tmp_path):
+    result = lint_files([(str(tmp_path / "gone.py"), "gone.py")], Settings(), jobs=1, cache=None)
+    assert result[0].error and "cannot read" in result[0].error
