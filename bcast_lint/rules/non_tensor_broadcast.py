@@ -1,0 +1,325 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.model import UNSAFE, Edit, Fix
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid, insert_before_statement, replace_node
+
+# Builtins whose result is never a tensor, and the class of that result.
+_BUILTIN_RESULTS = {"builtins.str": "str", "builtins.repr": "str", "builtins.len": "int",
+                    "builtins.int": "int", "builtins.float": "float", "builtins.bool": "bool"}
+# Tensor methods that return Python objects.
+_METHOD_RESULTS = {"item": "number", "tolist": "list"}
+_CONTAINERS = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict"}
+_MAX_DEPTH = 3  # name -> value -> name ...: enough for real code, and cycles end
+
+
+@dataclass(frozen=True)
+class _NonTensor:
+    kind: str  # "str", "int", "list", "number" (from .item()), ...
+    value: cst.BaseExpression  # the expression that is not a tensor
+    name: Optional[str] = None  # the local name it reaches the call through
+    nested: bool = False  # a leaf of a list/tuple/dict that accelerate walks
+
+
+class NonTensorBroadcast(Rule):
+    """
+    ## What it does
+    Flags a tensor broadcast (`accelerate.utils.broadcast`, `torch.distributed.broadcast`) given a
+    value that is plainly not a tensor: a str, int, float or bool literal or f-string, the result
+    of `str(...)`, `len(...)`, `int(...)`, `.item()` or `.tolist()`, or a local name assigned one
+    of those. Accelerate walks lists, tuples and dicts, so a container is flagged only for such a
+    leaf (`broadcast([a, b])` of tensors is fine); `torch.distributed.broadcast` takes a single
+    tensor, so any list, tuple or dict is flagged.
+
+    ## Why is this bad?
+    Only tensors can be broadcast. Once distributed, accelerate raises on every rank
+    ``TypeError: Unsupported types (<class 'str'>) passed to `_gpu_broadcast_one`. Only nested
+    list/tuple/dicts of objects that are valid for `is_torch_tensor` should be passed.``, and
+    `torch.distributed.broadcast` raises ``TypeError: Invalid function argument. Expected parameter
+    `tensor` of type torch.Tensor but got <class 'str'> instead.``. In a single process accelerate
+    returns the value untouched, so single-process tests never see it.
+
+    ## Example
+    ```python
+    run_name = f"run-{time.time():.0f}"
+    run_name = broadcast(run_name)
+    ```
+
+    ## Use instead
+    ```python
+    run_name = f"run-{time.time():.0f}"
+    run_name = broadcast_object_list([run_name])[0]
+    ```
+    With `torch.distributed`: `obj = [run_name]; dist.broadcast_object_list(obj, src=0); run_name = obj[0]`.
+
+    ## Fix safety
+    Unsafe: the fix rewrites the call into the object-list form (`x = broadcast(x)` becomes
+    `x = broadcast_object_list([x])[0]`; `dist.broadcast(x, src=0)` becomes three lines through a
+    one-element list), importing `broadcast_object_list` where needed. That pickles the value and
+    changes the transport, and the receiving ranks' own value is discarded. It is offered only when
+    the call is a statement of its own, bare or assigned to one name.
+
+    ## References
+    - [accelerate.utils.broadcast_object_list](https://huggingface.co/docs/accelerate/package_reference/utilities#accelerate.utils.broadcast_object_list)
+    - [torch.distributed.broadcast_object_list](https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast_object_list)
+    """
+
+    code = "BCL008"
+    VALID = (
+        Valid("name = 'abc'\nobj = broadcast_object_list([name])"),
+        Valid("a = torch.zeros(2)\nb = torch.ones(3)\na, b = broadcast([a, b])"),
+        Valid("x = ['a', 'b']\nn = broadcast(torch.tensor(len(x)))"),
+        Valid("loss = torch.zeros(1)\nloss = broadcast(loss)\nvalue = loss.item()"),
+        Valid("t = torch.tensor([1.0])\ndist.broadcast(t, src=0)\nlr = t.tolist()"),
+        Valid("def f(step):\n    broadcast(step)"),
+        Valid("def len(x):\n    return torch.zeros(x)\nbroadcast(len('abc'))"),
+        Valid("n = len(data)\ncount = torch.tensor([n])\ndist.broadcast(count, 0)"),
+    )
+    INVALID = (
+        Invalid("run = f'run-{rank}'\nrun = broadcast(run)",
+                expected_replacement="run = f'run-{rank}'\nrun = broadcast_object_list([run])[0]"),
+        Invalid("n = len(data)\nbroadcast(n)",
+                expected_replacement="n = len(data)\nn = broadcast_object_list([n])[0]"),
+        Invalid("lr = torch.tensor(0.1).item()\ndist.broadcast(lr, src=0)",
+                expected_replacement="lr = torch.tensor(0.1).item()\nlr_objects = [lr]\n"
+                "dist.broadcast_object_list(lr_objects, src=0)\nlr = lr_objects[0]"),
+        Invalid("ids = torch.zeros(2)\nbatch = broadcast({'ids': ids, 'epoch': 3})",
+                expected_replacement="ids = torch.zeros(2)\nbatch = broadcast_object_list([{'ids': ids, 'epoch': 3}])[0]"),
+        Invalid("a = torch.zeros(2)\ndist.broadcast([a], 0)"),
+        Invalid("if accelerator.is_main_process:\n    tag = str(rank)\nelse:\n    tag = torch.zeros(1)\n"
+                "tag = broadcast(tag, from_process=0)",
+                expected_replacement="if accelerator.is_main_process:\n    tag = str(rank)\nelse:\n"
+                "    tag = torch.zeros(1)\ntag = broadcast_object_list([tag], from_process=0)[0]"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.broadcasts():
+            if site.api.payload != apis.TENSOR or site.payload is None:
+                continue
+            found = _non_tensor(analysis, site, site.payload, 0)
+            if found is not None:
+                yield Report(site.call, _message(analysis, site, found), _fix(analysis, site))
+
+
+def _non_tensor(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
+                depth: int) -> Optional[_NonTensor]:
+    """The first value in `expr` (or reaching it, for a local name) that is certainly not a tensor."""
+    kind = _scalar_kind(analysis, expr)
+    if kind is not None:
+        return _NonTensor(kind, expr)
+    container = _CONTAINERS.get(type(expr))
+    if container is not None:
+        if not site.api.nested:
+            return _NonTensor(container, expr)
+        for element in expr.elements:
+            found = _non_tensor(analysis, site, element.value, depth)
+            if found is not None:
+                return replace(found, nested=True)
+        return None
+    if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+        for value in analysis.reaching_values(site, expr):
+            found = _non_tensor(analysis, site, value, depth + 1)
+            if found is not None:
+                return replace(found, name=found.name or expr.value)
+    return None
+
+
+def _scalar_kind(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:
+    """The Python class of a value that is certainly a scalar or a string, else None."""
+    if isinstance(expr, (cst.FormattedString, cst.ConcatenatedString)):
+        return "str"
+    if isinstance(expr, cst.SimpleString):
+        return type(expr.evaluated_value).__name__
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return {cst.Integer: "int", cst.Float: "float", cst.Imaginary: "complex"}[type(expr)]
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool"
+    if isinstance(expr, cst.UnaryOperation):
+        if isinstance(expr.operator, cst.Not):
+            return "bool"
+        return _scalar_kind(analysis, expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = _scalar_kind(analysis, expr.left), _scalar_kind(analysis, expr.right)
+        if left is None or right is None:
+            return None
+        return "str" if "str" in (left, right) else "float" if "float" in (left, right) else left
+    if isinstance(expr, cst.Call):
+        return _call_kind(analysis, expr)
+    return None
+
+
+def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
+    if isinstance(call.func, cst.Attribute) and not call.args:
+        return _METHOD_RESULTS.get(call.func.attr.value)
+    return next((_BUILTIN_RESULTS[q] for q in analysis.qualified_names(call) if q in _BUILTIN_RESULTS), None)
+
+
+def _message(analysis: ModuleAnalysis, site: CallSite, found: _NonTensor) -> str:
+    value = " ".join(analysis.code(found.value).split())
+    if len(value) > 40:
+        value = value[:37] + "..."
+    given = f"'{found.name}' ({value})" if found.name else value
+    if found.nested:
+        given = f"a structure holding {given}"
+    kind = {"number": "a Python number", "list": "a list", "int": "an int"}.get(found.kind, f"a {found.kind}")
+    python_class = "<class 'float'>" if found.kind == "number" else f"<class '{found.kind}'>"
+    if site.api.nested:
+        failure = (f"accelerate raises \"TypeError: Unsupported types ({python_class}) passed to "
+                   "`_gpu_broadcast_one`\" once distributed, while a single process "
+                   "returns it untouched, so tests pass")
+        remedy = "broadcast_object_list([value])[0]"
+    else:
+        failure = ("torch.distributed raises \"TypeError: Invalid function argument. Expected parameter `tensor` of "
+                   f"type torch.Tensor but got {python_class} instead.\"")
+        remedy = "broadcast_object_list() on a one-element list"
+    return (f"{site.api.short_name}() is given {given}, {kind}, not a tensor; {failure}; "
+            f"use {remedy}")
+
+
+# -- the fix ----------------------------------------------------------------------------------
+def _fix(analysis: ModuleAnalysis, site: CallSite) -> Optional[Fix]:
+    small = _own_statement(site)
+    if small is None or site.payload is None:
+        return None
+    target = small.targets[0].target.value if isinstance(small, cst.Assign) else None
+    function = _object_list_function(analysis, site)
+    if function is None:
+        return None
+    name, import_edit = function
+    if site.api.nested:
+        edit = _accelerate_edit(analysis, site, small, name, target)
+    else:
+        edit = _torch_edit(analysis, site, small, name, target)
+    if edit is None:
+        return None
+    edits = (import_edit, edit) if import_edit is not None else (edit,)
+    return Fix(UNSAFE, f"Send it with `{name}` instead", edits)
+
+
+def _own_statement(site: CallSite) -> Optional[cst.BaseSmallStatement]:
+    """The `broadcast(...)` or `name = broadcast(...)` statement, alone on its line."""
+    line = site.statement
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    small = line.body[0]
+    if isinstance(small, cst.Expr) and small.value is site.call:
+        return small
+    if (isinstance(small, cst.Assign) and small.value is site.call and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)):
+        return small
+    return None
+
+
+def _accelerate_edit(analysis, site, small, function: str, target: Optional[str]) -> Optional[Edit]:
+    """`x = broadcast(x, ...)` / `broadcast(x)` -> `x = broadcast_object_list([x], ...)[0]`."""
+    if target is None:
+        if not isinstance(site.payload, cst.Name):
+            return None
+        target = site.payload.value
+    arguments = ", ".join([f"[{analysis.code(site.payload)}]", *_other_arguments(analysis, site)])
+    return replace_node(analysis, small, f"{target} = {function}({arguments})[0]")
+
+
+def _torch_edit(analysis, site, small, function: str, target: Optional[str]) -> Optional[Edit]:
+    """`dist.broadcast(x, src=0)` -> `objs = [x]`, `dist.broadcast_object_list(objs, src=0)`,
+    `x = objs[0]`, at the statement's indentation."""
+    payload = site.payload
+    if not isinstance(payload, cst.Name) or target not in (None, payload.value):
+        return None
+    if any(arg.keyword is not None and arg.keyword.value == "async_op" for arg in site.call.args):
+        return None  # broadcast_object_list has no asynchronous form
+    objects = _fresh_name(analysis, f"{payload.value}_objects")
+    arguments = ", ".join([objects, *_other_arguments(analysis, site)])
+    start = analysis.position(site.statement).start
+    indent = analysis.line_text(start.line)[: start.column]
+    lines = (f"{objects} = [{payload.value}]", f"{function}({arguments})", f"{payload.value} = {objects}[0]")
+    return replace_node(analysis, small, f"\n{indent}".join(lines))
+
+
+def _other_arguments(analysis: ModuleAnalysis, site: CallSite) -> list[str]:
+    """Every argument but the payload, as written."""
+    texts = []
+    for arg in site.call.args:
+        if arg.value is site.payload:
+            continue
+        prefix = f"{arg.keyword.value}=" if arg.keyword is not None else arg.star
+        texts.append(prefix + analysis.code(arg.value))
+    return texts
+
+
+def _object_list_function(analysis: ModuleAnalysis, site: CallSite) -> Optional[tuple[str, Optional[Edit]]]:
+    """How to call the same module's `broadcast_object_list` here, and the import to add, if any."""
+    func = site.call.func
+    if isinstance(func, cst.Attribute):
+        return f"{analysis.code(func.value)}.broadcast_object_list", None
+    if not isinstance(func, cst.Name):
+        return None
+    module = site.api.qualified_name.rsplit(".", 1)[0]
+    imports = _imports(analysis.module)
+    for line, node, alias in imports:
+        if _imported_name(node, alias) == f"{module}.broadcast_object_list":
+            return _bound_name(alias), None
+    origin = next(((line, node) for line, node, alias in imports
+                   if _bound_name(alias) == func.value and _imported_name(node, alias) == site.api.qualified_name),
+                  None)
+    if origin is None or "broadcast_object_list" in _used_names(analysis.module):
+        return None
+    line, node = origin
+    text = f"from {analysis.code(node.module)} import broadcast_object_list"
+    return "broadcast_object_list", insert_before_statement(analysis, line, text)
+
+
+def _imports(module: cst.Module) -> list[tuple[cst.SimpleStatementLine, cst.ImportFrom, cst.ImportAlias]]:
+    """Every absolute `from m import a [as b]` in the module, with the line holding it."""
+    found = []
+
+    class Collector(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
+            for small in line.body:
+                if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                        and not isinstance(small.names, cst.ImportStar):
+                    found.extend((line, small, alias) for alias in small.names)
+
+    module.visit(Collector())
+    return found
+
+
+def _imported_name(node: cst.ImportFrom, alias: cst.ImportAlias) -> str:
+    return f"{_dotted(node.module)}.{_dotted(alias.name)}"
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return _dotted(alias.name)
+
+
+def _dotted(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Attribute):
+        return f"{_dotted(expr.value)}.{expr.attr.value}"
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
+def _used_names(module: cst.Module) -> set[str]:
+    names: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    module.visit(Collector())
+    return names
+
+
+def _fresh_name(analysis: ModuleAnalysis, base: str) -> str:
+    used = _used_names(analysis.module)
+    name, number = base, 2
+    while name in used:
+        name, number = f"{base}{number}", number + 1
+    return name

@@ -1,0 +1,260 @@
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.flow import ASSIGNED
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.tensor_specs import (TensorSpec, byte_size, dtype_size, dtypes_differ,
+                                              shape_text, shapes_differ, shapes_equal, tensor_spec)
+from bcast_lint.model import UNSAFE, Edit, Fix
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+
+# Placeholders whose shape and dtype arguments the fix may rewrite: they only allocate.
+_FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like",
+            "torch.ones_like", "torch.empty_like", "torch.full_like", "Tensor.new_zeros",
+            "Tensor.new_ones", "Tensor.new_empty", "Tensor.new_full"}
+_SIZE_ABORT = '"Received data size doesn\'t match expected size"'
+
+
+class PlaceholderMismatch(Rule):
+    """
+    ## What it does
+    Flags a broadcast placeholder whose shape or dtype differs, as written, from the tensor the
+    source rank sends: `torch.zeros(1)` on the receiving ranks against `torch.randint(0, 10, (8,))`
+    on the source rank, `torch.zeros(n)` (float32) against `torch.randperm(n)` (int64), or two
+    explicit `dtype=` that differ.
+
+    Only shapes and dtypes that the code states are compared: literal sizes, sizes written alike
+    on both sides (`n` and `n`), explicit dtypes and the constructors' defaults (float32 for
+    `zeros`/`ones`/`empty`/`rand`/`randn`/`linspace`, int64 for `randint`/`randperm`, the fill
+    value's or the data's type for `full`/`tensor`). A size held in a parameter or read from
+    `.shape` is never guessed, and nothing is reported when the source rank's value is unknown.
+
+    ## Why is this bad?
+    `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
+    shape nor dtype (accelerate checks shapes only with `ACCELERATE_DEBUG_MODE=1`, dtypes never).
+    With gloo, a receiver smaller than the sent tensor aborts the process (SIGABRT,
+    `Received data size doesn't match expected size`); a receiver of the same byte size but
+    another dtype or shape, or a larger one, gets no error and silently holds reinterpreted or
+    partial data. NCCL may hang or corrupt silently.
+
+    ## Example
+    ```python
+    ids = torch.zeros(n, device=accelerator.device)
+    if accelerator.is_main_process:
+        ids = torch.randperm(n, device=accelerator.device)
+    ids = broadcast(ids)
+    ```
+
+    ## Use instead
+    ```python
+    ids = torch.zeros(n, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_main_process:
+        ids = torch.randperm(n, device=accelerator.device)
+    ids = broadcast(ids)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix rewrites the placeholder's `dtype=` (adding it when absent) and its size
+    arguments to the source rank's, which changes the receiving ranks' tensor. It is offered only
+    for allocating constructors (`zeros`, `ones`, `empty`, `full`, their `_like` and `new_`
+    forms) whose dtype is not set by a conversion such as `.long()`, and only when the source's
+    size is literal.
+
+    ## References
+    - [torch.distributed.broadcast](https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast)
+    - [accelerate.utils.broadcast](https://huggingface.co/docs/accelerate/package_reference/utilities#accelerate.utils.broadcast)
+    """
+
+    code = "BCL007"
+    VALID = (
+        Valid("ids = torch.zeros(8, dtype=torch.int64)\nif accelerator.is_main_process:\n"
+              "    ids = torch.randint(0, 10, (8,))\nbroadcast(ids)"),
+        Valid("ids = torch.empty(n, dtype=torch.long)\nif rank == 0:\n    ids = torch.randperm(n)\n"
+              "dist.broadcast(ids, src=0)"),
+        Valid("def f(x, n):\n    buf = torch.zeros(x.shape, dtype=torch.int64)\n    if rank == 0:\n"
+              "        buf = torch.randint(0, 10, (n,))\n    dist.broadcast(buf, src=0)"),
+        Valid("def f(shape):\n    buf = torch.zeros(shape)\n    if rank == 0:\n        buf = torch.rand(8)\n"
+              "    dist.broadcast(buf, src=0)"),
+        Valid("def f(x):\n    buf = x\n    if rank == 0:\n        buf = torch.rand(8)\n    dist.broadcast(buf, src=0)"),
+        Valid("ids = torch.zeros(4)\nif rank == 1:\n    ids = torch.randperm(4)\ndist.broadcast(ids, src=src)"),
+        Valid("ids = torch.zeros(n).long()\nif rank == 0:\n    ids = torch.randperm(n)\ndist.broadcast(ids, 0)"),
+    )
+    INVALID = (
+        Invalid("ids = torch.zeros(1)\nif accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\n"
+                "ids = broadcast(ids)",
+                expected_replacement="ids = torch.zeros(8, dtype=torch.int64)\n"
+                "if accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\nids = broadcast(ids)"),
+        Invalid("ids = torch.zeros(n, device=accelerator.device)\nif accelerator.is_main_process:\n"
+                "    ids = torch.randperm(n, device=accelerator.device)\nids = broadcast(ids)",
+                expected_replacement="ids = torch.zeros(n, device=accelerator.device, dtype=torch.int64)\n"
+                "if accelerator.is_main_process:\n    ids = torch.randperm(n, device=accelerator.device)\n"
+                "ids = broadcast(ids)"),
+        Invalid("x = torch.ones((2, 3), dtype=torch.float16)\nif rank == 0:\n"
+                "    x = torch.randn(2, 3, dtype=torch.float32)\ndist.broadcast(x, src=0)",
+                expected_replacement="x = torch.ones((2, 3), dtype=torch.float32)\nif rank == 0:\n"
+                "    x = torch.randn(2, 3, dtype=torch.float32)\ndist.broadcast(x, src=0)"),
+        Invalid("x = torch.randn(4) if rank == 0 else torch.zeros(4, 2)\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.randn(4) if rank == 0 else torch.zeros(4)\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(3).long()\nif rank == 0:\n    x = torch.rand(3)\ndist.broadcast(x, 0)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        reported: set = set()
+        for site in analysis.broadcasts():
+            if site.api.payload != apis.TENSOR or site.source_rank is None:
+                continue
+            for name in analysis.payload_names(site):
+                for placeholder, sources, where in self._mismatches(analysis, site, name.value):
+                    if placeholder.call not in reported:
+                        reported.add(placeholder.call)
+                        yield self._report(analysis, site, name.value, placeholder, sources, where)
+
+    def _mismatches(self, analysis: ModuleAnalysis, site: CallSite, name: str):
+        """(placeholder spec, source specs, where-phrase) for each receiving-rank allocation of
+        `name` that certainly differs from every value the source rank may send."""
+        sources = self._source_specs(analysis, site, name)
+        if not sources:
+            return []
+        found: dict = {}
+        for world, definitions in analysis.definitions(site, name).items():
+            if world.rank == site.source_rank:
+                continue
+            for definition in definitions:
+                for spec in self._specs(analysis, definition, world) or ():
+                    if all(_differ(spec, source) for source in sources):
+                        found.setdefault(spec.call, (spec, set()))[1].add(definition)
+        results = []
+        for spec, broken in found.values():
+            split = analysis.split_ranks(
+                site, name, lambda d, world, broken=broken: world.rank != site.source_rank and d in broken)
+            results.append((spec, sources, split.where if split else "other than the source"))
+        return results
+
+    def _source_specs(self, analysis: ModuleAnalysis, site: CallSite, name: str) -> list[TensorSpec]:
+        """Every spec `name` may have on the source rank, or [] when any of them is unknown."""
+        specs: dict = {}
+        for world, definitions in analysis.definitions(site, name).items():
+            if world.rank != site.source_rank:
+                continue
+            for definition in definitions:
+                found = self._specs(analysis, definition, world)
+                if found is None:
+                    return []
+                specs.update((spec.call, spec) for spec in found)
+        return list(specs.values())
+
+    @staticmethod
+    def _specs(analysis: ModuleAnalysis, definition, world) -> Optional[list[TensorSpec]]:
+        if definition.kind != ASSIGNED:
+            return None
+        values = analysis.values(definition, world)
+        specs = [tensor_spec(value, analysis.qualified_names) for value in values]
+        return None if not specs or None in specs else specs
+
+    def _report(self, analysis: ModuleAnalysis, site: CallSite, name: str, placeholder: TensorSpec,
+                sources: list[TensorSpec], where: str) -> Report:
+        source = sources[0]
+        remedy = _remedy(placeholder, source)
+        message = (f"placeholder '{name}' is {_describe(analysis, placeholder)} on ranks {where}, but "
+                   f"source rank {site.source_rank} sends {_describe(analysis, source)}; "
+                   f"{_consequence(placeholder, source)}; allocate the placeholder with {remedy}")
+        unanimous = len({(s.shape, s.dtype) for s in sources}) == 1
+        fix = _fix(analysis, placeholder, source, remedy) if unanimous else None
+        return Report(placeholder.call, message, fix)
+
+
+def _differ(a: TensorSpec, b: TensorSpec) -> bool:
+    return shapes_differ(a, b) or dtypes_differ(a, b)
+
+
+def _describe(analysis: ModuleAnalysis, spec: TensorSpec) -> str:
+    code = " ".join(analysis.code(spec.expression).split())
+    if len(code) > 48:
+        code = f"{' '.join(analysis.code(spec.call.func).split())}(...)"
+    known = [f"shape {spec.shape_text}"] if spec.shape is not None and not spec.rank_ambiguous else []
+    known += [spec.dtype] if spec.dtype is not None else []
+    return f"{code} ({', '.join(known)})" if known else code
+
+
+def _consequence(placeholder: TensorSpec, source: TensorSpec) -> str:
+    received, sent = byte_size(placeholder), byte_size(source)
+    if (received is None or sent is None) and shapes_equal(placeholder, source):
+        received, sent = dtype_size(placeholder.dtype), dtype_size(source.dtype)
+    if received is None or sent is None:
+        return (f"gloo then reinterprets the bytes silently (same size) or aborts with {_SIZE_ABORT} "
+                "(smaller receiver)")
+    if received < sent:
+        return f"the receiving ranks are smaller and abort (SIGABRT) with {_SIZE_ABORT} under gloo"
+    if received > sent:
+        return "the receiving ranks are larger: no error, but they end up holding wrong data"
+    if dtypes_differ(placeholder, source):
+        return "the byte sizes agree, so gloo silently reinterprets the bytes as the wrong dtype"
+    return "the byte sizes agree, so the values silently land in the wrong shape"
+
+
+def _remedy(placeholder: TensorSpec, source: TensorSpec) -> str:
+    parts = []
+    if shapes_differ(placeholder, source):
+        parts.append(f"shape {source.shape_text}")
+    if dtypes_differ(placeholder, source):
+        parts.append(f"dtype=torch.{source.dtype}")
+    return " and ".join(parts)
+
+
+def _fix(analysis: ModuleAnalysis, placeholder: TensorSpec, source: TensorSpec, remedy: str) -> Optional[Fix]:
+    if placeholder.constructor not in _FIXABLE:
+        return None
+    edits = []
+    if dtypes_differ(placeholder, source):
+        edit = _dtype_edit(analysis, placeholder, source.dtype)
+        if edit is None:
+            return None
+        edits.append(edit)
+    if shapes_differ(placeholder, source):
+        edit = _shape_edit(analysis, placeholder, source)
+        if edit is None:
+            return None
+        edits.append(edit)
+    return Fix(UNSAFE, f"Allocate the placeholder with {remedy}", tuple(edits))
+
+
+def _dtype_edit(analysis: ModuleAnalysis, placeholder: TensorSpec, dtype: str) -> Optional[Edit]:
+    call, node = placeholder.call, placeholder.dtype_node
+    if node is not None and node not in call.args:
+        return None  # set by a conversion (`.long()`); rewriting `dtype=` would not help
+    if isinstance(node, cst.Arg) and isinstance(node.value, cst.Attribute):
+        return replace_node(analysis, node.value.attr, dtype)
+    prefix = _torch_prefix(analysis, call)
+    if prefix is None:
+        return None
+    if node is not None:
+        return replace_node(analysis, node.value, f"{prefix}.{dtype}")
+    if not call.args:
+        return None
+    end = analysis.position(call.args[-1].value).end
+    return Edit(end.line, end.column + 1, end.line, end.column + 1, f", dtype={prefix}.{dtype}")
+
+
+def _shape_edit(analysis: ModuleAnalysis, placeholder: TensorSpec, source: TensorSpec) -> Optional[Edit]:
+    arguments = placeholder.size_arguments
+    if not arguments or source.shape is None or not all(isinstance(d, int) for d in source.shape):
+        return None
+    if placeholder.size_varargs and source.shape:
+        text = ", ".join(str(dim) for dim in source.shape)
+    else:
+        text = shape_text(source.shape)
+    start, end = analysis.position(arguments[0]).start, analysis.position(arguments[-1]).end
+    return Edit(start.line, start.column + 1, end.line, end.column + 1, text)
+
+
+def _torch_prefix(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
+    """`torch` (or the alias it is imported as) when `call` is written `torch.zeros(...)`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if "torch" in analysis.qualified_names(func.value):
+            return func.value.value
+    return None
