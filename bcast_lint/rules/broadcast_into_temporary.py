@@ -1,0 +1,387 @@
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import is_none, method_name, positional_arguments
+from bcast_lint.analysis.flow import ASSIGNED
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.ranks import integer_literal
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+# What a payload expression is, as far as an in-place broadcast is concerned.
+COPY = "copy"  # a new tensor: what is received into it is dropped with it
+STRIDED = "strided"  # a view with gaps or skipped elements: gloo writes the wrong memory
+PERMUTED = "permuted"  # a transposed view of dense memory: NCCL refuses it
+
+_NEW_TENSOR_FUNCTIONS = {
+    f"torch.{name}" for name in (
+        "tensor", "Tensor", "LongTensor", "IntTensor", "FloatTensor", "DoubleTensor", "HalfTensor",
+        "BoolTensor", "ByteTensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+        "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+        "full_like", "rand_like", "randn_like", "randint_like", "cat", "concat", "concatenate",
+        "stack", "hstack", "vstack", "clone", "where",
+    )
+}
+_PERMUTING_FUNCTIONS = {"torch.t", "torch.transpose", "torch.permute", "torch.swapaxes",
+                        "torch.swapdims", "torch.movedim", "torch.moveaxis", "torch.adjoint"}
+# Methods returning a new tensor. The converting ones return the tensor itself when there is
+# nothing to convert, so writing through them works only where they are pointless.
+_COPYING_METHODS = {"clone", "to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool",
+                    "bfloat16", "byte", "char", "short", "type", "type_as", "new_tensor",
+                    "new_zeros", "new_ones", "new_empty", "new_full", "add", "sub", "mul", "div",
+                    "neg", "abs", "exp", "log", "sqrt", "pow", "sum", "mean", "round", "clamp",
+                    "sign", "sigmoid", "softmax", "log_softmax", "argmax", "argmin", "masked_fill",
+                    "index_select", "gather", "repeat", "tile"}
+_PERMUTING_METHODS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim", "moveaxis",
+                      "adjoint"}
+_PERMUTING_ATTRIBUTES = {"T", "mT", "H", "mH"}
+# Views that keep the base's layout: contiguous stays contiguous, a strided view stays strided.
+_LAYOUT_KEEPING_METHODS = {"detach", "view", "view_as", "squeeze", "unsqueeze", "requires_grad_"}
+# A view when the base allows one, else a copy.
+_RESHAPING_METHODS = {"reshape", "reshape_as", "flatten", "ravel", "contiguous"}
+_DIMENSION_METHODS = {"narrow", "select"}  # a view along a dimension: contiguous only along dim 0
+
+
+class BroadcastIntoTemporary(Rule):
+    """
+    ## What it does
+    Flags an in-place broadcast (`torch.distributed.broadcast`, or accelerate's `broadcast` whose
+    result is discarded) that receives into a tensor nobody reads afterwards, or into memory laid
+    out differently from what it looks like:
+
+    - a new tensor: `dist.broadcast(torch.tensor([seed]), 0)`, `dist.broadcast(x + 1, 0)`;
+    - a copy: `x.clone()`, `x.float()`, `x.to(device)`, `x.cuda()`, `x.cpu()`, `x.detach().clone()`;
+    - a non-contiguous view: `x[:, ::2]`, `x[:, 1:]`, `x[:, 0]`, `x.narrow(1, ...)`, and the
+      transposes `x.t()`, `x.T`, `x.mT`, `x.transpose(...)`, `x.permute(...)`.
+
+    Contiguous views are fine and not reported: `x`, `x[:k]`, `x[2:5]`, `x[i]`, `x[i, :k]`,
+    `x.detach()`, `x.view(...)` (a view never copies). `x.reshape(...)`, `x.flatten()` and
+    `x.contiguous()` are views of a contiguous tensor and copies of a non-contiguous one, so they
+    are reported only on a non-contiguous view. A tensor view held in a name
+    (`col = x[:, 0]; dist.broadcast(col, 0)`) is reported too, when every assignment reaching
+    the call makes the same kind of view.
+
+    ## Why is this bad?
+    An in-place broadcast writes the source's value into the tensor it is given, on every
+    receiving rank. A copy made for the call is dropped right after it, so the received value is
+    lost and every receiving rank keeps its own `x`, with no error anywhere. The converting
+    methods (`.float()`, `.to(device)`, `.cuda()`) return `x` itself when there is nothing to
+    convert, so such code works on one machine and silently stops working on another.
+
+    Non-contiguous views are worse. gloo sends and receives the view's elements as one contiguous
+    block from its first element: measured with 2 processes, `dist.broadcast(x[:, ::2], 0)` and
+    `dist.broadcast(x[:, 1:], 0)` give the receivers wrong values in the view and overwrite
+    elements of `x` outside it, with no error. NCCL refuses them with
+    `ValueError: Tensors must be contiguous`. Transposes of a whole tensor (`x.t()`) happen to
+    arrive intact with gloo, which copies the same block on every rank, but NCCL refuses them too.
+
+    ## Example
+    ```python
+    dist.broadcast(torch.tensor([seed]), src=0)  # the received seed is thrown away
+    dist.broadcast(weights.float(), src=0)  # weights are bf16: receivers keep their own
+    dist.broadcast(grid[:, ::2], src=0)  # gloo: silent corruption; NCCL: error
+    ```
+
+    ## Use instead
+    ```python
+    seed_tensor = torch.tensor([seed])
+    dist.broadcast(seed_tensor, src=0)
+    seed = int(seed_tensor.item())
+
+    dist.broadcast(weights, src=0)  # then convert: weights.float()
+
+    columns = grid[:, ::2].contiguous()
+    dist.broadcast(columns, src=0)
+    grid[:, ::2] = columns
+    ```
+
+    ## Fix safety
+    No fix. Dropping the copy (`dist.broadcast(x.clone(), 0)` → `dist.broadcast(x, 0)`) looks
+    obvious but changes what the program does on the source rank as well: the clone may be there
+    on purpose, to send a value while keeping the source's original untouched by later in-place
+    work, and dropping `.float()` or `.to(device)` changes the dtype or device that is sent, which
+    must then match on every rank. A new tensor needs a name chosen and a read added after the
+    call, and a non-contiguous view needs a buffer and a copy back. Each of these needs the
+    author's decision.
+
+    ## References
+    - [torch.distributed.broadcast](https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast)
+    - [accelerate.utils.broadcast](https://huggingface.co/docs/accelerate/package_reference/utilities#accelerate.utils.broadcast)
+    """
+
+    code = "BCL010"
+    VALID = (
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[:2], 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[2:5], src=0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[1], 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[1, :2], 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, :], 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.detach(), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.view(-1), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.reshape(-1), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.narrow(0, 2, 3), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.permute(0, 1), 0)"),
+        Valid("x = torch.zeros(8, 4)\ny = broadcast(x.float())"),
+        Valid("x = torch.zeros(8, 4)\nbroadcast(x.float()).sum()"),
+        Valid("x = torch.zeros(8, 4)\nhead = broadcast(x[:2])"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.from_numpy(array), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(model.weight.data, 0)"),
+        Valid("import torch.distributed.nn.functional as F\nx = torch.zeros(4)\ny = F.broadcast(x.clone(), 0)"),
+        Valid("x = torch.zeros(8, 4)\ncopy = x.clone()\ndist.broadcast(copy, 0)"),
+        Valid("x = torch.zeros(8, 4)\ncol = x[:, 0].contiguous()\ndist.broadcast(col, 0)\nx[:, 0] = col"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(x.zero_(), 0)"),
+        Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
+    )
+    INVALID = (
+        Invalid("dist.broadcast(torch.tensor([seed]), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.clone(), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.float(), src=0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.to(accelerator.device), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.detach().clone(), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x + 1, 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(tensor=x[:, ::2], src=0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 1:], 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[::2], 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 0], 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.t(), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.T, 0)"),
+        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.transpose(0, 1), 0)"),
+        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.permute(2, 0, 1), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, ::2].contiguous(), 0)"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.narrow(1, 0, 2), 0)"),
+        Invalid("x = torch.zeros(8, 4)\nbroadcast(x.float())"),
+        Invalid("x = torch.zeros(8, 4)\nbroadcast([x.cpu(), x])"),
+        Invalid("x = torch.zeros(8, 4)\ncolumns = broadcast(x[:, ::2])"),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[[0, 2]], 0)"),
+        Invalid("x = torch.zeros(8, 4)\ncol = x[:, 0]\ndist.broadcast(col, 0)"),
+        Invalid("x = torch.zeros(8, 4)\nwork = dist.broadcast(x.cuda(), 0, async_op=True)\nwork.wait()"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.broadcasts():
+            if not site.api.in_place or site.api.payload != apis.TENSOR or site.payload is None:
+                continue
+            discarded = _result_discarded(site)
+            for expr in _tensor_leaves(site.payload, site.api.nested):
+                kind = _kind(analysis, expr)
+                if kind == COPY and discarded or kind in (STRIDED, PERMUTED):
+                    yield Report(expr, _message(analysis, site, expr, kind))
+                elif kind is None and isinstance(expr, cst.Name):
+                    kind = _named_view_kind(analysis, site, expr)
+                    if kind is not None:
+                        yield Report(expr, _named_view_message(analysis, site, expr, kind))
+
+
+def _result_discarded(site: CallSite) -> bool:
+    """Whether the argument is the only place the value lands: torch's broadcast returns None;
+    accelerate's returns the filled tensors, which a bare call throws away."""
+    if site.api.returns_none:
+        return True
+    statement = site.statement
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and small.value is site.call for small in statement.body)
+
+
+def _tensor_leaves(expr: cst.BaseExpression, nested: bool) -> list[cst.BaseExpression]:
+    """The tensors a call receives into: the argument, or the leaves of a literal container for
+    accelerate's nested broadcast."""
+    if nested and isinstance(expr, (cst.List, cst.Tuple)):
+        return [leaf for e in expr.elements if isinstance(e, cst.Element)
+                for leaf in _tensor_leaves(e.value, nested)]
+    if nested and isinstance(expr, cst.Dict):
+        return [leaf for e in expr.elements if isinstance(e, cst.DictElement)
+                for leaf in _tensor_leaves(e.value, nested)]
+    return [expr]
+
+
+# -- what an expression is -------------------------------------------------------------------
+def _kind(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:
+    """COPY, STRIDED or PERMUTED; None for a name, a contiguous view, or anything unknown."""
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)) and not isinstance(
+            getattr(expr, "operator", None), cst.Not):
+        return COPY
+    if isinstance(expr, cst.Subscript):
+        return _subscript_kind(analysis, expr)
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in _PERMUTING_ATTRIBUTES:
+            return _permuted(_kind(analysis, expr.value))
+        return _kind(analysis, expr.value) if expr.attr.value == "data" else None
+    if isinstance(expr, cst.Call):
+        return _call_kind(analysis, expr)
+    return None
+
+
+def _permuted(base: Optional[str]) -> str:
+    return base if base in (COPY, STRIDED) else PERMUTED
+
+
+def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
+    qualified = analysis.qualified_names(call)
+    if qualified & _NEW_TENSOR_FUNCTIONS:
+        return COPY
+    if qualified & _PERMUTING_FUNCTIONS:
+        arguments = positional_arguments(call)
+        return _permuted(_kind(analysis, arguments[0]) if arguments else None)
+    if not _is_tensor_method(analysis, call):
+        return None
+    method = method_name(call)
+    base = _kind(analysis, call.func.value)
+    if method in _COPYING_METHODS:
+        return COPY
+    if method in _PERMUTING_METHODS:
+        return base if _is_identity_permutation(call) else _permuted(base)
+    if method in _LAYOUT_KEEPING_METHODS or method.endswith("_"):
+        return base  # in-place methods return the tensor itself
+    if method in _RESHAPING_METHODS:
+        return None if base is None else COPY
+    if method in _DIMENSION_METHODS:
+        return _dimension_view(call, base)
+    if method == "diagonal":
+        return base if base == COPY else STRIDED
+    return None
+
+
+def _is_tensor_method(analysis: ModuleAnalysis, call: cst.Call) -> bool:
+    """`x.clone()` rather than `torch.cat(...)` or `F.pad(...)`: the receiver is not a module."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    receiver = call.func.value
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return True
+    return not any(q == "torch" or q.startswith("torch.") for q in analysis.qualified_names(receiver))
+
+
+def _is_identity_permutation(call: cst.Call) -> bool:
+    """`x.permute(0, 1, 2)` or `x.transpose(1, 1)`: no change of layout."""
+    values = [integer_literal(arg) for arg in positional_arguments(call)]
+    if not values or None in values:
+        return False
+    if method_name(call) == "permute":
+        return values == list(range(len(values)))
+    return len(set(values)) == 1
+
+
+def _dimension_view(call: cst.Call, base: Optional[str]) -> Optional[str]:
+    arguments = positional_arguments(call)
+    dimension = integer_literal(arguments[0]) if arguments else None
+    if base == COPY or (base is not None and dimension == 0):
+        return base
+    if dimension is None or (dimension == 0 and base is None):
+        return None
+    return STRIDED
+
+
+def _subscript_kind(analysis: ModuleAnalysis, subscript: cst.Subscript) -> Optional[str]:
+    base = _kind(analysis, subscript.value)
+    own = _indexing_kind(analysis, subscript.slice)
+    if base == COPY or own == COPY:
+        return COPY
+    if base == STRIDED or own == STRIDED:
+        return STRIDED
+    if base == PERMUTED:
+        return PERMUTED if all(_is_full_slice(e.slice) for e in subscript.slice) else STRIDED
+    return None
+
+
+def _indexing_kind(analysis: ModuleAnalysis, elements) -> Optional[str]:
+    """What `x[elements]` is for a contiguous `x`: integers first, then at most one slice on the
+    next dimension, then only full slices keep it contiguous. An index after `...` is not judged:
+    how many dimensions `...` stands for is unknown."""
+    sliced = False
+    for element in elements:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            if index.step is not None and integer_literal(index.step) != 1:
+                return STRIDED
+            if sliced and not _is_full_slice(index):
+                return STRIDED
+            sliced = True
+            continue
+        value = index.value
+        if isinstance(value, cst.Ellipsis):
+            return None
+        if is_none(value):
+            continue
+        if _is_advanced_index(analysis, value):
+            return COPY
+        if sliced:
+            return STRIDED
+    return None
+
+
+def _is_full_slice(index) -> bool:
+    if not isinstance(index, cst.Slice):
+        return isinstance(index, cst.Index) and is_none(index.value)
+    step_is_one = index.step is None or integer_literal(index.step) == 1
+    return index.lower is None and index.upper is None and step_is_one
+
+
+def _is_advanced_index(analysis: ModuleAnalysis, value: cst.BaseExpression) -> bool:
+    """A list, a mask or a tensor of indices: indexing with it gathers into a new tensor."""
+    if isinstance(value, (cst.List, cst.ListComp, cst.Comparison)):
+        return True
+    return isinstance(value, cst.Call) and bool(analysis.qualified_names(value) & _NEW_TENSOR_FUNCTIONS)
+
+
+def _named_view_kind(analysis: ModuleAnalysis, site: CallSite, name: cst.Name) -> Optional[str]:
+    """STRIDED or PERMUTED when every assignment of `name` reaching the call makes such a view.
+    A copy held in a name is fine: the name is there to read the received value from."""
+    kinds = set()
+    for world, definitions in analysis.definitions(site, name.value).items():
+        for definition in definitions:
+            if definition.kind != ASSIGNED:
+                return None
+            kinds.update(_kind(analysis, value) for value in analysis.values(definition, world))
+    return kinds.pop() if len(kinds) == 1 and kinds & {STRIDED, PERMUTED} else None
+
+
+# -- messages --------------------------------------------------------------------------------
+def _message(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, kind: str) -> str:
+    called = f"{analysis.code(site.call.func)}()"
+    shown = analysis.code(expr)
+    base = _base_name(analysis, expr)
+    if kind != COPY:
+        return _view_message(called, shown, base or shown, kind)
+    if not site.api.returns_none:  # accelerate's broadcast returns what it received
+        result = f"{base} = {analysis.code(site.call)}" if base and expr is site.payload else None
+        use = f"use its result ({result})" if result else "use its result"
+        remedy = f"{use} or broadcast {base} itself" if base else use
+        return f"{called} writes into {shown}, a temporary whose received value is discarded; {remedy}"
+    if base is None:
+        return (f"{called} writes into {shown}, a new tensor nobody keeps, so the received value "
+                "is lost; assign it to a name, broadcast that name and read the value from it")
+    return (f"{called} writes into {shown}, a temporary copy of {base}; the receiving ranks' {base} "
+            f"keeps its own value; broadcast {base} itself (then convert), or keep the copy in a "
+            "name and read it after the call")
+
+
+def _named_view_message(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, kind: str) -> str:
+    called = f"{analysis.code(site.call.func)}()"
+    return _view_message(called, f"'{name.value}'", "the tensor it views", kind)
+
+
+def _view_message(called: str, shown: str, base: str, kind: str) -> str:
+    if kind == STRIDED:
+        return (f"{called} writes into {shown}, a non-contiguous view: gloo writes the received "
+                f"elements as one contiguous block and silently corrupts {base}, NCCL raises "
+                "'Tensors must be contiguous'; broadcast a .contiguous() copy and copy it back")
+    return (f"{called} writes into {shown}, a transposed (non-contiguous) view of {base}: NCCL "
+            f"raises 'Tensors must be contiguous'; broadcast {base} itself")
+
+
+def _base_name(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:
+    """`x` for `x.detach().clone()`, `x[:, ::2]` or `x.T`; None for a new tensor."""
+    while True:
+        if isinstance(expr, cst.Call) and _is_tensor_method(analysis, expr):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in _PERMUTING_ATTRIBUTES | {"data"}:
+            expr = expr.value
+        else:
+            break
+    return analysis.code(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None

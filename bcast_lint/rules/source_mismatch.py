@@ -1,0 +1,301 @@
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis.expressions import allocation, is_none, method_name
+from bcast_lint.analysis.flow import ASSIGNED, OTHER
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.ranks import World, integer_literal
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+# Values that only reserve room for what the source sends: receiving into them is their purpose.
+_PLACEHOLDER_CONSTRUCTORS = {"torch.zeros", "torch.zeros_like", "torch.empty", "torch.empty_like",
+                             "torch.ones", "torch.ones_like"}
+_PLACEHOLDER_METHODS = {"new_zeros", "new_empty", "new_ones", "zero_"}
+_CONSTANT_CONSTRUCTORS = {"torch.tensor", "torch.Tensor", "torch.LongTensor", "torch.IntTensor",
+                          "torch.FloatTensor", "torch.full", "torch.full_like"}
+_NAME_DEPTH = 3  # `src = s; s = 0`: how many assignments a source name is followed through
+
+
+class SourceMismatch(Rule):
+    """
+    ## What it does
+    Flags a broadcast whose source rank is not the rank that computes the value: the value is
+    filled under a rank condition that holds on exactly one rank other than the source
+    (`if rank == 1:` with `src=0`, `if accelerator.is_last_process:` with accelerate's default
+    `from_process=0`), or the source rank itself differs between ranks (`src=rank`,
+    `src=dist.get_rank()`, `from_process=accelerator.process_index`).
+
+    ## Why is this bad?
+    A broadcast copies the source rank's tensor to every rank, whatever the others hold. When
+    another rank filled the value, the source sends its placeholder, every rank (the filling one
+    included) ends up with it, and training silently goes on with zeros. Under accelerate's
+    Megatron-LM mode `is_main_process` is the last process while `broadcast` still sends from
+    process 0, so code guarded by the "main" process there has this bug.
+
+    A source that differs per rank (`src=rank`) makes every rank wait to send to the others: the
+    job hangs until the backend timeout (30 minutes with gloo, the 10-minute NCCL watchdog), and
+    `TORCH_DISTRIBUTED_DEBUG=DETAIL`, which catches shape, dtype and one-sided mismatches, does not
+    catch this one.
+
+    Only what is statically known is reported: a source rank written as a literal (or accelerate's
+    default), a fill condition decided by the rank alone, and a per-rank source from an expression
+    that is the rank. `src=args.src`, or a fill under `if is_writer:`, is never guessed at.
+    `is_local_main_process` holds on rank 0 too (and on the first rank of every other node), so a
+    value filled under it with source 0 is not reported: rank 0 has filled it, and the other
+    nodes' copies are overwritten with rank 0's, which is usually what such code wants. A rank
+    that assigns a placeholder (`torch.zeros(...)`, `[None]`, a literal `torch.tensor([0])`) is
+    receiving, not filling, and is not reported either.
+
+    ## Example
+    ```python
+    seed = torch.zeros(1, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_last_process:
+        seed = torch.randint(0, 2**31, (1,), device=accelerator.device)
+    seed = broadcast(seed)  # from_process=0 sends rank 0's zero
+
+    dist.broadcast(config_tensor, src=dist.get_rank())  # hangs
+    ```
+
+    ## Use instead
+    ```python
+    seed = torch.zeros(1, dtype=torch.int64, device=accelerator.device)
+    if accelerator.is_main_process:
+        seed = torch.randint(0, 2**31, (1,), device=accelerator.device)
+    seed = broadcast(seed)  # or broadcast(seed, from_process=accelerator.num_processes - 1)
+
+    dist.broadcast(config_tensor, src=0)
+    ```
+
+    ## Fix safety
+    No fix. Two edits would make the ranks agree, moving the fill to the source rank or passing
+    the filling rank as the source, and which one is right depends on why that rank computes the
+    value (it may be the only rank holding a file, a GPU or a network connection). A per-rank
+    source has no right replacement the linter could know.
+
+    ## References
+    - [torch.distributed.broadcast](https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast)
+    - [accelerate.utils.broadcast](https://huggingface.co/docs/accelerate/package_reference/utilities#accelerate.utils.broadcast)
+    """
+
+    code = "BCL009"
+    VALID = (
+        Valid("x = torch.zeros(4)\nif rank == 0:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
+        Valid("x = torch.zeros(4)\nif accelerator.is_main_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
+        Valid("x = torch.zeros(4)\nif accelerator.is_local_main_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
+        Valid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=1)"),
+        Valid("x = torch.zeros(4)\nif accelerator.process_index == 2:\n    x = torch.randn(4)\n"
+              "x = broadcast(x, from_process=2)"),
+        Valid("x = torch.zeros(4)\nif accelerator.is_last_process:\n    x = torch.randn(4)\n"
+              "x = broadcast(x, from_process=accelerator.num_processes - 1)"),
+        Valid("def f(args, x):\n    dist.broadcast(x, src=args.src)"),
+        Valid("def f(x, is_writer):\n    if is_writer:\n        x = torch.randn(4)\n    dist.broadcast(x, src=0)"),
+        Valid("x = torch.randn(4)\nif rank != 0:\n    x = torch.zeros(4)\ndist.broadcast(x, 0)"),
+        Valid("x = torch.randn(4)\nif rank == 1:\n    x = torch.zeros_like(x)\ndist.broadcast(x, 0)"),
+        Valid("if rank == 0:\n    x = torch.randn(4)\nelse:\n    x = torch.zeros(4)\ndist.broadcast(x, 0)"),
+        Valid("SRC = 0\nx = torch.zeros(4)\nif rank == SRC:\n    x = torch.randn(4)\ndist.broadcast(x, src=SRC)"),
+        Valid("def f(tensors, world_size):\n    for rank in range(world_size):\n"
+              "        dist.broadcast(tensors[rank], src=rank)"),
+        Valid("works = [dist.broadcast(t, src=rank, async_op=True) for rank, t in enumerate(ts)]"),
+        Valid("if rank == 0:\n    dist.broadcast(x, src=rank)"),
+    )
+    INVALID = (
+        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
+        Invalid("x = torch.zeros(4)\nif accelerator.process_index == 2:\n    x = torch.randn(4)\n"
+                "x = broadcast(x, from_process=0)"),
+        Invalid("x = torch.zeros(4)\nif accelerator.is_last_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
+        Invalid("x = torch.randn(4) if rank == 1 else torch.zeros(4)\ndist.broadcast(x, 0)"),
+        Invalid("obj = [None]\nif rank == 1:\n    obj = [{'lr': 0.1}]\ndist.broadcast_object_list(obj, src=0)"),
+        Invalid("src = 0\nx = torch.zeros(4)\nif local_rank == 1:\n    x = torch.randn(4)\n"
+                "dist.broadcast(x, src=src)"),
+        Invalid("dist.broadcast(x, src=rank)"),
+        Invalid("dist.broadcast(x, src=dist.get_rank())"),
+        Invalid("x = broadcast(x, from_process=accelerator.process_index)"),
+        Invalid("def worker(rank, x):\n    dist.broadcast(x, rank)"),
+        Invalid("dist.broadcast(x, src=0 if accelerator.is_main_process else 1)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.broadcasts():
+            sources = {world: _source_rank(analysis, site, world) for world in site.reached}
+            known = set(sources.values())
+            if None in known or not known:
+                continue
+            if len(known) > 1:
+                yield Report(site.call, _per_rank_message(analysis, site))
+            else:
+                yield from _filled_elsewhere(analysis, site, known.pop())
+
+
+# -- a source that differs per rank ---------------------------------------------------------
+def _source_rank(analysis: ModuleAnalysis, site: CallSite, world: World) -> Optional[int]:
+    """The source rank in `world`, or None when it cannot be known."""
+    if site.source is None:
+        return site.api.default_src
+    loop_names = _comprehension_targets(site.statement, site.call, ())
+    return _integer_value(analysis, site, world, site.source, loop_names or set(), _NAME_DEPTH)
+
+
+def _integer_value(analysis: ModuleAnalysis, site: CallSite, world: World, expr: cst.BaseExpression,
+                   loop_names: set, depth: int) -> Optional[int]:
+    literal = integer_literal(expr)
+    if literal is not None:
+        return literal
+    if isinstance(expr, cst.IfExp):
+        decided = analysis.conditions.evaluate(expr.test, world)
+        arms = [expr.body] if decided is True else [expr.orelse] if decided is False else [expr.body, expr.orelse]
+        values = {_integer_value(analysis, site, world, arm, loop_names, depth) for arm in arms}
+        return values.pop() if len(values) == 1 else None
+    if isinstance(expr, cst.Name):
+        if expr.value in loop_names:
+            return None  # `for rank in range(world_size)`: a loop over sources, not the own rank
+        definitions = site.reached[world].get(expr.value)
+        if definitions is not None:
+            return _name_value(analysis, site, world, expr, definitions, loop_names, depth)
+    quantity = analysis.conditions.quantity(expr)
+    return world.value_of(quantity) if quantity else None
+
+
+def _name_value(analysis: ModuleAnalysis, site: CallSite, world: World, name: cst.Name,
+                definitions: frozenset, loop_names: set, depth: int) -> Optional[int]:
+    """A local name's value: every definition reaching the call must give the same integer."""
+    values = set()
+    for definition in definitions:
+        if definition.kind == ASSIGNED and depth > 0:
+            values.add(_integer_value(analysis, site, world, definition.value, loop_names, depth - 1))
+        elif definition.kind == OTHER and definition.statement is None:  # a parameter
+            quantity = analysis.conditions.quantity(name)
+            values.add(world.value_of(quantity) if quantity else None)
+        else:  # a loop target, an import, an unbound name...
+            return None
+    return values.pop() if len(values) == 1 else None
+
+
+def _comprehension_targets(node: cst.CSTNode, call: cst.Call, bound: tuple) -> Optional[set]:
+    """Names bound by the comprehensions around `call` inside `node` (None: call not found)."""
+    if node is call:
+        return set(bound)
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        comp_for = node.for_in
+        while comp_for is not None:
+            bound = bound + tuple(_target_names(comp_for.target))
+            comp_for = comp_for.inner_for_in
+    for child in node.children:
+        found = _comprehension_targets(child, call, bound)
+        if found is not None:
+            return found
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
+    argument = f"{site.api.src_keyword}={analysis.code(site.source)}"
+    return (f"{argument} names a different source on different ranks, so {_called(analysis, site)} "
+            "never matches up and hangs until the backend timeout (TORCH_DISTRIBUTED_DEBUG=DETAIL "
+            f"does not catch it); pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
+
+
+# -- a value filled on another rank than the source -----------------------------------------
+def _filled_elsewhere(analysis: ModuleAnalysis, site: CallSite, source: int) -> Iterator[Report]:
+    source_world = next((world for world in site.reached if world.rank == source), None)
+    if source_world is None:
+        return  # the source never reaches the call, or is beyond the modelled ranks
+    for name in analysis.payload_names(site):
+        fills = _fills(analysis, site, name.value)
+        if any(source_world in worlds for _, worlds in fills.values()):
+            continue  # the source computes its own value
+        for where, worlds in fills.values():
+            if len({world.rank for world in worlds}) == 1:
+                yield Report(site.call, _fill_message(analysis, site, name.value, where, source))
+                break
+
+
+def _fills(analysis: ModuleAnalysis, site: CallSite, name: str) -> dict:
+    """(definition, value) -> (rank condition, worlds) for each non-placeholder value chosen by
+    the rank (under a rank guard, or by `a if <rank test> else b`) that reaches the call."""
+    fills: dict = {}
+    for world, definitions in analysis.definitions(site, name).items():
+        for definition in definitions:
+            if definition.kind != ASSIGNED:
+                continue
+            where = _guard_phrase(analysis, definition)
+            for value, chosen_where in _choices(analysis, definition.value, world, where):
+                if chosen_where is not None and not _is_placeholder(analysis, value):
+                    fills.setdefault((definition, value), (chosen_where, set()))[1].add(world)
+    return fills
+
+
+def _guard_phrase(analysis: ModuleAnalysis, definition) -> Optional[str]:
+    if definition.guard is None:
+        return None
+    truth = "true" if definition.guard.polarity else "false"
+    return f"'{analysis.code(definition.guard.test)}' is {truth}"
+
+
+def _choices(analysis: ModuleAnalysis, expr: cst.BaseExpression, world: World, where: Optional[str]):
+    """The values `expr` may take in `world`, each with the rank condition that selected it."""
+    if not isinstance(expr, cst.IfExp):
+        yield expr, where
+        return
+    decided = analysis.conditions.evaluate(expr.test, world)
+    if decided is not None:
+        where = f"'{analysis.code(expr.test)}' is {'true' if decided else 'false'}"
+    if decided is not False:
+        yield from _choices(analysis, expr.body, world, where)
+    if decided is not True:
+        yield from _choices(analysis, expr.orelse, world, where)
+
+
+def _is_placeholder(analysis: ModuleAnalysis, value: cst.BaseExpression) -> bool:
+    """None, `[None]`, `[None] * n`, zeros/empty/ones, or a tensor of literal constants."""
+    if is_none(value):
+        return True
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return all(_is_placeholder(analysis, e.value) for e in value.elements)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return _is_placeholder(analysis, value.left) or _is_placeholder(analysis, value.right)
+    call = allocation(value)
+    if call is None:
+        return False
+    if method_name(call) in _PLACEHOLDER_METHODS:
+        return True
+    qualified = analysis.qualified_names(call)
+    if qualified & _PLACEHOLDER_CONSTRUCTORS:
+        return True
+    return bool(qualified & _CONSTANT_CONSTRUCTORS) and all(
+        _is_constant(arg.value) for arg in call.args if arg.keyword is None)
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float)) or is_none(expr):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _is_constant(expr.expression)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(_is_constant(e.value) for e in expr.elements)
+    return False
+
+
+def _fill_message(analysis: ModuleAnalysis, site: CallSite, name: str, where: str, source: int) -> str:
+    if site.source is None:
+        origin = f"the default {site.api.src_keyword}={source}"
+    else:
+        origin = f"{site.api.src_keyword}={analysis.code(site.source)}"
+    return (f"'{name}' is filled only on the rank where {where}, but {_called(analysis, site)} sends "
+            f"from rank {source} ({origin}), so every rank receives rank {source}'s placeholder; "
+            f"fill '{name}' on rank {source}, or broadcast from the rank that fills it")
+
+
+def _called(analysis: ModuleAnalysis, site: CallSite) -> str:
+    return f"{analysis.code(site.call.func)}()"
