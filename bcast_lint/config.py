@@ -124,12 +124,13 @@ class _GlobSet:
     def matches(self, path: str, *, parents: bool) -> bool:
         absolute = os.path.normpath(os.path.abspath(path))
         if self.names is not None:
-            names = _components_below(absolute, self.root) if parents else [os.path.basename(absolute)]
-            if any(self.names.fullmatch(name) for name in names):
+            own_name = [os.path.basename(absolute)]
+            candidates = _components_below(absolute, self.root) if parents else own_name
+            if any(self.names.fullmatch(candidate) for candidate in candidates):
                 return True
         if self.paths is not None:
-            paths = _self_and_parents(absolute) if parents else [absolute]
-            return any(self.paths.fullmatch(candidate) for candidate in paths)
+            candidates = _self_and_parents(absolute) if parents else [absolute]
+            return any(self.paths.fullmatch(candidate) for candidate in candidates)
         return False
 
 
@@ -181,15 +182,28 @@ def _translate_one(pattern: str, i: int) -> tuple[str, int]:
         return "[^/]*", i + 1
     if char == "?":
         return "[^/]", i + 1
-    close = pattern.find("]" if char == "[" else "}", i + 2 if char == "[" else i + 1)
-    if char == "[" and close != -1:
-        body = pattern[i + 1 : close]
-        negate = body[:1] in ("!", "^")
-        return "[" + ("^" if negate else "") + _escape_class(body[negate:]) + "]", close + 1
-    if char == "{" and close != -1:
-        options = pattern[i + 1 : close].split(",")
-        return "(?:" + "|".join(_translate(o) for o in options) + ")", close + 1
+    if char == "[":
+        return _translate_class(pattern, i)
+    if char == "{":
+        return _translate_alternatives(pattern, i)
     return re.escape(char), i + 1
+
+
+def _translate_class(pattern: str, i: int) -> tuple[str, int]:
+    close = pattern.find("]", i + 2)  # a "]" right after "[" belongs to the class
+    if close == -1:
+        return re.escape("["), i + 1
+    body = pattern[i + 1 : close]
+    negate = body[:1] in ("!", "^")
+    return "[" + ("^" if negate else "") + _escape_class(body[negate:]) + "]", close + 1
+
+
+def _translate_alternatives(pattern: str, i: int) -> tuple[str, int]:
+    close = pattern.find("}", i + 1)
+    if close == -1:
+        return re.escape("{"), i + 1
+    options = pattern[i + 1 : close].split(",")
+    return "(?:" + "|".join(_translate(option) for option in options) + ")", close + 1
 
 
 def _escape_class(body: str) -> str:

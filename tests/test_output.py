@@ -88,6 +88,20 @@ def test_show_fixes_without_fixes_adds_nothing():
     assert render(results, "text", show_fixes=True) == render(results, "text")
 
 
+def test_summary_can_be_left_out():
+    assert render(RESULTS, "text", summary=False) == (
+        "a.py:7:10: BCL004 hard-coded device 'cuda:0'\n"
+        "pkg/train.py:3:5: BCL006 broadcast returns None\n"
+        "pkg/train.py:12:9: BCL003 placeholder is uninitialized\n"
+    )
+    assert render([FileResult("clean.py")], "text", summary=False) == ""
+
+
+def test_no_findings_but_unchecked_files_does_not_claim_success():
+    results = [FileResult("clean.py"), FileResult("gone.py", error="no such file or directory")]
+    assert render(results, "text") == "No findings, but 1 file could not be checked.\n"
+
+
 def test_errors_are_rendered_separately():
     assert "gone.py" not in render(RESULTS, "text")
     assert render_errors(RESULTS) == "gone.py: error: no such file or directory\n"
