@@ -333,8 +333,8 @@ def _warnings(states: list[RankState], broadcasts: tuple[BroadcastComparison, ..
             warnings.append(f"broadcast #{broadcast.index + 1} was reached from different lines: {where}")
     if any(state.finished and state.finished.destroyed for state in states):
         warnings.append(
-            "the script never called torch.distributed.destroy_process_group(); the harness did after the "
-            "script finished. Without it a rank can abort at exit (SIGABRT, `terminate called without an "
+            "the script never called torch.distributed.destroy_process_group(); the harness calls it once every "
+            "rank has finished. Without it a rank can abort at exit (SIGABRT, `terminate called without an "
             "active exception`)"
         )
     for state in states:
