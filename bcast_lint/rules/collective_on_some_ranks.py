@@ -104,7 +104,9 @@ class CollectiveOnSomeRanks(Rule):
             elif site.main_process_first is not None:
                 yield Report(site.call, _main_first_message(analysis, site))
             elif _runs_on_some_ranks(analysis, site):
-                layout = layouts.get(site.scope) or layouts.setdefault(site.scope, _Layout.of(site.scope))
+                if site.scope not in layouts:
+                    layouts[site.scope] = _Layout.of(site.scope)
+                layout = layouts[site.scope]
                 yield Report(site.call, _branch_message(analysis, site, layout),
                              _move_after_branch(analysis, site, layout))
 
@@ -240,7 +242,12 @@ def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Opt
 def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, truth = test.expression, not truth
-    return f"'{analysis.code(test)}' is {'true' if truth else 'false'}"
+    text = analysis.code(test)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not truth \
+            and isinstance(test.comparisons[0].operator, cst.NotEqual):
+        text = f"{analysis.code(test.left)} == {analysis.code(test.comparisons[0].comparator)}"
+        truth = True  # "'rank == 0' is true" reads better than "'rank != 0' is false"
+    return f"'{text}' is {'true' if truth else 'false'}"
 
 
 # -- the fix: move the call after the branch --------------------------------------------------
@@ -333,10 +340,10 @@ def _names_used(call: cst.Call) -> set[str]:
 def _moved_lines(analysis: ModuleAnalysis, statement: cst.SimpleStatementLine, top: cst.If) -> Optional[list]:
     """The statement's lines re-indented to the `if`'s level, or None when that could change a
     multi-line string."""
-    code = analysis.code(statement)
-    if '"""' in code or "'''" in code:
-        return None
     where = analysis.position(statement)
+    code = analysis.code(statement)
+    if where.end.line > where.start.line and ('"""' in code or "'''" in code):
+        return None
     arm_indent = analysis.line_text(where.start.line)[: where.start.column]
     top_indent = analysis.line_text(analysis.position(top).start.line)[: analysis.position(top).start.column]
     lines = [analysis.line_text(line) for line in range(where.start.line, where.end.line + 1)]
