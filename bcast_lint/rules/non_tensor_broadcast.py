@@ -8,7 +8,7 @@ import libcst as cst
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.model import UNSAFE, Edit, Fix
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid, insert_before_statement, replace_node
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
 
 # Builtins whose result is never a tensor, and the class of that result.
 _BUILTIN_RESULTS = {"builtins.str": "str", "builtins.repr": "str", "builtins.len": "int",
@@ -38,7 +38,7 @@ class NonTensorBroadcast(Rule):
     tensor, so any list, tuple or dict is flagged.
 
     ## Why is this bad?
-    Only tensors can be broadcast. Once distributed, accelerate raises on every rank
+    Only tensors can be broadcast. Once distributed, accelerate raises on each rank that passes one
     ``TypeError: Unsupported types (<class 'str'>) passed to `_gpu_broadcast_one`. Only nested
     list/tuple/dicts of objects that are valid for `is_torch_tensor` should be passed.``, and
     `torch.distributed.broadcast` raises ``TypeError: Invalid function argument. Expected parameter
@@ -123,11 +123,20 @@ def _non_tensor(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpressi
                 return replace(found, nested=True)
         return None
     if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
-        for value in analysis.reaching_values(site, expr):
+        values = sorted(set(analysis.reaching_values(site, expr)), key=lambda v: _shown_first(analysis, v))
+        for value in values:
             found = _non_tensor(analysis, site, value, depth + 1)
             if found is not None:
                 return replace(found, name=found.name or expr.value)
     return None
+
+
+def _shown_first(analysis: ModuleAnalysis, value: cst.BaseExpression) -> tuple:
+    """Computed values (`f"..."`, `len(x)`) before plain literals, which are usually the
+    receiving ranks' initial values; then in source order."""
+    literal = isinstance(value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name, cst.UnaryOperation))
+    start = analysis.position(value).start
+    return (literal, start.line, start.column)
 
 
 def _scalar_kind(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:
@@ -168,16 +177,19 @@ def _message(analysis: ModuleAnalysis, site: CallSite, found: _NonTensor) -> str
     if found.nested:
         given = f"a structure holding {given}"
     kind = {"number": "a Python number", "list": "a list", "int": "an int"}.get(found.kind, f"a {found.kind}")
-    python_class = "<class 'float'>" if found.kind == "number" else f"<class '{found.kind}'>"
+    python_class = "<class 'int'> or <class 'float'>" if found.kind == "number" else f"<class '{found.kind}'>"
     if site.api.nested:
         failure = (f"accelerate raises \"TypeError: Unsupported types ({python_class}) passed to "
                    "`_gpu_broadcast_one`\" once distributed, while a single process "
                    "returns it untouched, so tests pass")
         remedy = "broadcast_object_list([value])[0]"
-    else:
+    elif site.api.returns_none:
         failure = ("torch.distributed raises \"TypeError: Invalid function argument. Expected parameter `tensor` of "
                    f"type torch.Tensor but got {python_class} instead.\"")
         remedy = "broadcast_object_list() on a one-element list"
+    else:
+        failure = "it accepts only tensors"
+        remedy = "a tensor (torch.tensor(value)) or broadcast_object_list()"
     return (f"{site.api.short_name}() is given {given}, {kind}, not a tensor; {failure}; "
             f"use {remedy}")
 
@@ -256,35 +268,36 @@ def _other_arguments(analysis: ModuleAnalysis, site: CallSite) -> list[str]:
 def _object_list_function(analysis: ModuleAnalysis, site: CallSite) -> Optional[tuple[str, Optional[Edit]]]:
     """How to call the same module's `broadcast_object_list` here, and the import to add, if any."""
     func = site.call.func
+    module = site.api.qualified_name.rsplit(".", 1)[0]
+    if f"{module}.broadcast_object_list" not in apis.CATALOG:
+        return None  # torch.distributed.nn.functional and friends have no object form
     if isinstance(func, cst.Attribute):
         return f"{analysis.code(func.value)}.broadcast_object_list", None
     if not isinstance(func, cst.Name):
         return None
-    module = site.api.qualified_name.rsplit(".", 1)[0]
     imports = _imports(analysis.module)
-    for line, node, alias in imports:
+    for node, alias in imports:
         if _imported_name(node, alias) == f"{module}.broadcast_object_list":
             return _bound_name(alias), None
-    origin = next(((line, node) for line, node, alias in imports
+    origin = next((alias for node, alias in imports
                    if _bound_name(alias) == func.value and _imported_name(node, alias) == site.api.qualified_name),
                   None)
     if origin is None or "broadcast_object_list" in _used_names(analysis.module):
         return None
-    line, node = origin
-    text = f"from {analysis.code(node.module)} import broadcast_object_list"
-    return "broadcast_object_list", insert_before_statement(analysis, line, text)
+    # `from m import broadcast` -> `from m import broadcast, broadcast_object_list`
+    end = analysis.position(origin.asname if origin.asname is not None else origin.name).end
+    return "broadcast_object_list", Edit(end.line, end.column + 1, end.line, end.column + 1,
+                                         ", broadcast_object_list")
 
 
-def _imports(module: cst.Module) -> list[tuple[cst.SimpleStatementLine, cst.ImportFrom, cst.ImportAlias]]:
-    """Every absolute `from m import a [as b]` in the module, with the line holding it."""
+def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]:
+    """Every absolute `from m import a [as b]` in the module."""
     found = []
 
     class Collector(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
-            for small in line.body:
-                if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
-                        and not isinstance(small.names, cst.ImportStar):
-                    found.extend((line, small, alias) for alias in small.names)
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
+                found.extend((node, alias) for alias in node.names)
 
     module.visit(Collector())
     return found

@@ -30,8 +30,10 @@ class PlaceholderMismatch(Rule):
     Only shapes and dtypes that the code states are compared: literal sizes, sizes written alike
     on both sides (`n` and `n`), explicit dtypes and the constructors' defaults (float32 for
     `zeros`/`ones`/`empty`/`rand`/`randn`/`linspace`, int64 for `randint`/`randperm`, the fill
-    value's or the data's type for `full`/`tensor`). A size held in a parameter or read from
-    `.shape` is never guessed, and nothing is reported when the source rank's value is unknown.
+    value's or the data's type for `full`/`tensor`; a conversion such as `.long()` or
+    `.to(torch.float16)` counts). A size held in a parameter or read from `.shape` is never
+    guessed, and nothing is reported when the source rank's value is unknown. Default dtypes
+    assume `torch.set_default_dtype` was not called.
 
     ## Why is this bad?
     `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
@@ -145,7 +147,7 @@ class PlaceholderMismatch(Rule):
                 if found is None:
                     return []
                 specs.update((spec.call, spec) for spec in found)
-        return list(specs.values())
+        return sorted(specs.values(), key=lambda spec: _start(analysis, spec.call))
 
     @staticmethod
     def _specs(analysis: ModuleAnalysis, definition, world) -> Optional[list[TensorSpec]]:
@@ -167,14 +169,23 @@ class PlaceholderMismatch(Rule):
         return Report(placeholder.call, message, fix)
 
 
+def _start(analysis: ModuleAnalysis, node: cst.CSTNode) -> tuple[int, int]:
+    start = analysis.position(node).start
+    return (start.line, start.column)
+
+
 def _differ(a: TensorSpec, b: TensorSpec) -> bool:
     return shapes_differ(a, b) or dtypes_differ(a, b)
 
 
 def _describe(analysis: ModuleAnalysis, spec: TensorSpec) -> str:
     code = " ".join(analysis.code(spec.expression).split())
-    if len(code) > 48:
-        code = f"{' '.join(analysis.code(spec.call.func).split())}(...)"
+    if len(code) > 60:  # keep what decides shape and dtype: positional arguments and dtype=
+        kept = [arg for arg in spec.call.args if arg.keyword is None or arg.keyword.value == "dtype"]
+        arguments = ", ".join(analysis.code(arg.value) if arg.keyword is None else f"dtype={analysis.code(arg.value)}"
+                              for arg in kept)
+        code = " ".join(f"{analysis.code(spec.call.func)}({arguments})".split())
+        code += "..." if spec.expression is not spec.call else ""
     known = [f"shape {spec.shape_text}"] if spec.shape is not None and not spec.rank_ambiguous else []
     known += [spec.dtype] if spec.dtype is not None else []
     return f"{code} ({', '.join(known)})" if known else code
@@ -254,7 +265,7 @@ def _shape_edit(analysis: ModuleAnalysis, placeholder: TensorSpec, source: Tenso
 def _torch_prefix(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
     """`torch` (or the alias it is imported as) when `call` is written `torch.zeros(...)`."""
     func = call.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-        if "torch" in analysis.qualified_names(func.value):
-            return func.value.value
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and "torch" in analysis.qualified_names(func.value)):
+        return func.value.value
     return None
