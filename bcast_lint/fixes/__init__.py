@@ -1,0 +1,1 @@
+"""Fix builders shared by several rules."""
