@@ -71,6 +71,7 @@ class CallSite:
 @dataclass(frozen=True)
 class RankSplit:
     broken_worlds: tuple[World, ...]
+    broken_definitions: tuple[Definition, ...]  # those that make it broken there
     fine_definitions: tuple[Definition, ...]
     where: str  # e.g. "where 'accelerator.is_main_process' is false"
 
@@ -277,16 +278,18 @@ class ModuleAnalysis:
     def split_ranks(self, site: CallSite, name: str, is_broken) -> Optional["RankSplit"]:
         """Whether `is_broken(definition, world)` holds for `name` at `site` on some ranks but not
         on all of them, and if so, the definitions on the ranks where it is fine."""
-        broken_worlds, fine = [], []
+        broken_worlds, broken_definitions, fine = [], [], []
         for world, definitions in self.definitions(site, name).items():
             broken = [d for d in definitions if is_broken(d, world)]
             if broken:
                 broken_worlds.append(world)
+                broken_definitions.extend(broken)
             else:
                 fine.extend(definitions)
         if not broken_worlds or not fine:
             return None
-        return RankSplit(tuple(broken_worlds), tuple(fine), self._condition_phrase(fine))
+        return RankSplit(tuple(broken_worlds), tuple(broken_definitions), tuple(fine),
+                         self._condition_phrase(fine))
 
     def _condition_phrase(self, fine_definitions) -> str:
         """"where 'accelerator.is_main_process' is false": the rank test the fine ranks passed."""

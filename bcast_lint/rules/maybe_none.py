@@ -6,6 +6,7 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import has_none_leaf, is_none
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.fixes.placeholder import placeholder_or_object_list_fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 
@@ -59,8 +60,15 @@ class BroadcastArgMaybeNone(Rule):
         Valid("ids = None\nif accelerator.num_processes > 1:\n    ids = torch.randn(8)\nbroadcast(ids)"),
     )
     INVALID = (
-        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
-        Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)"),
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)",
+                expected_replacement="ids = torch.zeros(8, dtype=torch.float32)\n"
+                "if accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nids = broadcast(ids)",
+                expected_replacement="ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\n"
+                "ids = broadcast_object_list([ids])[0]"),
+        Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
+                expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
+                "ids = broadcast_object_list([ids])[0]"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -68,7 +76,8 @@ class BroadcastArgMaybeNone(Rule):
             for name in analysis.payload_names(site):
                 split = analysis.split_ranks(site, name.value, self._none_test(analysis, site))
                 if split is not None:
-                    yield Report(site.call, self._message(site, name.value, split.where))
+                    fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
+                    yield Report(site.call, self._message(site, name.value, split.where), fix)
 
     @staticmethod
     def _none_test(analysis: ModuleAnalysis, site: CallSite):

@@ -4,6 +4,7 @@ from typing import Iterator
 
 from bcast_lint.analysis.flow import UNBOUND
 from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.fixes.placeholder import placeholder_or_object_list_fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 
@@ -45,7 +46,15 @@ class BroadcastArgUnbound(Rule):
         Valid("def f(x):\n    if rank == 0:\n        x = torch.randn(3)\n    dist.broadcast(x, 0)"),
     )
     INVALID = (
-        Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)"),
+        Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)",
+                expected_replacement="x = torch.zeros(3, dtype=torch.float32)\n"
+                "if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)"),
+        Invalid("if rank == 0:\n    x = torch.randint(0, 9, (4,), device=dev)\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros((4,), dtype=torch.int64, device=dev)\n"
+                "if rank == 0:\n    x = torch.randint(0, 9, (4,), device=dev)\ndist.broadcast(x, 0)"),
+        Invalid("if rank == 0:\n    x = load()\ndist.broadcast(x, src=0)",
+                expected_replacement="x = None\nif rank == 0:\n    x = load()\n"
+                "x_objects = [x]\ndist.broadcast_object_list(x_objects, src=0)\nx = x_objects[0]"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -53,7 +62,8 @@ class BroadcastArgUnbound(Rule):
             for name in analysis.payload_names(site):
                 split = analysis.split_ranks(site, name.value, lambda d, world: d.kind == UNBOUND)
                 if split is not None:
+                    fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
                     yield Report(site.call, (
                         f"'{name.value}' is unbound on ranks {split.where} when it reaches "
                         f"{site.api.short_name}(), which raises NameError there; assign a "
-                        "placeholder with the same shape, dtype and device on every rank"))
+                        "placeholder with the same shape, dtype and device on every rank"), fix)
