@@ -19,7 +19,7 @@ accelerator = Accelerator()
 
 ids = None
 if accelerator.is_main_process:
-    ids = torch.randperm(8, device=accelerator.device)
+    ids = torch.randperm(8, device=accelerator.device)[:4]
 ids = broadcast(ids)
 buffer = torch.empty(4, device=accelerator.device)
 broadcast(buffer)
@@ -118,6 +118,21 @@ def test_fix_applies_safe_fixes_only_and_reports_what_remains(project):
     fixed = (project / "train.py").read_text()
     assert "torch.zeros(4, device=accelerator.device)" in fixed
     assert result.returncode == 1 and "BCL001" in result.stdout and "Fixed 1" in result.stdout
+
+
+def test_unsafe_fixes_fix_everything_and_exit_zero(project):
+    result = run("--fix", "--unsafe-fixes", "train.py", cwd=project)
+    fixed = (project / "train.py").read_text()
+    assert "ids = broadcast_object_list([ids])[0]" in fixed
+    assert "from accelerate.utils import broadcast, broadcast_object_list" in fixed
+    assert result.returncode == 0 and "Fixed 2 findings." in result.stdout
+    assert run("train.py", cwd=project).returncode == 0
+
+
+def test_exit_non_zero_on_fix(project):
+    (project / "train.py").write_text(BROKEN.replace("ids = broadcast(ids)", "ids = broadcast(ids)  # noqa"))
+    assert run("--fix", "--exit-non-zero-on-fix", "train.py", cwd=project).returncode == 1
+    assert run("--fix", "--exit-non-zero-on-fix", "train.py", cwd=project).returncode == 0
 
 
 def test_diff_writes_nothing(project):

@@ -35,7 +35,7 @@ def test_flake8_reports_what_the_cli_reports_on_every_fixture():
 def test_flake8_noqa_and_unparsable_files(tmp_path):
     (tmp_path / "noqa.py").write_text(
         "import torch.distributed as dist\n"
-        "if dist.get_rank() == 0:\n    t = 1\n"
+        "if dist.get_rank() == 0:\n    t = dist.get_world_size()\n"
         "dist.broadcast(t, 0)  # noqa: BCL002\n")
     (tmp_path / "broken.py").write_text("import torch.distributed as dist\ndist.broadcast(\n")
     result = _flake8([str(tmp_path / "noqa.py"), str(tmp_path / "broken.py")])
