@@ -107,14 +107,15 @@ def test_a_script_error_outside_any_broadcast_is_an_error():
 
 
 def test_a_fatal_signal_inside_a_broadcast_is_an_error_with_the_abort_reason():
-    stderr = "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what():  [pair.cc:1] size mismatch\n"
+    stderr = "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what():  [pair.cc:1] size mismatch"
     result = judge(run(
         [enter(0, 0), leave(0, 0), finished(0)], [enter(1, 0)],
         fatal=[(1, "Fatal Python error: Aborted\n\nThread 0x1 (most recent call first):")], stderr=[(1, stderr)],
     ))  # fmt: skip
     assert result.outcome == ERROR
     assert result.details[0] == (
-        "rank 1: Fatal Python error: Aborted inside torch.distributed.broadcast at s.py:3: [pair.cc:1] size mismatch"
+        "rank 1: killed by a fatal signal (Fatal Python error: Aborted) inside torch.distributed.broadcast at s.py:3: "
+        "[pair.cc:1] size mismatch"
     )
 
 
@@ -174,7 +175,16 @@ def test_records_round_trip_and_a_torn_last_line_is_dropped(tmp_path):
     assert protocol.read_events(tmp_path, 0) == (event,)
 
 
-@pytest.mark.parametrize("argv", [[], ["s.py", "--nproc", "1"], ["s.py", "--output-format", "xml"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["missing.py"],
+        [__file__, "--nproc", "1"],
+        [__file__, "--timeout", "0"],
+        [__file__, "--output-format", "xml"],
+    ],
+)
 def test_usage_errors_exit_2(argv, capsys):
     assert verify_main(argv) == 2
 

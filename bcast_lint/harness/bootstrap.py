@@ -268,6 +268,9 @@ def fingerprint_names(frame: types.FrameType, names: tuple[str, ...]) -> tuple[t
     return _fingerprint_in(scope, names)
 
 
+_MISSING = object()
+
+
 def _fingerprint_in(scope: dict, names) -> tuple[tuple[str, str], ...]:
     found = []
     for name in names:
@@ -275,9 +278,6 @@ def _fingerprint_in(scope: dict, names) -> tuple[tuple[str, str], ...]:
         if value is not _MISSING and is_checkable(value):
             found.append((name, fingerprint(value)))
     return tuple(found)
-
-
-_MISSING = object()
 
 
 def _lookup(scope: dict, dotted: str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from bcast_lint.harness import verify
@@ -18,7 +19,8 @@ EXIT_USAGE = 2
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bcast-lint verify",
-        usage="%(prog)s SCRIPT [--nproc N] [--timeout SECONDS] [--output-format {text,json}] [--check NAME] [-- ARGS...]",
+        usage="%(prog)s SCRIPT [--nproc N] [--timeout SECONDS] [--output-format {text,json}] [--check NAME] "
+        "[-- ARGS...]",
         description="Run SCRIPT as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
         "whether every rank ended with the same value. Outcomes: ok, error, hang, divergent.",
     )
@@ -44,9 +46,10 @@ def main(argv: list[str]) -> int:
         args = parser.parse_args(own)
     except SystemExit as exit_:  # argparse exits 2 on usage errors, 0 for --help
         return EXIT_USAGE if exit_.code else EXIT_OK
-    if args.nproc < MIN_PROCESSES or args.timeout <= 0:
+    problem = _usage_problem(args)
+    if problem:
         parser.print_usage(sys.stderr)
-        print(f"bcast-lint verify: --nproc must be at least {MIN_PROCESSES} and --timeout positive", file=sys.stderr)
+        print(f"bcast-lint verify: {problem}", file=sys.stderr)
         return EXIT_USAGE
     result = verify(args.script, args.nproc, args.timeout, tuple(script_args), tuple(args.check))
     if args.output_format == "json":
@@ -54,6 +57,16 @@ def main(argv: list[str]) -> int:
     else:
         print(render_text(result, args.script))
     return EXIT_OK if result.ok else EXIT_PROBLEM
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    if not os.path.isfile(args.script):
+        return f"no such file: {args.script}"
+    if args.nproc < MIN_PROCESSES:
+        return f"--nproc must be at least {MIN_PROCESSES}: a broadcast needs a receiver"
+    if args.timeout <= 0:
+        return "--timeout must be positive"
+    return None
 
 
 def _split_at_double_dash(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -16,7 +16,8 @@ Kinds of event, in the order a rank writes them:
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
   harness had to call `destroy_process_group()` because the script did not).
 
-It also holds what the launcher hands the report (`RankLog`, `Run`). Standard library only: the parent process never needs torch to read records.
+It also holds what the launcher hands the report (`RankLog`, `Run`). Standard library only: the
+parent process never needs torch to read records.
 """
 
 from __future__ import annotations

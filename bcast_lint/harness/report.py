@@ -232,7 +232,7 @@ def _describe_failure(state: RankState) -> str:
         where = f" at {state.failure.site}" if state.failure.site else ""
         inside = f" (in {state.failure.op})" if state.failure.op else ""
         return f"{_one_line(state.failure.error)}{where}{inside}"
-    signal_line = _first_line(state.fatal)
+    signal_line = f"killed by a fatal signal ({_first_line(state.fatal)})"
     reason = _abort_reason(state.stderr)
     reason = f": {reason}" if reason else ""
     if state.waiting_in is not None:
@@ -277,7 +277,8 @@ def _unfinished(
 ) -> VerifyResult:
     if run.timed_out:
         if all(state.finished for state in states):
-            return VerifyResult(HANG, ("every rank finished the script, but the job did not exit",), warnings, broadcasts)
+            stuck = ("every rank finished the script, but the job did not exit",)
+            return VerifyResult(HANG, stuck, warnings, broadcasts)
         return VerifyResult(HANG, tuple(_whereabouts(states)), warnings, broadcasts)
     stopped = f"the job stopped (exit status {run.returncode}) before every rank finished"
     launcher = _last_lines(run.launcher_output) if not any(state.started for state in states) else []
