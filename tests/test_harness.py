@@ -107,7 +107,7 @@ def test_a_script_error_outside_any_broadcast_is_an_error():
 
 
 def test_a_fatal_signal_inside_a_broadcast_is_an_error_with_the_abort_reason():
-    stderr = "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what():  [pair.cc:1] size mismatch"
+    stderr = "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what(): [pair.cc:1] size mismatch"
     result = judge(run(
         [enter(0, 0), leave(0, 0), finished(0)], [enter(1, 0)],
         fatal=[(1, "Fatal Python error: Aborted\n\nThread 0x1 (most recent call first):")], stderr=[(1, stderr)],
@@ -293,3 +293,23 @@ def test_check_names_and_script_arguments_reach_the_ranks(tmp_path):
     result = verify(str(program), script_args=("run",), check=("shared", "label"))
     assert result.outcome == DIVERGENT
     assert result.details == ("at the end of the script the ranks hold different values for `label`",)
+
+
+@pytest.mark.runtime
+@pytest.mark.timeout(120)
+def test_partial_state_runs_distributed_on_cpu(tmp_path):
+    # PartialState() ignores ACCELERATE_USE_CPU; the bootstrap defaults it to cpu=True.
+    program = tmp_path / "partial_state.py"
+    program.write_text(
+        "import torch\n"
+        "from accelerate import PartialState\n"
+        "from accelerate.utils import broadcast\n"
+        "state = PartialState()\n"
+        "assert state.num_processes == 2, state.distributed_type\n"
+        "value = torch.tensor([7]) if state.is_main_process else torch.zeros(1, dtype=torch.int64)\n"
+        "value = broadcast(value)\n"
+        "assert value.item() == 7\n"
+    )
+    result = verify(str(program))
+    assert result.outcome == OK, result.details
+    assert [call.site for call in result.broadcasts[0].calls] == [f"{program}:7", f"{program}:7"]
