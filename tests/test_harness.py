@@ -251,6 +251,16 @@ def test_broken_program_has_the_outcome_its_header_names(program):
     result = verify(str(program), timeout=_timeout(program))
     assert result.outcome == _expected(program), result.details
     assert result.details
+    assert not _processes_running(program), "the job left processes behind"
+
+
+def _processes_running(program: Path) -> list:
+    psutil = pytest.importorskip("psutil")
+    running = []
+    for process in psutil.process_iter(["cmdline"]):
+        if str(program) in " ".join(process.info["cmdline"] or ()):
+            running.append(process)
+    return running
 
 
 @pytest.mark.runtime
