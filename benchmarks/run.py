@@ -578,13 +578,15 @@ def linear_fit(points: list[tuple[float, float]]) -> tuple[float, float, float] 
 
 def scaling_table(measurements: list[Measurement], counts: dict) -> tuple[str, tuple | None]:
     rows = scaling_rows(measurements, counts)
+    if not rows:
+        return "n/a (bcast-lint not run)", None
     with_prefilter = any(passed is not None for _, _, passed, _ in rows)
     headers = [
         "subset",
         "files",
         *(["pass prefilter"] if with_prefilter else []),
         "median wall s",
-        "ms / file",
+        "ms / passing file" if with_prefilter else "ms / file",
     ]
     table, points = [], []
     for label, files, passed, wall in rows:
@@ -673,6 +675,7 @@ def report(corpus: Corpus, tools: dict, measurements, counts, args) -> str:
     header = [
         f"bcast-lint benchmark, {datetime.datetime.now().isoformat(timespec='seconds')}",
         f"machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs",
+        f"load average at the end (1/5/15 min): {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
         f"Python {platform.python_version()}, peak RSS from {rss_source}",
         f"corpus: {corpus.description} ({len(corpus.files):,} .py files, {corpus.lines:,} lines)",
         f"slice: 1 file in {args.slice_every} ({sliced} files), {args.rounds} interleaved round(s)",
