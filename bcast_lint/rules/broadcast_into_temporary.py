@@ -62,7 +62,11 @@ class BroadcastIntoTemporary(Rule):
     `x.contiguous()` are views of a contiguous tensor and copies of a non-contiguous one, so they
     are reported only on a non-contiguous view. A tensor view held in a name
     (`col = x[:, 0]; dist.broadcast(col, 0)`) is reported too, when every assignment reaching
-    the call makes the same kind of view.
+    the call makes the same kind of view. Non-contiguous views are reported even where
+    accelerate's result is used: what it returns is the same view.
+
+    What cannot be known is not guessed at: `x[idx]` is taken for a row (an integer `idx`), not a
+    gather (a tensor of indices, which copies), and an index after `...` is not judged.
 
     ## Why is this bad?
     An in-place broadcast writes the source's value into the tensor it is given, on every

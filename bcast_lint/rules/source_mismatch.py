@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import allocation, is_none, method_name
-from bcast_lint.analysis.flow import ASSIGNED, OTHER
+from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World, integer_literal
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -42,7 +42,11 @@ class SourceMismatch(Rule):
 
     Only what is statically known is reported: a source rank written as a literal (or accelerate's
     default), a fill condition decided by the rank alone, and a per-rank source from an expression
-    that is the rank. `src=args.src`, or a fill under `if is_writer:`, is never guessed at.
+    that is the rank. `src=args.src`, or a fill under `if is_writer:`, is never guessed at. A
+    per-rank source is not reported under an `if` the rank does not decide (DeepSpeed's
+    `if self.is_last_stage(): dist.broadcast(x, src=self.global_rank)`, where the receivers call
+    the broadcast elsewhere with the sender's rank), nor from a parameter with a default
+    (`def send(data, rank=0)`), nor from `get_global_rank(group, r)`, which is rank r's number.
     `is_local_main_process` holds on rank 0 too (and on the first rank of every other node), so a
     value filled under it with source 0 is not reported: rank 0 has filled it, and the other
     nodes' copies are overwritten with rank 0's, which is usually what such code wants. A rank
@@ -100,6 +104,10 @@ class SourceMismatch(Rule):
               "        dist.broadcast(tensors[rank], src=rank)"),
         Valid("works = [dist.broadcast(t, src=rank, async_op=True) for rank, t in enumerate(ts)]"),
         Valid("if rank == 0:\n    dist.broadcast(x, src=rank)"),
+        Valid("def f(x, is_sender):\n    if is_sender:\n        dist.broadcast(x, src=rank)"),
+        Valid("def send(x, rank=0):\n    dist.broadcast(x, src=rank)"),
+        Valid("def f(x, group):\n    src = dist.get_global_rank(group, 0)\n"
+              "    dist.broadcast(x, src=src, group=group)"),
     )
     INVALID = (
         Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
@@ -114,6 +122,8 @@ class SourceMismatch(Rule):
         Invalid("dist.broadcast(x, src=dist.get_rank())"),
         Invalid("x = broadcast(x, from_process=accelerator.process_index)"),
         Invalid("def worker(rank, x):\n    dist.broadcast(x, rank)"),
+        Invalid("def main(x):\n    rank, size = dist.get_rank(), dist.get_world_size()\n"
+                "    dist.broadcast(x, src=rank)"),
         Invalid("dist.broadcast(x, src=0 if accelerator.is_main_process else 1)"),
     )
 
@@ -124,7 +134,8 @@ class SourceMismatch(Rule):
             if None in known or not known:
                 continue
             if len(known) > 1:
-                yield Report(site.call, _per_rank_message(analysis, site))
+                if _reached_unconditionally(analysis, site):
+                    yield Report(site.call, _per_rank_message(analysis, site))
             else:
                 yield from _filled_elsewhere(analysis, site, known.pop())
 
@@ -136,6 +147,28 @@ def _source_rank(analysis: ModuleAnalysis, site: CallSite, world: World) -> Opti
         return site.api.default_src
     loop_names = _comprehension_targets(site.statement, site.call, ())
     return _integer_value(analysis, site, world, site.source, loop_names or set(), _NAME_DEPTH)
+
+
+class _LoopNames(cst.CSTVisitor):
+    """Names bound by the `for` loops in one scope's own body."""
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.names: set = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        self.names.update(_target_names(node.target))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is not self.scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        return super().on_visit(node)
+
+
+def _loop_names(scope: cst.CSTNode) -> set:
+    collector = _LoopNames(scope)
+    scope.visit(collector)
+    return collector.names
 
 
 def _integer_value(analysis: ModuleAnalysis, site: CallSite, world: World, expr: cst.BaseExpression,
@@ -154,23 +187,69 @@ def _integer_value(analysis: ModuleAnalysis, site: CallSite, world: World, expr:
         definitions = site.reached[world].get(expr.value)
         if definitions is not None:
             return _name_value(analysis, site, world, expr, definitions, loop_names, depth)
+    if isinstance(expr, cst.Call) and _called_name(expr) == "get_global_rank":
+        return None  # get_global_rank(group, group_rank): the global number of a given rank
     quantity = analysis.conditions.quantity(expr)
     return world.value_of(quantity) if quantity else None
+
+
+def _called_name(call: cst.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
 
 
 def _name_value(analysis: ModuleAnalysis, site: CallSite, world: World, name: cst.Name,
                 definitions: frozenset, loop_names: set, depth: int) -> Optional[int]:
     """A local name's value: every definition reaching the call must give the same integer."""
+    if name.value in _loop_names(site.scope):
+        return None  # `for rank in range(world_size)`: the name loops over sources
     values = set()
     for definition in definitions:
-        if definition.kind == ASSIGNED and depth > 0:
+        if definition.kind == ASSIGNED:
+            if depth == 0:
+                return None
             values.add(_integer_value(analysis, site, world, definition.value, loop_names, depth - 1))
-        elif definition.kind == OTHER and definition.statement is None:  # a parameter
+        elif _has_default(site.scope, name.value):
+            return None  # `def send(data, rank=0)`: a parameter with a default is a setting
+        else:
+            # A parameter, `rank, size = ...` (which the data flow does not bind): a rank when
+            # its name says so, as in rank tests.
             quantity = analysis.conditions.quantity(name)
             values.add(world.value_of(quantity) if quantity else None)
-        else:  # a loop target, an import, an unbound name...
-            return None
     return values.pop() if len(values) == 1 else None
+
+
+def _has_default(scope: cst.CSTNode, name: str) -> bool:
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    params = scope.params
+    return any(param.name.value == name and param.default is not None
+               for param in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def _reached_unconditionally(analysis: ModuleAnalysis, site: CallSite) -> bool:
+    """No `if` around the call whose test the rank does not decide. Under `if is_last_stage():`
+    the sender may pass its own rank while the receivers pass the sender's, in another call."""
+    worlds = analysis.worlds[site.scope]
+    return all(analysis.conditions.evaluate(test, world) is not None
+               for test in _enclosing_tests(site.scope, site.call, []) or () for world in worlds)
+
+
+def _enclosing_tests(node: cst.CSTNode, call: cst.Call, tests: list) -> Optional[list]:
+    """The tests of the `if`s and conditional expressions around `call` (None: not found)."""
+    if node is call:
+        return tests
+    if isinstance(node, (cst.If, cst.IfExp)):
+        tests = [*tests, node.test]
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # another scope
+        found = _enclosing_tests(child, call, tests)
+        if found is not None:
+            return found
+    return None
 
 
 def _comprehension_targets(node: cst.CSTNode, call: cst.Call, bound: tuple) -> Optional[set]:
