@@ -13,13 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from bcast_lint.fixer import fix_source
+
 from bcast_lint.harness import protocol, verify
 from bcast_lint.harness.command import main as verify_main
 from bcast_lint.harness.protocol import BROADCAST, OTHER_COLLECTIVE, Event, RankLog, Run
 from bcast_lint.harness.report import DIVERGENT, ERROR, HANG, OK, OUTCOMES, judge
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-HEADER = re.compile(r"#\s*verify:\s*(\w+)")
+# `# verify: <outcome> [check=name,name]`: the outcome of the broken program, and module-level
+# names whose final values must agree across ranks (garbage that never passes a broadcast).
+HEADER = re.compile(r"#\s*verify:\s*(\w+)(?:\s+check=([\w,]+))?")
 HANG_TIMEOUT = 20.0  # seconds: startup takes ~7 s on 2 cores, so a hang shows well before this
 
 
@@ -236,6 +240,11 @@ def _expected(program: Path) -> str:
     return match.group(1)
 
 
+def _checked_names(program: Path) -> tuple[str, ...]:
+    names = HEADER.match(program.read_text().splitlines()[0]).group(2)
+    return tuple(names.split(",")) if names else ()
+
+
 def _timeout(program: Path) -> float:
     return HANG_TIMEOUT if _expected(program) == HANG else 60.0
 
@@ -248,7 +257,7 @@ def _id(path: Path) -> str:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("program", _runtime_programs(), ids=_id)
 def test_broken_program_has_the_outcome_its_header_names(program):
-    result = verify(str(program), timeout=_timeout(program))
+    result = verify(str(program), timeout=_timeout(program), check=_checked_names(program))
     assert result.outcome == _expected(program), result.details
     assert result.details
     assert not _processes_running(program), "the job left processes behind"
@@ -263,12 +272,25 @@ def _processes_running(program: Path) -> list:
     return running
 
 
+def _corrected_version(program: Path, directory: Path) -> Path:
+    """What `bcast-lint --fix --unsafe-fixes` makes of the program; the hand-fixed version where
+    the rule has no automatic fix."""
+    outcome = fix_source(program.read_bytes(), str(program), lambda code: True, unsafe=True)
+    assert outcome.error is None
+    if outcome.source == program.read_bytes():
+        return program.with_name(program.stem + ".handfixed.py")
+    fixed = directory / program.name
+    fixed.write_bytes(outcome.source)
+    assert not [f for f in outcome.remaining.findings if f.fix is not None]
+    return fixed
+
+
 @pytest.mark.runtime
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("program", _runtime_programs(), ids=_id)
-def test_handfixed_program_is_ok_with_identical_values(program):
-    handfixed = program.with_name(program.stem + ".handfixed.py")
-    result = verify(str(handfixed), timeout=60.0)
+def test_fixed_program_is_ok_with_identical_values(program, tmp_path):
+    corrected = _corrected_version(program, tmp_path)
+    result = verify(str(corrected), timeout=60.0, check=_checked_names(program))
     assert result.outcome == OK, result.details
     assert result.broadcasts, "the corrected program still broadcasts"
     for broadcast in result.broadcasts:

@@ -18,7 +18,8 @@ class UninitializedPlaceholder(Rule):
     """
     ## What it does
     Flags a tensor allocated with `torch.empty`, `torch.empty_like`, `Tensor.new_empty` or
-    `torch.Tensor(n)` that flows into a broadcast.
+    `torch.Tensor(n)` that flows into a broadcast, whole or as a slice (`broadcast(buf[:k])`
+    leaves the rest of `buf` uninitialised on the receiving ranks).
 
     ## Why is this bad?
     Uninitialised memory holds whatever was there before. Where the source rank does not overwrite
@@ -58,6 +59,8 @@ class UninitializedPlaceholder(Rule):
         Invalid("x = torch.empty(4)\nbroadcast(x)", expected_replacement="x = torch.zeros(4)\nbroadcast(x)"),
         Invalid("x = torch.empty_like(y)\ndist.broadcast(x, 0)",
                 expected_replacement="x = torch.zeros_like(y)\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.empty(8)\ndist.broadcast(x[:4], 0)",
+                expected_replacement="x = torch.zeros(8)\ndist.broadcast(x[:4], 0)"),
         Invalid("x = y.new_empty((4,)).cuda()\nbroadcast(x)",
                 expected_replacement="x = y.new_zeros((4,)).cuda()\nbroadcast(x)"),
     )
@@ -67,7 +70,7 @@ class UninitializedPlaceholder(Rule):
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.payload is None:
                 continue
-            for expr in (site.payload, *analysis.payload_names(site)):
+            for expr in (site.payload, *analysis.payload_names(site), *_sliced_buffer(site.payload)):
                 for value in analysis.reaching_values(site, expr):
                     call = allocation(value)
                     constructor = call is not None and self._uninitialised(analysis, call)
@@ -100,6 +103,13 @@ class UninitializedPlaceholder(Rule):
         replacement = "new_zeros" if constructor == "new_empty" else _ZEROING[constructor]
         edit = replace_node(analysis, call.func.attr, replacement)
         return Fix(SAFE, f"Replace `{call.func.attr.value}` with `{replacement}`", (edit,))
+
+
+def _sliced_buffer(payload: cst.BaseExpression) -> list[cst.Name]:
+    """`buf` in `broadcast(buf[:k])`: the receivers fill only that part, the rest stays as it was."""
+    if isinstance(payload, cst.Subscript) and isinstance(payload.value, cst.Name):
+        return [payload.value]
+    return []
 
 
 def _is_shape_call(call: cst.Call) -> bool:
