@@ -8,6 +8,7 @@ sharing a cache never see half an entry.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -20,6 +21,19 @@ from bcast_lint.model import FileResult, Finding
 DEFAULT_DIRECTORY = ".bcast_lint_cache"
 
 
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Sizes and modification times of bcast-lint's own modules: an edited rule in a development
+    install invalidates the cache even though the version did not change."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    stamps = []
+    for directory, _, names in sorted(os.walk(package)):
+        for name in sorted(n for n in names if n.endswith(".py")):
+            status = os.stat(os.path.join(directory, name))
+            stamps.append(f"{name}:{status.st_size}:{status.st_mtime_ns}")
+    return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]
+
+
 class Cache:
     def __init__(self, directory: str):
         self.directory = directory
@@ -27,7 +41,8 @@ class Cache:
     @staticmethod
     def key(source: bytes, enabled_codes: Iterable[str]) -> str:
         digest = hashlib.sha256()
-        digest.update(f"bcast-lint {__version__}\0{','.join(sorted(enabled_codes))}\0".encode())
+        digest.update(f"bcast-lint {__version__} {_code_fingerprint()}\0".encode())
+        digest.update(f"{','.join(sorted(enabled_codes))}\0".encode())
         digest.update(source)
         return digest.hexdigest()
 
