@@ -105,6 +105,13 @@ def bound_names(node: cst.CSTNode) -> list[str]:
     return collector.names
 
 
+def target_names(target: cst.CSTNode) -> list[str]:
+    """Names an assignment target binds: `x`, `a, (b, *c)`; attributes and subscripts bind none."""
+    collector = _BindingCollector()
+    collector._add_target(target)
+    return collector.names
+
+
 def local_names(body: cst.CSTNode) -> set[str]:
     """Names local to the scope whose body is `body`: bound in it and not declared global."""
     collector = _BindingCollector()

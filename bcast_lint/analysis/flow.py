@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.bindings import bound_names, local_names
+from bcast_lint.analysis.bindings import bound_names, local_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
 ASSIGNED = "assigned"  # `x = value`: the value is known
@@ -143,7 +143,7 @@ class _Walker:
 
     def _assign_value(self, target, value, line, state: _State) -> _State:
         if not isinstance(target, cst.Name):
-            return self._bind_unknown(target, state)
+            return self._bind_target(target, state)
         if target.value not in state.env:
             return state  # not a local of this scope
         guard = self._guards[-1] if self._guards else None
@@ -153,6 +153,14 @@ class _Walker:
         for name in bound_names(delete):
             if name in state.env:
                 state = state.bind(name, Definition(name, UNBOUND))
+        return state
+
+    def _bind_target(self, target: cst.CSTNode, state: _State) -> _State:
+        """`a, b = ...`, `for i, x in ...`, `except E as e`: bound, values unknown."""
+        state = self._bind_unknown(target, state)  # a walrus inside a subscript, say
+        for name in target_names(target):
+            if name in state.env:
+                state = state.bind(name, Definition(name, OTHER, statement=target))
         return state
 
     def _bind_unknown(self, node: cst.CSTNode, state: _State) -> _State:
@@ -196,7 +204,7 @@ class _Walker:
         return self._arm(orelse.body, state, guard)
 
     def _For(self, statement: cst.For, state: _State) -> _State:
-        return self._loop(statement, state, lambda s: self._bind_unknown(statement.target, s))
+        return self._loop(statement, state, lambda s: self._bind_target(statement.target, s))
 
     def _While(self, statement: cst.While, state: _State) -> _State:
         return self._loop(statement, state, lambda s: self._bind_unknown(statement.test, s))
@@ -226,7 +234,7 @@ class _Walker:
         for handler in statement.handlers:
             entered = raised
             if handler.name is not None:
-                entered = self._bind_unknown(handler.name.name, raised)
+                entered = self._bind_target(handler.name.name, raised)
             outcomes.append(self.block(_statements(handler.body), entered))
         if statement.orelse is not None:
             body_end = self.block(_statements(statement.orelse.body), body_end)

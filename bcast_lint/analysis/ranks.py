@@ -21,7 +21,8 @@ _RANK_ATTRIBUTES = {
     "local_process_index": LOCAL_RANK, "local_rank": LOCAL_RANK,
 }
 _RANK_NAMES = {"rank": RANK, "global_rank": RANK, "local_rank": LOCAL_RANK}
-_RANK_METHODS = {"get_rank": RANK, "get_global_rank": RANK, "get_local_rank": LOCAL_RANK,
+# Not `get_global_rank(group, r)`: it maps another rank's number, not this process's.
+_RANK_METHODS = {"get_rank": RANK, "get_local_rank": LOCAL_RANK,
                  "get_node_local_rank": LOCAL_RANK}
 _ENVIRONMENT_KEYS = {"RANK": RANK, "LOCAL_RANK": LOCAL_RANK}
 _MAIN_PROPERTIES = {"is_main_process", "is_local_main_process", "is_last_process"}

@@ -44,6 +44,9 @@ class BroadcastArgUnbound(Rule):
     VALID = (
         Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\nelse:\n    x = torch.zeros(3)\nbroadcast(x)"),
         Valid("def f(x):\n    if rank == 0:\n        x = torch.randn(3)\n    dist.broadcast(x, 0)"),
+        Valid("if rank == 0:\n    x = torch.zeros(3)\nelse:\n    x, _ = make()\ndist.broadcast(x, 0)"),
+        Valid("try:\n    x = load()\nexcept OSError as x:\n    pass\nif rank == 0:\n    x = torch.ones(3)\n"
+              "dist.broadcast(x, 0)"),
     )
     INVALID = (
         Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)",
