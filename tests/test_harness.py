@@ -213,16 +213,21 @@ def test_watched_names_come_from_the_call_site():
 
     from bcast_lint.harness.bootstrap import watched_names
 
+    seen = []
+
     def broadcast(*args, **kwargs):
-        return watched_names(sys._getframe(1))
+        seen.append(watched_names(sys._getframe(1)))
+        return args[0] if args else kwargs["object_list"]
 
     x, cfg = torch.zeros(2, 2), {"lr": 0.1}
-    assert broadcast(x.clone()) == ("x",)
-    assert broadcast(x.t().contiguous(), 0) == ("x",)
-    assert broadcast([cfg, x], 0) == ("cfg", "x")
-    assert broadcast(object_list=[cfg]) == ("cfg",)
-    assert broadcast(x) == ()  # the variable itself: its own fingerprint covers it
-    assert broadcast(x[0]) == ()  # a row: the rest of x may legitimately differ per rank
+    broadcast(x.clone())
+    broadcast(x.t().contiguous(), 0)
+    broadcast([cfg, x], 0)
+    broadcast(object_list=[cfg])
+    broadcast(x)  # the variable itself: its own fingerprint covers it
+    broadcast(x[0])  # a row: the rest of x may legitimately differ per rank
+    cfg = broadcast([cfg])[0]  # the value reaches cfg through the result, after the call
+    assert seen == [("x",), ("x",), ("cfg", "x"), ("cfg",), (), (), ()]
 
 
 # ---------------------------------------------------------------- real runs

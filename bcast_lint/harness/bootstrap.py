@@ -204,7 +204,11 @@ def is_checkable(value) -> bool:
 
 
 def watched_names(frame: types.FrameType) -> tuple[str, ...]:
-    """Dotted names a call's first argument is derived from: `x` in `broadcast(x.clone())`."""
+    """Dotted names a call's first argument is derived from: `x` in `broadcast(x.clone())`.
+
+    Only for a call whose result is discarded: in `x = broadcast_object_list([x])[0]` the value
+    reaches `x` through the result, after the call returns.
+    """
     call = _call_at(frame)
     if call is None:
         return ()
@@ -215,7 +219,8 @@ def watched_names(frame: types.FrameType) -> tuple[str, ...]:
 
 
 def _call_at(frame: types.FrameType) -> ast.Call | None:
-    """The call expression the frame is executing, from the instruction's source position."""
+    """The call expression the frame is executing, from the instruction's source position, when
+    that call is the whole statement (its result discarded)."""
     positions = list(frame.f_code.co_positions())
     index = frame.f_lasti // 2
     if index >= len(positions) or None in positions[index]:
@@ -225,6 +230,9 @@ def _call_at(frame: types.FrameType) -> ast.Call | None:
     if not lines:
         return None
     segment = _segment([line.encode() for line in lines], start_col, end_col)
+    if " ".join(line.strip() for line in lines) != " ".join(
+            part.strip() for part in segment.splitlines()):
+        return None
     try:
         node = ast.parse(segment.strip(), mode="eval").body
     except SyntaxError:
