@@ -467,8 +467,11 @@ def run_rounds(measurements: list[Measurement], rounds: int, timeout: float) -> 
                 f"{len(measurement.files)} files)",
                 file=sys.stderr,
             )
-            if measurement.prime:
-                run_once(measurement.prime, timeout, gnu_time)
+            primed = measurement.prime and run_once(measurement.prime, timeout, gnu_time)
+            if primed and primed.error:
+                # A failed warm-up leaves no cache: timing the next run would time a cold one.
+                measurement.samples.append(Sample(0.0, 0.0, f"warm-up {primed.error}"))
+                continue
             measurement.samples.append(run_once(measurement.command, timeout, gnu_time))
 
 
