@@ -72,6 +72,7 @@ def _build_catalog() -> dict[str, Api]:
 
 
 CATALOG = _build_catalog()
+API_PACKAGES = frozenset(name.split(".", 1)[0] for name in CATALOG)
 
 # Accelerator/PartialState methods are collectives too; their receiver's type cannot be resolved
 # statically, so the method name decides. `gather`/`reduce` are also Tensor methods, hence they

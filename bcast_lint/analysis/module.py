@@ -97,6 +97,7 @@ class _CandidateCollector(cst.CSTVisitor):
         self._main_first: list[Optional[cst.With]] = [None]
         self._decorators: list[Optional[cst.Decorator]] = [None]
         self._call_words = set(apis.CALL_WORDS)
+        self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
@@ -140,12 +141,34 @@ class _CandidateCollector(cst.CSTVisitor):
             if isinstance(target.target, cst.Name):
                 self.assignments.append((self._scopes[-1], target.target.value, node.value))
 
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            if _root_name(alias.name) in apis.API_PACKAGES:
+                self._note_api_name(alias)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        if _root_name(node.module) in apis.API_PACKAGES:
+            for alias in node.names:
+                self._note_api_name(alias)
+
+    def _note_api_name(self, alias: cst.ImportAlias) -> None:
+        """Remember the name an import of torch/accelerate/deepspeed binds."""
+        bound = alias.asname.name if alias.asname is not None else alias.name
+        root = _root_name(bound)
+        if root is not None:
+            self.api_names.add(root)
         # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
-        if node.asname is not None and _last_name(node.name) in apis.CALL_WORDS:
-            alias = node.asname.name
-            if isinstance(alias, cst.Name):
-                self._call_words.add(alias.value)
+        if alias.asname is not None and _last_name(alias.name) in apis.CALL_WORDS and root:
+            self._call_words.add(root)
+
+    def resolvable_candidates(self) -> list[_Candidate]:
+        """Candidates that can be a known API: called through a name imported from one of the
+        API packages, or an accelerator method. Only these are worth resolving with metadata."""
+        return [c for c in self.candidates
+                if _root_name(c.call.func) in self.api_names
+                or (isinstance(c.call.func, cst.Attribute) and c.name in apis.ACCELERATOR_METHODS)]
 
     def visit_Call(self, node: cst.Call) -> None:
         name = _last_name(node.func)
@@ -167,9 +190,10 @@ class ModuleAnalysis:
         collector = _CandidateCollector(module)
         module.visit(collector)
         self._assignments = collector.assignments
-        if not collector.candidates:
+        candidates = collector.resolvable_candidates()
+        if not candidates:
             return
-        self.calls = [site for site in map(self._classify, collector.candidates) if site]
+        self.calls = [site for site in map(self._classify, candidates) if site]
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -327,6 +351,13 @@ class ModuleAnalysis:
         if self._positions is None:
             self._positions = self._wrapper.resolve(PositionProvider)
         return self._positions[node]
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`torch` for `torch.distributed.broadcast`, `bc` for `bc`."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _last_name(expr: cst.BaseExpression) -> Optional[str]:

@@ -1,0 +1,41 @@
+"""The pre-filter may only skip files that cannot have a finding."""
+
+import pytest
+
+from bcast_lint.prefilter import may_have_findings
+from bcast_lint.rules import ALL_RULES
+from bcast_lint.rules.base import EXAMPLE_PRELUDE
+from tests.fixture_files import expected_findings, identifier, programs
+
+_FLAGGED = [p for p in programs() if expected_findings(p)]
+
+
+@pytest.mark.parametrize("program", _FLAGGED, ids=identifier)
+def test_every_fixture_with_findings_passes(program):
+    assert may_have_findings(program.read_bytes())
+
+
+@pytest.mark.parametrize("code", [case.code for rule in ALL_RULES for case in rule.INVALID])
+def test_every_invalid_case_passes(code):
+    assert may_have_findings((EXAMPLE_PRELUDE + code).encode())
+
+
+@pytest.mark.parametrize("source", [
+    "from accelerate.utils import broadcast as bc\nbc(x)\n",
+    "import torch.distributed as dist\nif dist.get_rank() == 0:\n    dist.barrier()\n",
+    "from torch.distributed import all_reduce as ar\nif rank == 0:\n    ar(t)\n",
+    "@accelerator.on_main_process\ndef f():\n    accelerator.wait_for_everyone()\n",
+    "import deepspeed.comm as comm\ncomm.broadcast(t, 0)\n",
+])
+def test_aliases_and_methods_pass(source):
+    assert may_have_findings(source.encode())
+
+
+@pytest.mark.parametrize("source", [
+    "import os\nprint(os.getcwd())\n",
+    "import numpy as np\nb = np.broadcast_to(a, (3, 3))\n",
+    "import torch\nout = torch.gather(x, 1, index)\n",
+    "# the mask is broadcastable over the batch\nimport torch\n",
+])
+def test_files_without_a_collective_are_skipped(source):
+    assert not may_have_findings(source.encode())
