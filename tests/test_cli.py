@@ -158,3 +158,28 @@ def test_help_lists_the_main_options(project):
     result = run("--help", cwd=project)
     for option in ("--fix", "--unsafe-fixes", "--diff", "--output-format", "--select", "--no-cache"):
         assert option in result.stdout
+
+
+def test_add_noqa_silences_every_finding(project):
+    assert run("--add-noqa", "train.py", cwd=project).returncode == 1
+    text = (project / "train.py").read_text()
+    assert "ids = broadcast(ids)  # noqa: BCL001" in text
+    assert "# noqa: BCL003" in text
+    assert run("train.py", cwd=project).returncode == 0
+
+
+def test_show_settings_names_the_configuration_file(project):
+    (project / "bcast-lint.toml").write_text('ignore = ["BCL003"]\n')
+    result = run("--show-settings", "train.py", cwd=project)
+    assert result.returncode == 0
+    assert "bcast-lint.toml" in result.stdout and "BCL003" in result.stdout
+
+
+def test_statistics_counts_per_code(project):
+    result = run("--statistics", "train.py", cwd=project)
+    assert "BCL001" in result.stdout and "broadcast-arg-maybe-none" in result.stdout
+
+
+def test_github_annotations(project):
+    result = run("--output-format", "github", "train.py", cwd=project)
+    assert result.stdout.startswith("::error title=bcast-lint (BCL001),file=train.py,line=10,col=7")
