@@ -72,6 +72,8 @@ class CollectiveOnSomeRanks(Rule):
         Valid("out = torch.zeros(2, 2)\nif rank == 0:\n    out = out.gather(1, torch.zeros(2, 1).long())"),
         Valid("def f(x):\n    if rank == 0:\n        dist.all_reduce(x)\n    elif rank == 1:\n"
               "        dist.all_reduce(x)\n    else:\n        dist.all_reduce(x)"),
+        Valid("def search(n):\n    if rank == 0:\n        def objective(t):\n            broadcast_object_list([t])\n"
+              "        optimize(objective)\n    else:\n        broadcast_object_list([None])"),
         Valid("@accelerator.on_main_process\ndef save(path):\n    torch.save({}, path)\n"
               "x = torch.zeros(3)\nbroadcast(x)"),
     )
@@ -118,10 +120,25 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
     missing = set(analysis.worlds[site.scope]) - reached
     if not reached or not missing:
         return False
-    partners = [other for other in analysis.calls
-                if other is not site and other.scope is site.scope
-                and other.api.short_name == site.api.short_name and reached - set(other.reached)]
+    same_collective = [other for other in analysis.calls
+                       if other is not site and other.api.short_name == site.api.short_name]
+    if any(other.scope in _functions_within(site.scope) for other in same_collective):
+        return False  # a nested function may run it on the other ranks: where it is called is unknown
+    partners = [other for other in same_collective
+                if other.scope is site.scope and reached - set(other.reached)]
     return any(not any(world in other.reached for other in partners) for world in missing)
+
+
+def _functions_within(scope: cst.CSTNode) -> set:
+    found: set = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if node is not scope:
+                found.add(node)
+
+    scope.visit(Collector())
+    return found
 
 
 # -- where the call stands in its scope ------------------------------------------------------
