@@ -1,6 +1,6 @@
 """The distributed APIs bcast-lint knows, by fully qualified name.
 
-A call is matched by what LibCST's QualifiedNameProvider resolves it to, so aliases
+A call is matched by the qualified name its imports give it (analysis.names), so aliases
 (`import torch.distributed as dist`, `from accelerate.utils import broadcast as bc`) are the same
 API and a local function that happens to be called `broadcast` is not.
 """

@@ -118,3 +118,11 @@ def local_names(body: cst.CSTNode) -> set[str]:
     body.visit(collector)
     return set(collector.names) - collector.declared_elsewhere
 
+
+
+def parameter_names(params: cst.Parameters) -> list[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return names

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.bindings import bound_names, local_names, target_names
+from bcast_lint.analysis.bindings import bound_names, local_names, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
 ASSIGNED = "assigned"  # `x = value`: the value is known
@@ -268,17 +268,9 @@ def _initial_state(scope: cst.CSTNode) -> _State:
     body = scope if isinstance(scope, cst.Module) else scope.body
     env = {name: frozenset((Definition(name, UNBOUND),)) for name in local_names(body)}
     if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
-        for param in _parameters(scope.params):
+        for param in parameter_names(scope.params):
             env[param] = frozenset((Definition(param, OTHER),))
     return _State(env)
-
-
-def _parameters(params: cst.Parameters) -> list[str]:
-    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.append(star.name.value)
-    return names
 
 
 def scope_statements(scope: cst.CSTNode) -> Sequence[cst.CSTNode]:

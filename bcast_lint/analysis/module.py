@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import names_in_payload
+from bcast_lint.analysis.names import ImportResolver, import_bindings
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, integer_literal,
                                        make_worlds)
@@ -98,6 +99,7 @@ class _CandidateCollector(cst.CSTVisitor):
         self._decorators: list[Optional[cst.Decorator]] = [None]
         self._call_words = set(apis.CALL_WORDS)
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
+        self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
@@ -142,26 +144,19 @@ class _CandidateCollector(cst.CSTVisitor):
                 self.assignments.append((self._scopes[-1], target.target.value, node.value))
 
     def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            if _root_name(alias.name) in apis.API_PACKAGES:
-                self._note_api_name(alias)
+        self._note_imports(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        if _root_name(node.module) in apis.API_PACKAGES:
-            for alias in node.names:
-                self._note_api_name(alias)
+        self._note_imports(node)
 
-    def _note_api_name(self, alias: cst.ImportAlias) -> None:
-        """Remember the name an import of torch/accelerate/deepspeed binds."""
-        bound = alias.asname.name if alias.asname is not None else alias.name
-        root = _root_name(bound)
-        if root is not None:
-            self.api_names.add(root)
-        # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
-        if alias.asname is not None and _last_name(alias.name) in apis.CALL_WORDS and root:
-            self._call_words.add(root)
+    def _note_imports(self, node) -> None:
+        for bound, target in import_bindings(node):
+            self.imports.append((self._scopes[-1], bound, target))
+            if target.split(".")[0] in apis.API_PACKAGES:
+                self.api_names.add(bound)
+                # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
+                if target.rsplit(".", 1)[-1] in apis.CALL_WORDS:
+                    self._call_words.add(bound)
 
     def resolvable_candidates(self) -> list[_Candidate]:
         """Candidates that can be a known API: called through a name imported from one of the
@@ -184,11 +179,11 @@ class ModuleAnalysis:
         self.calls: list[CallSite] = []
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self._qualified = None
         self._positions = None
         self.conditions = RankConditions(self.qualified_names)
         collector = _CandidateCollector(module)
         module.visit(collector)
+        self._resolver = ImportResolver(module, collector.imports)
         self._assignments = collector.assignments
         candidates = collector.resolvable_candidates()
         if not candidates:
@@ -202,18 +197,14 @@ class ModuleAnalysis:
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
-    def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        """Fully qualified names of a call's target (or of a name/attribute)."""
-        if self._qualified is None:
-            self._qualified = self._wrapper.resolve(QualifiedNameProvider)
-        target = node.func if isinstance(node, cst.Call) else node
-        value = self._qualified.get(target, set())
-        if callable(value):  # LibCST computes qualified names lazily
-            value = value()
-        return {qualified.name for qualified in value}
+    def qualified_names(self, node: cst.CSTNode, scope: Optional[cst.CSTNode] = None) -> set[str]:
+        """Fully qualified names of a call's target (or of a name/attribute), as seen from
+        `scope` (default: module level)."""
+        return self._resolver.qualified_names(node, scope)
 
     def _classify(self, candidate: _Candidate) -> Optional[CallSite]:
-        api = next((apis.CATALOG[q] for q in self.qualified_names(candidate.call) if q in apis.CATALOG), None)
+        qualified = self.qualified_names(candidate.call, candidate.scope)
+        api = next((apis.CATALOG[q] for q in qualified if q in apis.CATALOG), None)
         if api is None and self._is_accelerator_method(candidate):
             api = apis.ACCELERATOR_METHODS[candidate.name]
         if api is None:
