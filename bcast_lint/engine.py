@@ -6,6 +6,7 @@ file passes the pre-filter, so a run over files without collectives never pays f
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Union
 
 from bcast_lint.codes import SYNTAX_ERROR
@@ -14,6 +15,7 @@ from bcast_lint.noqa import is_suppressed
 from bcast_lint.prefilter import may_have_findings
 
 CodeFilter = Callable[[str], bool]
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _everything(code: str) -> bool:
@@ -39,7 +41,7 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
     import libcst as cst
 
     try:
-        module = cst.parse_module(source)
+        module = cst.parse_module(_reduced(source))
     except cst.ParserSyntaxError as error:
         return FileResult(filename, (_syntax_finding(error, filename),) if enabled(SYNTAX_ERROR) else ())
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
@@ -47,9 +49,17 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
     findings = run_rules(module, filename, enabled)
     if findings and honour_noqa:
         text = source if isinstance(source, str) else source.decode(module.encoding, "replace")
-        lines = text.splitlines()
+        lines = _LINE_BREAK.split(text)  # not str.splitlines(): a form feed does not end a line
         findings = [f for f in findings if not _suppressed(f, lines)]
     return FileResult(filename, tuple(sorted(findings, key=_order)))
+
+
+def _reduced(source: Union[bytes, str]) -> Union[bytes, str]:
+    from bcast_lint.reduce import reduce_source
+
+    if isinstance(source, bytes):
+        return reduce_source(source)
+    return reduce_source(source.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
 
 def run_rules(module, filename: str, enabled: CodeFilter) -> list[Finding]:
