@@ -26,16 +26,22 @@ def reduce_source(source: bytes) -> bytes:
     except Exception:  # noqa: BLE001 - any failure: let LibCST parse the original and report it
         return source
     lines = source.splitlines(keepends=True)  # bytes split on \n, \r\n and \r, as the tokenizer does
-    words = tuple(word.encode() for word in CALL_WORDS | _aliases(tree))
+    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(tree))
     for statement in tree.body:
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(lines, statement, words):
+        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _blank(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             for member in statement.body:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
-                        and not _mentions(lines, member, words)):
+                        and not _mentions(member, calling)):
                     _blank(lines, member)
     return b"".join(lines)
+
+
+def _lines_with_calls(lines: list[bytes], words: Iterable[str]) -> set[int]:
+    """1-based numbers of the lines where one of `words` is called: `broadcast(`, `.gather (`."""
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\s*\(")
+    return {number for number, line in enumerate(lines, start=1) if pattern.search(line)}
 
 
 def _aliases(tree: ast.Module) -> set[str]:
@@ -53,11 +59,11 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _mentions(lines: list[bytes], node: ast.stmt, words: Iterable[bytes]) -> bool:
+def _mentions(node: ast.stmt, calling: set[int]) -> bool:
+    """Whether a collective is called within the node's lines (or the node must be kept)."""
     if not node.name.isascii():
         return True  # the stub must be written in the file's own encoding: keep it whole
-    text = b"".join(lines[_first_line(node) - 1 : node.end_lineno])
-    return any(word in text for word in words)
+    return any(_first_line(node) <= number <= node.end_lineno for number in calling)
 
 
 def _blank(lines: list[bytes], node: ast.stmt) -> None:

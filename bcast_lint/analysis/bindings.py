@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 class _BindingCollector(cst.CSTVisitor):
@@ -96,13 +98,16 @@ class _BindingCollector(cst.CSTVisitor):
         self.declared_elsewhere.update(item.name.value for item in node.names)
 
 
-def bound_names(node: cst.CSTNode) -> list[str]:
+# The data flow asks about the same statements once per world and loop pass; nodes hash by
+# identity, so a bounded cache answers repeats without walking the tree again.
+@functools.lru_cache(maxsize=8192)
+def bound_names(node: cst.CSTNode) -> tuple[str, ...]:
     """Names bound by `node` itself (a statement or an expression), in order."""
     collector = _BindingCollector()
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return [node.name.value]
+        return (node.name.value,)
     node.visit(collector)
-    return collector.names
+    return tuple(collector.names)
 
 
 def target_names(target: cst.CSTNode) -> list[str]:
@@ -112,11 +117,12 @@ def target_names(target: cst.CSTNode) -> list[str]:
     return collector.names
 
 
-def local_names(body: cst.CSTNode) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def local_names(body: cst.CSTNode) -> frozenset[str]:
     """Names local to the scope whose body is `body`: bound in it and not declared global."""
     collector = _BindingCollector()
     body.visit(collector)
-    return set(collector.names) - collector.declared_elsewhere
+    return frozenset(collector.names) - collector.declared_elsewhere
 
 
 

@@ -241,8 +241,12 @@ def _literal_key(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _comparisons(expr: cst.CSTNode):
-    if isinstance(expr, cst.Comparison):
-        yield expr
-    for child in expr.children:
-        yield from _comparisons(child)
+def _comparisons(node: cst.CSTNode) -> list[cst.Comparison]:
+    found: list[cst.Comparison] = []
+
+    class Collector(cst.CSTVisitor):
+        def visit_Comparison(self, comparison: cst.Comparison) -> None:
+            found.append(comparison)
+
+    node.visit(Collector())
+    return found
