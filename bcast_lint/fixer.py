@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -41,10 +42,19 @@ def fix_source(source: bytes, filename: str, enabled: CodeFilter, unsafe: bool) 
         error = compile_error(candidate, filename)
         if error is not None:
             return FixOutcome(source, tuple(applied), result, f"fix would not compile: {error}")
-        source = candidate
+        after = lint_source(candidate, filename, enabled)
+        if not _resolves_any(chosen, result, after):
+            break  # a fix that leaves its finding in place would be applied again on every pass
+        source, result = candidate, after
         applied.extend(chosen)
-        result = lint_source(source, filename, enabled)
     return FixOutcome(source, tuple(applied), result)
+
+
+def _resolves_any(chosen: Sequence[Finding], before: FileResult, after: FileResult) -> bool:
+    """Whether, for some fixed finding, fewer findings like it (same code and message) remain."""
+    counts_before = Counter((f.code, f.message) for f in before.findings)
+    counts_after = Counter((f.code, f.message) for f in after.findings)
+    return any(counts_after[key] < counts_before[key] for key in {(f.code, f.message) for f in chosen})
 
 
 def compile_error(source: bytes, filename: str) -> str | None:
