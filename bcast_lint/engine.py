@@ -6,8 +6,9 @@ file passes the pre-filter, so a run over files without collectives never pays f
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 from bcast_lint.codes import SYNTAX_ERROR
 from bcast_lint.model import FileResult, Finding
@@ -40,9 +41,17 @@ def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = 
 def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, honour_noqa: bool) -> FileResult:
     import libcst as cst
 
+    python_error = _python_parse_error(source, filename)
+    if isinstance(python_error, (MemoryError, RecursionError)):
+        return FileResult(filename, error="too deeply nested to parse (Python's own parser gives up too)")
+    if isinstance(python_error, SyntaxError) and _bracket_depth(source) > _MAX_BRACKET_DEPTH:
+        finding = _python_syntax_finding(python_error, filename)
+        return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
     try:
         module = cst.parse_module(_reduced(source))
     except cst.ParserSyntaxError as error:
+        if python_error is None:
+            return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
         return FileResult(filename, (_syntax_finding(error, filename),) if enabled(SYNTAX_ERROR) else ())
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return FileResult(filename, error=f"cannot decode: {error}")
@@ -52,6 +61,42 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
         lines = _LINE_BREAK.split(text)  # not str.splitlines(): a form feed does not end a line
         findings = [f for f in findings if not _suppressed(f, lines)]
     return FileResult(filename, tuple(sorted(findings, key=_order)))
+
+
+# LibCST's native parser recurses without a limit and overflows the C stack (a segfault, which no
+# except clause catches) on a few thousand nested brackets or unary operators. CPython's parser
+# stops at 200 brackets and raises MemoryError or RecursionError on deeper expressions, so a file
+# it accepts, or rejects for an ordinary reason with shallow brackets, is safe to give to LibCST.
+# Code Python rejects for ordinary reasons still goes to LibCST: it may target a newer Python.
+_MAX_BRACKET_DEPTH = 200
+_OPENING, _CLOSING = b"([{", b")]}"
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in _OPENING + _CLOSING)
+
+
+def _python_parse_error(source: Union[bytes, str], filename: str) -> Optional[BaseException]:
+    try:
+        compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        return error
+    return None
+
+
+def _bracket_depth(source: Union[bytes, str]) -> int:
+    """The deepest bracket nesting, counting brackets in strings and comments too (an overestimate)."""
+    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    brackets = raw.translate(None, _NOT_BRACKETS)
+    if len(brackets) <= _MAX_BRACKET_DEPTH:
+        return len(brackets)
+    depth = deepest = 0
+    for byte in brackets:
+        depth += 1 if byte in _OPENING else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
+    line, column = error.lineno or 1, error.offset or 1
+    return Finding(SYNTAX_ERROR, f"SyntaxError: {error.msg}", filename, line, column, line, column)
 
 
 def _reduced(source: Union[bytes, str]) -> Union[bytes, str]:
