@@ -52,7 +52,11 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
     except cst.ParserSyntaxError as error:
         if python_error is None:
             return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
-        return FileResult(filename, (_syntax_finding(error, filename),) if enabled(SYNTAX_ERROR) else ())
+        if isinstance(python_error, SyntaxError) and python_error.lineno:
+            finding = _python_syntax_finding(python_error, filename)  # LibCST says 1:1 for tokenizer errors
+        else:
+            finding = _syntax_finding(error, filename)
+        return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return FileResult(filename, error=f"cannot decode: {error}")
     findings = run_rules(module, filename, enabled)
@@ -96,7 +100,8 @@ def _bracket_depth(source: Union[bytes, str]) -> int:
 
 def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     line, column = error.lineno or 1, error.offset or 1
-    return Finding(SYNTAX_ERROR, f"SyntaxError: {error.msg}", filename, line, column, line, column)
+    message = f"{type(error).__name__}: {error.msg}"  # IndentationError and TabError say so
+    return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
 
 
 def _reduced(source: Union[bytes, str]) -> Union[bytes, str]:
