@@ -72,7 +72,7 @@ def indexed_device_text(expr: cst.BaseExpression) -> Optional[str]:
         return value if isinstance(value, str) and _INDEXED_DEVICE.match(value) else None
     if isinstance(expr, cst.Integer):
         return expr.value
-    if isinstance(expr, cst.Call) and _last_name(expr.func) == "device":
+    if isinstance(expr, cst.Call) and last_name(expr.func) == "device":
         args = positional_arguments(expr)
         if len(args) == 1:
             return indexed_device_text(args[0])
@@ -81,7 +81,10 @@ def indexed_device_text(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+def last_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`broadcast` for `broadcast`, `dist.broadcast` or `accelerator.on_process(...)`'s `on_process`."""
+    if isinstance(expr, cst.Call):
+        expr = expr.func
     if isinstance(expr, cst.Name):
         return expr.value
     if isinstance(expr, cst.Attribute):

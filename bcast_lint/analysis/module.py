@@ -13,8 +13,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import names_in_payload
-from bcast_lint.analysis.names import ImportResolver, import_bindings
+from bcast_lint.analysis.expressions import last_name, names_in_payload
+from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, integer_literal,
                                        make_worlds)
@@ -116,7 +116,7 @@ class _CandidateCollector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
-        decorator = next((d for d in node.decorators if _last_name(d.decorator) in _RANK_DECORATORS), None)
+        decorator = next((d for d in node.decorators if last_name(d.decorator) in _RANK_DECORATORS), None)
         self._decorators.append(decorator)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -131,7 +131,7 @@ class _CandidateCollector(cst.CSTVisitor):
         self._scopes.pop()
 
     def visit_With(self, node: cst.With) -> None:
-        entered = any(isinstance(item.item, cst.Call) and _last_name(item.item.func) in _MAIN_FIRST_METHODS
+        entered = any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _MAIN_FIRST_METHODS
                       for item in node.items)
         self._main_first.append(node if entered else self._main_first[-1])
 
@@ -162,11 +162,11 @@ class _CandidateCollector(cst.CSTVisitor):
         """Candidates that can be a known API: called through a name imported from one of the
         API packages, or an accelerator method. Only these are worth resolving with metadata."""
         return [c for c in self.candidates
-                if _root_name(c.call.func) in self.api_names
+                if root_name(c.call.func) in self.api_names
                 or (isinstance(c.call.func, cst.Attribute) and c.name in apis.ACCELERATOR_METHODS)]
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = _last_name(node.func)
+        name = last_name(node.func)
         if name in self._call_words and self._statements:
             self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
                                               self._main_first[-1], self._decorators[-1]))
@@ -218,7 +218,7 @@ class ModuleAnalysis:
             return False
         if candidate.name in apis.UNAMBIGUOUS_ACCELERATOR_METHODS:
             return True
-        receiver = _last_name(func.value)
+        receiver = last_name(func.value)
         return receiver is not None and (
             "accelerator" in receiver.lower()
             or any(name == receiver for _, name, _ in self._accelerator_assignments()))
@@ -226,7 +226,7 @@ class ModuleAnalysis:
     def _accelerator_assignments(self) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
         """`name = Accelerator(...)` / `PartialState()` / `AcceleratorState()` anywhere."""
         for scope, name, value in self._assignments:
-            if isinstance(value, cst.Call) and _last_name(value.func) in _ACCELERATOR_CLASSES:
+            if isinstance(value, cst.Call) and last_name(value.func) in _ACCELERATOR_CLASSES:
                 yield scope, name, value
 
     def accelerator_in_scope(self, site: CallSite) -> Optional[str]:
@@ -342,20 +342,3 @@ class ModuleAnalysis:
         if self._positions is None:
             self._positions = self._wrapper.resolve(PositionProvider)
         return self._positions[node]
-
-
-def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    """`torch` for `torch.distributed.broadcast`, `bc` for `bc`."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _last_name(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Call):
-        expr = expr.func
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
-    return None

@@ -32,7 +32,7 @@ class ImportResolver:
         """`{"torch.distributed.broadcast"}` for `dist.broadcast` after `import torch.distributed
         as dist`; `{"builtins.len"}` for `len`; an empty set when nothing is known."""
         target = node.func if isinstance(node, cst.Call) else node
-        parts = _dotted_parts(target)
+        parts = dotted_parts(target)
         if not parts:
             return set()
         root = self._resolve_root(parts[0], scope if scope is not None else self._module)
@@ -63,17 +63,17 @@ def import_bindings(node: cst.CSTNode) -> list[tuple[str, str]]:
         return [_plain_import(alias) for alias in node.names]
     if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
         return []
-    module = ".".join(_dotted_parts(node.module))
+    module = ".".join(dotted_parts(node.module))
     bindings = []
     for alias in node.names:
-        imported = ".".join(_dotted_parts(alias.name))
+        imported = ".".join(dotted_parts(alias.name))
         bound = _asname(alias) or imported
         bindings.append((bound, f"{module}.{imported}"))
     return bindings
 
 
 def _plain_import(alias: cst.ImportAlias) -> tuple[str, str]:
-    dotted = ".".join(_dotted_parts(alias.name))
+    dotted = ".".join(dotted_parts(alias.name))
     asname = _asname(alias)
     # `import torch.distributed` binds `torch`; `import torch.distributed as dist` binds `dist`.
     return (asname, dotted) if asname else (dotted.split(".")[0], dotted.split(".")[0])
@@ -85,7 +85,14 @@ def _asname(alias: cst.ImportAlias) -> Optional[str]:
     return None
 
 
-def _dotted_parts(expr: cst.BaseExpression) -> list[str]:
+def root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`torch` for `torch.distributed.broadcast`."""
+    parts = dotted_parts(expr)
+    return parts[0] if parts else None
+
+
+def dotted_parts(expr: cst.BaseExpression) -> list[str]:
+    """["torch", "distributed", "broadcast"] for `torch.distributed.broadcast`; [] otherwise."""
     parts = []
     while isinstance(expr, cst.Attribute):
         parts.append(expr.attr.value)

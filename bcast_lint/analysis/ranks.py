@@ -13,6 +13,8 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.expressions import last_name
+
 RANK = "rank"
 LOCAL_RANK = "local_rank"
 
@@ -91,7 +93,7 @@ class RankConditions:
             return self.quantity(call.args[0].value)
         if _is_environment_lookup(func) and call.args:
             return _literal_key(call.args[0].value)
-        method = _last_name(func)
+        method = last_name(func)
         if method in _RANK_METHODS:
             qualified = self._qualified_names(call)
             if not qualified or any(_RANK_METHODS.get(q.rsplit(".", 1)[-1]) for q in qualified):
@@ -103,7 +105,7 @@ class RankConditions:
         if isinstance(expr, cst.Attribute) and expr.attr.value in _MAIN_PROPERTIES:
             return expr.attr.value
         if isinstance(expr, cst.Call) and not expr.args:
-            return _MAIN_METHODS.get(_last_name(expr.func) or "")
+            return _MAIN_METHODS.get(last_name(expr.func) or "")
         return None
 
     def evaluate(self, expr: cst.BaseExpression, world: World) -> Optional[bool]:
@@ -212,24 +214,16 @@ def _apply(operator, left: int, right: int) -> Optional[bool]:
     return table.get(type(operator))
 
 
-def _last_name(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
-    return None
-
-
 def _is_environment_lookup(func: cst.BaseExpression) -> bool:
     """`os.environ.get` or `os.getenv`."""
     if isinstance(func, cst.Attribute) and func.attr.value == "getenv":
         return True
     return (isinstance(func, cst.Attribute) and func.attr.value == "get"
-            and _last_name(func.value) == "environ")
+            and last_name(func.value) == "environ")
 
 
 def _environment_quantity(expr: cst.Subscript) -> Optional[str]:
-    if _last_name(expr.value) != "environ" or len(expr.slice) != 1:
+    if last_name(expr.value) != "environ" or len(expr.slice) != 1:
         return None
     index = expr.slice[0].slice
     return _literal_key(index.value) if isinstance(index, cst.Index) else None

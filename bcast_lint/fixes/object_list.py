@@ -15,6 +15,7 @@ import libcst as cst
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import replace_node
 
@@ -129,19 +130,13 @@ def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]
 
 
 def _imported_name(node: cst.ImportFrom, alias: cst.ImportAlias) -> str:
-    return f"{_dotted(node.module)}.{_dotted(alias.name)}"
+    return f"{_dotted_text(node.module)}.{_dotted_text(alias.name)}"
 
 
 def _bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
-    return _dotted(alias.name)
-
-
-def _dotted(expr: cst.BaseExpression) -> str:
-    if isinstance(expr, cst.Attribute):
-        return f"{_dotted(expr.value)}.{expr.attr.value}"
-    return expr.value if isinstance(expr, cst.Name) else ""
+    return _dotted_text(alias.name)
 
 
 def _used_names(module: cst.Module) -> set[str]:
@@ -161,3 +156,7 @@ def _fresh_name(analysis: ModuleAnalysis, base: str) -> str:
     while name in used:
         name, number = f"{base}{number}", number + 1
     return name
+
+
+def _dotted_text(expr: cst.BaseExpression) -> str:
+    return ".".join(dotted_parts(expr))
