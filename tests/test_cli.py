@@ -183,3 +183,11 @@ def test_statistics_counts_per_code(project):
 def test_github_annotations(project):
     result = run("--output-format", "github", "train.py", cwd=project)
     assert result.stdout.startswith("::error title=bcast-lint (BCL001),file=train.py,line=10,col=7")
+
+
+def test_fix_leaves_noqa_lines_alone(project):
+    text = BROKEN.replace("buffer = torch.empty(4, device=accelerator.device)",
+                          "buffer = torch.empty(4, device=accelerator.device)  # noqa: BCL003")
+    (project / "train.py").write_text(text)
+    run("--fix", "--unsafe-fixes", "--select", "BCL003", "train.py", cwd=project)
+    assert (project / "train.py").read_text() == text
