@@ -41,14 +41,14 @@ def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = 
 def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, honour_noqa: bool) -> FileResult:
     import libcst as cst
 
-    python_error = _python_parse_error(source, filename)
+    tree, python_error = _python_parse(source, filename)
     if isinstance(python_error, (MemoryError, RecursionError)):
         return FileResult(filename, error="too deeply nested to parse (Python's own parser gives up too)")
     if isinstance(python_error, SyntaxError) and _bracket_depth(source) > _MAX_BRACKET_DEPTH:
         finding = _python_syntax_finding(python_error, filename)
         return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
     try:
-        module = cst.parse_module(_reduced(source))
+        module = cst.parse_module(_reduced(source, tree) if tree is not None else source)
     except cst.ParserSyntaxError as error:
         if python_error is None:
             return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
@@ -77,13 +77,12 @@ _OPENING, _CLOSING = b"([{", b")]}"
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in _OPENING + _CLOSING)
 
 
-def _python_parse_error(source: Union[bytes, str], filename: str) -> Optional[BaseException]:
+def _python_parse(source: Union[bytes, str], filename: str) -> tuple[Optional[ast.Module], Optional[BaseException]]:
+    """CPython's own parse: the tree (for reduce_source) or why it failed."""
     try:
-        compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
-        return error
-    return None
-
+        return None, error
 
 def _bracket_depth(source: Union[bytes, str]) -> int:
     """The deepest bracket nesting, counting brackets in strings and comments too (an overestimate)."""
@@ -104,13 +103,12 @@ def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
 
 
-def _reduced(source: Union[bytes, str]) -> Union[bytes, str]:
+def _reduced(source: Union[bytes, str], tree: ast.Module) -> Union[bytes, str]:
     from bcast_lint.reduce import reduce_source
 
     if isinstance(source, bytes):
-        return reduce_source(source)
-    return reduce_source(source.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
-
+        return reduce_source(source, tree)
+    return reduce_source(source.encode("utf-8", "surrogatepass"), tree).decode("utf-8", "surrogatepass")
 
 def run_rules(module, filename: str, enabled: CodeFilter) -> list[Finding]:
     from bcast_lint.analysis.module import ModuleAnalysis

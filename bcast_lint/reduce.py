@@ -19,12 +19,8 @@ from bcast_lint.analysis.apis import CALL_WORDS
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def reduce_source(source: bytes) -> bytes:
-    """`source` with irrelevant functions and classes blanked; unchanged if `ast` cannot parse it."""
-    try:
-        tree = ast.parse(source)
-    except Exception:  # noqa: BLE001 - any failure: let LibCST parse the original and report it
-        return source
+def reduce_source(source: bytes, tree: ast.Module) -> bytes:
+    """`source` with irrelevant functions and classes blanked; `tree` is CPython's parse of it."""
     lines = source.splitlines(keepends=True)  # bytes split on \n, \r\n and \r, as the tokenizer does
     calling = _lines_with_calls(lines, CALL_WORDS | _aliases(tree))
     for statement in tree.body:
