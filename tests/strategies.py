@@ -115,6 +115,17 @@ COLLECTIVES = (
 )
 
 
+PLACEHOLDERS = (
+    "None", "[None]", "torch.empty(4)", "torch.empty_like(y)", "y.new_empty(4)", "torch.Tensor(4)",
+    "torch.zeros(4)", "torch.zeros(8, dtype=torch.int64)", "torch.zeros(4, device='cuda:0')",
+    "torch.zeros(4).cuda(0)", "torch.zeros(4, 2)", "torch.zeros(n, device=accelerator.device)",
+)
+SOURCES = (
+    "torch.randn(4)", "torch.randint(0, 10, (8,))", "torch.tensor(lengths, dtype=torch.int64)",
+    "load_ids()", "torch.rand(3).long()", "str(rank)", "torch.randn(4).to('cuda:1')",
+)
+
+
 @dataclass(frozen=True)
 class Context:
     """Where a block is being generated: what statements are legal there."""
@@ -213,19 +224,9 @@ def compound_statement(draw, context: Context) -> str:
     if kind == "pattern":
         return draw(rank_pattern(inner))
     if kind == "walrus":
-        return f"if ({name} := {draw(value()).replace('await ', '')}) is not None:\n{_indent(draw(block(inner)))}"
+        bound = draw(value()).replace("await ", "")
+        return f"if ({name} := {bound}) is not None:\n{_indent(draw(block(inner)))}"
     return draw(definition(context, kind))
-
-
-PLACEHOLDERS = (
-    "None", "[None]", "torch.empty(4)", "torch.empty_like(y)", "y.new_empty(4)", "torch.Tensor(4)",
-    "torch.zeros(4)", "torch.zeros(8, dtype=torch.int64)", "torch.zeros(4, device='cuda:0')",
-    "torch.zeros(4).cuda(0)", "torch.zeros(4, 2)", "torch.zeros(n, device=accelerator.device)",
-)
-SOURCES = (
-    "torch.randn(4)", "torch.randint(0, 10, (8,))", "torch.tensor(lengths, dtype=torch.int64)",
-    "load_ids()", "torch.rand(3).long()", "str(rank)", "torch.randn(4).to('cuda:1')",
-)
 
 
 @st.composite
