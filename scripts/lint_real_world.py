@@ -1,0 +1,119 @@
+"""Lint the pinned real-world corpus (issue 8) and print every finding with its source line.
+
+    python scripts/lint_real_world.py [--corpus-dir benchmarks/.corpus] [--check-docs docs/real-world.md]
+
+The corpus is the one the benchmarks use (benchmarks/run.py: accelerate, transformers, trl, peft,
+diffusers and deepspeed sdists at pinned versions), fetched with pip on first use into the
+git-ignored corpus directory. The CLI lints each project's directory with an empty
+configuration (this repository's pyproject.toml excludes the corpus) and JSON output.
+
+Exit status: 0 when every file was linted without an internal error; 1 when bcast-lint crashed,
+exited 2, or could not check a file; with --check-docs, also 1 when a finding is missing from
+that document or the document lists a finding no longer reported. Each finding is identified in
+the document by `project/path:line CODE` (the project without its version).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_DOC_ENTRY = re.compile(r"`(?P<key>[\w.-]+/[^`\s]+:\d+ BCL\d{3})`")
+
+
+@dataclass(frozen=True)
+class Finding:
+    project: str  # e.g. "accelerate", without the version
+    path: str  # inside the project's directory
+    line: int
+    column: int
+    code: str
+    message: str
+    source_line: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.project}/{self.path}:{self.line} {self.code}"
+
+
+def load_benchmarks():
+    spec = importlib.util.spec_from_file_location("bcast_benchmarks", REPO_ROOT / "benchmarks" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def project_directories(corpus_dir: Path) -> list[Path]:
+    benchmarks = load_benchmarks()
+    corpus = benchmarks.fetch_corpus(corpus_dir)
+    return sorted({corpus.root / name.split("/", 1)[0] for name in corpus.files})
+
+
+def lint(directories: list[Path]) -> tuple[list[dict], str, int]:
+    with tempfile.TemporaryDirectory() as scratch:
+        empty = Path(scratch) / "bcast-lint.toml"
+        empty.write_text("")
+        command = [sys.executable, "-m", "bcast_lint", "--config", str(empty), "--no-cache",
+                   "--output-format", "json", "--exit-zero", *map(str, directories)]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
+    findings = json.loads(done.stdout) if done.stdout.strip() else []
+    return findings, done.stderr, done.returncode
+
+
+def describe(raw: dict, directories: list[Path]) -> Finding:
+    path = Path(raw["filename"]).resolve()
+    top = next(d for d in directories if path.is_relative_to(d.resolve()))
+    project = top.name.rsplit("-", 1)[0]
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    source_line = lines[raw["line"] - 1].strip() if raw["line"] <= len(lines) else ""
+    return Finding(project, path.relative_to(top.resolve()).as_posix(), raw["line"], raw["column"],
+                   raw["code"], raw["message"], source_line)
+
+
+def documented_keys(document: Path) -> set[str]:
+    return {match["key"] for match in _DOC_ENTRY.finditer(document.read_text())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus-dir", type=Path, default=REPO_ROOT / "benchmarks" / ".corpus")
+    parser.add_argument("--check-docs", type=Path, help="fail unless this file lists exactly the findings")
+    args = parser.parse_args(argv)
+
+    directories = project_directories(args.corpus_dir)
+    started = time.monotonic()
+    raw_findings, errors, status = lint(directories)
+    elapsed = time.monotonic() - started
+    findings = sorted((describe(raw, directories) for raw in raw_findings),
+                      key=lambda f: (f.project, f.path, f.line))
+    for f in findings:
+        print(f"{f.project}/{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n    {f.source_line}")
+    print(f"{len(findings)} findings in {len(directories)} projects, linted in {elapsed:.0f}s",
+          file=sys.stderr)
+
+    failed = status != 0 or bool(errors.strip())
+    if failed:
+        print(f"bcast-lint exited {status}; stderr:\n{errors}", file=sys.stderr)
+    if args.check_docs:
+        documented = documented_keys(args.check_docs)
+        reported = {finding.key for finding in findings}
+        for key in sorted(reported - documented):
+            print(f"not in {args.check_docs}: {key}", file=sys.stderr)
+        for key in sorted(documented - reported):
+            print(f"in {args.check_docs} but no longer reported: {key}", file=sys.stderr)
+        failed |= reported != documented
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
