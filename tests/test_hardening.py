@@ -421,6 +421,20 @@ def test_fix_reports_and_leaves_read_only_files(workdir, capsys):
     assert (workdir / "good.py").read_bytes() == RECEIVER_FIXED.read_bytes()
 
 
+@pytest.mark.xfail(strict=True, reason="cli._fix reports the fixed version's findings (none) for a "
+                                       "file it could not write; reported to the CLI's owner (issue 8)")
+def test_a_file_that_could_not_be_written_still_reports_its_findings(workdir, capsys):
+    (workdir / "frozen.py").write_bytes(RECEIVER.read_bytes())
+    (workdir / "frozen.py").chmod(0o444)
+    try:
+        code, out, err = cli(capsys, "--fix", "frozen.py")
+    finally:
+        (workdir / "frozen.py").chmod(0o644)
+    assert "frozen.py: error: not fixed: the file is read-only" in err, err
+    # The file still holds both findings; "No findings" would be wrong.
+    assert "frozen.py:11:18: BCL003" in out and "frozen.py:17:16: BCL003" in out, out
+
+
 def test_fix_through_a_symlink_changes_the_target_and_keeps_the_link(workdir, capsys):
     os.symlink("good.py", workdir / "link.py")
     cli(capsys, "--fix", "link.py")
@@ -502,6 +516,27 @@ def test_flake8_plugin_survives_bad_input():
         plugin = BcastLintPlugin(None, "input.py", source.splitlines(keepends=True))
         for line, column, message, _ in plugin.run():
             assert line >= 1 and column >= 0 and message.startswith("BCL")
+
+
+def test_real_flake8_with_the_plugin_survives_bad_files(workdir):
+    # Not here: a 500-term sum (pyflakes' RecursionError aborts flake8) and 20,000 `not`s
+    # (flake8's own ast.parse raises MemoryError); flake8 fails on those before any plugin runs.
+    api = "import torch.distributed as dist\n"
+    (workdir / "syntax.py").write_text(api + "dist.broadcast(x, 0\n")
+    (workdir / "nul.py").write_bytes(api.encode() + b"x = 1\0\ndist.broadcast(x, 0)\n")
+    (workdir / "bom.py").write_bytes(b"\xef\xbb\xbf" + RECEIVER.read_bytes())
+    (workdir / "crlf.py").write_bytes(RECEIVER.read_bytes().replace(b"\n", b"\r\n"))
+    (workdir / "parens.py").write_text(api + "x = " + DEEP["parentheses"] + "\ndist.broadcast(x, 0)\n")
+    strings = " ".join(["'a'"] * 5000)
+    (workdir / "strings.py").write_text(f"{api}x = ({strings})\ndist.broadcast(x, 0)\n")
+    (workdir / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\n" + api.encode()
+                                       + b"x = torch.empty(4)  # \xe9\ndist.broadcast(x, 0)\n")
+    done = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "BCL,E9", "."],
+                          cwd=workdir, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    for expected in ("./good.py:11:18: BCL003", "./bom.py:11:18: BCL003", "./crlf.py:17:16: BCL003",
+                     "./latin.py:4:5: BCL003", "./syntax.py:2:", "./nul.py:1:1: E999", "./parens.py:2:"):
+        assert expected in done.stdout, done.stdout
 
 
 # -- real code -----------------------------------------------------------------------------------
