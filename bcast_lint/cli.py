@@ -157,7 +157,9 @@ def _process(source: SourceFile, settings: Settings, args) -> _Outcome:
 
     result = lint_source(data, display, enabled)
     if args.add_noqa and result.findings and source.path != STDIN:
-        _add_noqa(source.path, data, result.findings)
+        error = _add_noqa(source.path, data, result.findings)
+        if error:
+            return _Outcome(FileResult(display, result.findings, error=error))
     return _Outcome(result)
 
 
@@ -168,17 +170,21 @@ def _fix(path: str, display: str, data: bytes, enabled, unsafe: bool, args) -> _
     outcome = fix_source(data, display, enabled, unsafe)
     if outcome.error:
         return _Outcome(FileResult(display, outcome.remaining.findings, error=outcome.error))
-    if outcome.source != data:
+    if path == STDIN and not args.diff:
+        # Editors replace the buffer with stdout: the whole source, changed or not (the report
+        # goes to stderr).
+        sys.stdout.buffer.write(outcome.source)
+    elif outcome.source != data:
         if args.diff:
             sys.stdout.write(_unified_diff(display, data, outcome.source))
-        elif path == STDIN:
-            sys.stdout.buffer.write(outcome.source)
         else:
             try:
                 write_if_unchanged(path, data, outcome.source)
             except WriteError as error:
-                failed = FileResult(display, outcome.remaining.findings, error=str(error))
-                return _Outcome(failed)
+                from bcast_lint.engine import lint_source
+
+                unchanged = lint_source(data, display, enabled)  # the file still holds these
+                return _Outcome(FileResult(display, unchanged.findings, error=str(error)))
     return _Outcome(outcome.remaining, outcome.applied)
 
 
@@ -190,10 +196,15 @@ def _unified_diff(display: str, before: bytes, after: bytes) -> str:
     return "".join(lines)
 
 
-def _add_noqa(path: str, data: bytes, findings: Iterable[Finding]) -> None:
-    from bcast_lint.writer import add_noqa_comments
+def _add_noqa(path: str, data: bytes, findings: Iterable[Finding]) -> Optional[str]:
+    """Why the comments could not be added, or None."""
+    from bcast_lint.writer import WriteError, add_noqa_comments
 
-    add_noqa_comments(path, data, findings)
+    try:
+        add_noqa_comments(path, data, findings)
+    except WriteError as error:
+        return str(error).replace("not fixed", "no noqa added")
+    return None
 
 
 def _report(outcomes: list[_Outcome], args, settings: Settings) -> int:
@@ -211,8 +222,10 @@ def _report(outcomes: list[_Outcome], args, settings: Settings) -> int:
                           summary=not args.quiet)
     if fixed and args.output_format == "text" and not args.quiet:
         shown += _fixed_summary(fixed, args.show_fixes)
+    # `--fix -` puts the fixed source on stdout, so the report goes to stderr.
+    stream = sys.stderr if args.fix and not args.diff and STDIN in args.paths else sys.stdout
     if shown:
-        sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
+        stream.write(shown if shown.endswith("\n") else shown + "\n")
     remaining = any(result.findings for result in results)
     failed = any(result.error for result in results)
     if args.exit_zero:

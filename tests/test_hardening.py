@@ -366,8 +366,6 @@ def test_stdin(workdir):
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="`--fix -` appends the report to the fixed source on stdout and "
-                                       "prints no source when nothing changed; reported to the CLI's owner")
 def test_fix_from_stdin_writes_exactly_the_source_to_stdout(workdir):
     # Editors and formatters replace the buffer with stdout (ruff: source on stdout, report on stderr).
     done = subprocess_cli("--fix", "-", cwd=workdir, stdin=RECEIVER.read_bytes())
@@ -431,8 +429,6 @@ def test_fix_reports_and_leaves_read_only_files(workdir, capsys):
     assert (workdir / "good.py").read_bytes() == RECEIVER_FIXED.read_bytes()
 
 
-@pytest.mark.xfail(strict=True, reason="cli._fix reports the fixed version's findings (none) for a "
-                                       "file it could not write; reported to the CLI's owner (issue 8)")
 def test_a_file_that_could_not_be_written_still_reports_its_findings(workdir, capsys):
     (workdir / "frozen.py").write_bytes(RECEIVER.read_bytes())
     (workdir / "frozen.py").chmod(0o444)
@@ -472,8 +468,6 @@ def test_add_noqa_never_writes_into_a_string_or_after_a_backslash(workdir, capsy
     assert "strings.py:3:7: BCL003" in out and "strings.py:6:" not in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="cli._add_noqa does not catch WriteError: a traceback; "
-                                       "reported to the CLI's owner (issue 8)")
 def test_add_noqa_on_a_read_only_file_is_reported_not_a_traceback(workdir, capsys):
     (workdir / "frozen.py").write_bytes(RECEIVER.read_bytes())
     (workdir / "frozen.py").chmod(0o444)
