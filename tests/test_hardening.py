@@ -587,11 +587,6 @@ def test_real_world_corpus_lints_without_errors_and_every_finding_is_documented(
 # Found on the corpus above and reported to the rules' owners; strict, so a fixed rule turns its
 # case red: delete the case, and update docs/real-world.md.
 KNOWN_MISSES = {
-    # deepspeed/runtime/pipe/engine.py:628: torch.Tensor(<list>) copies the list's values; only
-    # torch.Tensor(<int>, ...) is uninitialised. A list literal is recognised, a computed list not.
-    "BCL003 on torch.Tensor([0.0] * n)": (
-        "src/pipe.py", "import torch\nimport torch.distributed as dist\n"
-                       "losses = torch.Tensor([0.0] * (2 + n))\ndist.broadcast(losses, 0)\n", []),
     # accelerate's own modules import collectives relatively (`from .utils import broadcast`);
     # they are never resolved, so accelerate/data_loader.py is not analysed at all.
     "relative import of broadcast is not resolved": (

@@ -53,6 +53,7 @@ class UninitializedPlaceholder(Rule):
     VALID = (
         Valid("x = torch.zeros(4)\nbroadcast(x)"),
         Valid("x = torch.Tensor([1.0, 2.0])\nbroadcast(x)"),
+        Valid("x = torch.Tensor([0.0] * (2 + n))\ndist.broadcast(x, 0)"),
         Valid("x = torch.empty(4)\ny = torch.zeros(4)\nbroadcast(y)"),
     )
     INVALID = (
@@ -113,13 +114,22 @@ def _sliced_buffer(payload: cst.BaseExpression) -> list[cst.Name]:
 
 
 def _is_shape_call(call: cst.Call) -> bool:
-    """`torch.Tensor(2, 3)` and `torch.Tensor(n, d)` allocate; `torch.Tensor([...])` or
-    `torch.Tensor(data)` copy data. A single name could be either, so it is not guessed at."""
+    """`torch.Tensor(2, 3)` and `torch.Tensor(n, d)` allocate; `torch.Tensor([...])`,
+    `torch.Tensor([0.0] * n)` or `torch.Tensor(data)` copy data. A single name could be either, so
+    it is not guessed at."""
     args = positional_arguments(call)
+    if any(_holds_data(arg) for arg in args):
+        return False
     if len(args) >= 2:
-        return not any(isinstance(arg, _DATA) for arg in args)
-    return len(args) == 1 and isinstance(args[0], (cst.Integer, cst.BinaryOperation)) or (
-        len(args) == 1 and isinstance(args[0], cst.Call) and _is_len(args[0]))
+        return True
+    return len(args) == 1 and (isinstance(args[0], (cst.Integer, cst.BinaryOperation))
+                               or isinstance(args[0], cst.Call) and _is_len(args[0]))
+
+
+def _holds_data(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.BinaryOperation):
+        return _holds_data(expr.left) or _holds_data(expr.right)
+    return isinstance(expr, _DATA)
 
 
 _DATA = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
