@@ -111,12 +111,6 @@ def test_fix_compiles_and_is_idempotent(source):
 # rule is fixed; strict, so a fixed rule turns its case red: then delete the case, and once the list
 # is empty, the xfail marker on the property below.
 KNOWN_FIX_BUGS = {
-    # BCL001's safe fix inserts a placeholder before the `if`; the explicit `else: x = None`
-    # still runs after it on the other ranks, so the finding stays and --fix does nothing.
-    "BCL001 explicit else None": (
-        "import torch\nfrom accelerate import Accelerator\nfrom accelerate.utils import broadcast\n"
-        "accelerator = Accelerator()\nif accelerator.is_main_process:\n    x = torch.randn(4)\n"
-        "else:\n    x = None\nbroadcast(x)\n"),
     # BCL002's safe fix assigns a placeholder before the `if`, which `del` then unbinds again.
     "BCL002 del in a rank branch": (
         "import torch\nimport torch.distributed as dist\nfrom accelerate.utils import broadcast\n"

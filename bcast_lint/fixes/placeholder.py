@@ -50,7 +50,7 @@ def _placeholder_fix(analysis: ModuleAnalysis, site: CallSite, name: str, source
     if allocation is None:
         return None
     text, known = allocation
-    none_assignment = _none_assignment(split)
+    none_assignment = _none_assignment(split, guard)
     if none_assignment is not None:
         edit = replace_node(analysis, none_assignment, text)
     else:
@@ -95,10 +95,12 @@ def _shape_text(analysis: ModuleAnalysis, spec: TensorSpec) -> Optional[str]:
     return shape_text(spec.shape) if spec.shape is not None else None
 
 
-def _none_assignment(split: RankSplit) -> Optional[cst.BaseExpression]:
-    """The `None` of an unguarded `x = None` that the broken ranks keep, if there is one."""
+def _none_assignment(split: RankSplit, guard: Guard) -> Optional[cst.BaseExpression]:
+    """The `None` of the `x = None` the broken ranks keep, if there is one: before the branch, or
+    in the branch's other arm (`else: x = None`)."""
     for definition in split.broken_definitions:
-        if (definition.kind == ASSIGNED and definition.guard is None
+        in_place = definition.guard is None or definition.guard.statement is guard.statement
+        if (definition.kind == ASSIGNED and in_place
                 and definition.value is not None and is_none(definition.value)):
             return definition.value
     return None

@@ -66,6 +66,9 @@ class BroadcastArgMaybeNone(Rule):
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nids = broadcast(ids)",
                 expected_replacement="ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\n"
                 "ids = broadcast_object_list([ids])[0]"),
+        Invalid("if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n    x = None\nbroadcast(x)",
+                expected_replacement="if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n"
+                "    x = torch.zeros(4, dtype=torch.float32)\nbroadcast(x)"),
         Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),
