@@ -9,7 +9,7 @@ come for free: `is_main_process` and `process_index == 0` agree in every world, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -124,10 +124,6 @@ class RankConditions:
         if quantity:
             return world.value_of(quantity) != 0
         return None
-
-    def depends_on_rank(self, expr: cst.BaseExpression, worlds: Iterable[World]) -> bool:
-        values = {self.evaluate(expr, world) for world in worlds}
-        return None not in values and len(values) > 1
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World) -> Optional[bool]:
         left = self.evaluate(expr.left, world)
