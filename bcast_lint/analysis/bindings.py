@@ -6,7 +6,9 @@ import functools
 
 import libcst as cst
 
-class _BindingCollector(cst.CSTVisitor):
+from bcast_lint.analysis.walk import Visitor
+
+class _BindingCollector(Visitor):
     def __init__(self) -> None:
         self.names: list[str] = []
         self.declared_elsewhere: set[str] = set()  # `global` / `nonlocal`
@@ -106,7 +108,7 @@ def bound_names(node: cst.CSTNode) -> tuple[str, ...]:
     collector = _BindingCollector()
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return (node.name.value,)
-    node.visit(collector)
+    collector.walk(node)
     return tuple(collector.names)
 
 
@@ -121,7 +123,7 @@ def target_names(target: cst.CSTNode) -> list[str]:
 def local_names(body: cst.CSTNode) -> frozenset[str]:
     """Names local to the scope whose body is `body`: bound in it and not declared global."""
     collector = _BindingCollector()
-    body.visit(collector)
+    collector.walk(body)
     return frozenset(collector.names) - collector.declared_elsewhere
 
 

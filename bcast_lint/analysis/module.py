@@ -18,6 +18,7 @@ from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, integer_literal,
                                        make_worlds)
+from bcast_lint.analysis.walk import Visitor
 
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
@@ -87,7 +88,7 @@ class _Candidate:
     rank_decorator: Optional[cst.Decorator]
 
 
-class _CandidateCollector(cst.CSTVisitor):
+class _CandidateCollector(Visitor):
     """One cheap pass without metadata: calls named like a collective, with their context."""
 
     def __init__(self, module: cst.Module) -> None:
@@ -182,7 +183,7 @@ class ModuleAnalysis:
         self._positions = None
         self.conditions = RankConditions(self.qualified_names)
         collector = _CandidateCollector(module)
-        module.visit(collector)
+        collector.walk(module)
         self._resolver = ImportResolver(module, collector.imports)
         self._assignments = collector.assignments
         candidates = collector.resolvable_candidates()

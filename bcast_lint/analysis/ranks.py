@@ -14,6 +14,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.walk import Visitor
 
 RANK = "rank"
 LOCAL_RANK = "local_rank"
@@ -234,9 +235,9 @@ def _literal_key(expr: cst.BaseExpression) -> Optional[str]:
 def _comparisons(node: cst.CSTNode) -> list[cst.Comparison]:
     found: list[cst.Comparison] = []
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_Comparison(self, comparison: cst.Comparison) -> None:
             found.append(comparison)
 
-    node.visit(Collector())
+    Collector().walk(node)
     return found

@@ -16,6 +16,7 @@ import libcst as cst
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.names import dotted_parts
+from bcast_lint.analysis.walk import Visitor
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import replace_node
 
@@ -120,12 +121,12 @@ def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]
     """Every absolute `from m import a [as b]` in the module."""
     found = []
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             if not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
                 found.extend((node, alias) for alias in node.names)
 
-    module.visit(Collector())
+    Collector().walk(module)
     return found
 
 
@@ -142,11 +143,11 @@ def _bound_name(alias: cst.ImportAlias) -> str:
 def _used_names(module: cst.Module) -> set[str]:
     names: set[str] = set()
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_Name(self, node: cst.Name) -> None:
             names.add(node.value)
 
-    module.visit(Collector())
+    Collector().walk(module)
     return names
 
 

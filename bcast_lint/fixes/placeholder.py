@@ -19,6 +19,7 @@ from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, UNBOUND, Definition, Guard
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis, RankSplit
 from bcast_lint.analysis.tensor_specs import TensorSpec, shape_text, tensor_spec
+from bcast_lint.analysis.walk import children
 from bcast_lint.fixes.object_list import object_list_fix
 from bcast_lint.model import SAFE, UNSAFE, Fix
 from bcast_lint.rules.base import insert_before_statement, replace_node
@@ -126,7 +127,7 @@ def _bound_everywhere(analysis: ModuleAnalysis, site: CallSite, expr: cst.CSTNod
 def _names(expr: cst.CSTNode) -> Iterator[str]:
     if isinstance(expr, cst.Name):
         yield expr.value
-    for child in expr.children:
+    for child in children(expr):
         if not (isinstance(expr, cst.Attribute) and child is expr.attr):
             yield from _names(child)
 

@@ -6,6 +6,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import keyword_argument
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.walk import children
 from bcast_lint.model import SAFE, UNSAFE, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
 
@@ -111,7 +112,7 @@ def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list:
     stack = [(root, [])]
     while stack:
         node, ancestors = stack.pop()
-        for child in node.children:
+        for child in children(node):
             if child is target:
                 return [*ancestors, node]
             if not isinstance(child, cst.BaseSuite):

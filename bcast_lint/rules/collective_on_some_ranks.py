@@ -7,6 +7,7 @@ import libcst as cst
 
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.walk import Visitor
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -132,12 +133,12 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
 def _functions_within(scope: cst.CSTNode) -> set:
     found: set = set()
 
-    class Collector(cst.CSTVisitor):
+    class Collector(Visitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             if node is not scope:
                 found.add(node)
 
-    scope.visit(Collector())
+    Collector().walk(scope)
     return found
 
 
@@ -332,7 +333,7 @@ def _environments_at(analysis: ModuleAnalysis, scope: cst.CSTNode, statement: cs
     return found
 
 
-class _LoadedNames(cst.CSTVisitor):
+class _LoadedNames(Visitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
 
@@ -340,17 +341,17 @@ class _LoadedNames(cst.CSTVisitor):
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
 
 def _names_used(call: cst.Call) -> set[str]:
     collector = _LoadedNames()
-    call.visit(collector)
+    collector.walk(call)
     return collector.names
 
 

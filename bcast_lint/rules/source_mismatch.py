@@ -8,6 +8,7 @@ from bcast_lint.analysis.expressions import allocation, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World, integer_literal
+from bcast_lint.analysis.walk import Visitor, children
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Values that only reserve room for what the source sends: receiving into them is their purpose.
@@ -149,7 +150,7 @@ def _source_rank(analysis: ModuleAnalysis, site: CallSite, world: World) -> Opti
     return _integer_value(analysis, site, world, site.source, loop_names or set(), _NAME_DEPTH)
 
 
-class _LoopNames(cst.CSTVisitor):
+class _LoopNames(Visitor):
     """Names bound by the `for` loops in one scope's own body."""
 
     def __init__(self, scope: cst.CSTNode) -> None:
@@ -167,7 +168,7 @@ class _LoopNames(cst.CSTVisitor):
 
 def _loop_names(scope: cst.CSTNode) -> set:
     collector = _LoopNames(scope)
-    scope.visit(collector)
+    collector.walk(scope)
     return collector.names
 
 
@@ -243,7 +244,7 @@ def _enclosing_tests(node: cst.CSTNode, call: cst.Call, tests: list) -> Optional
         return tests
     if isinstance(node, (cst.If, cst.IfExp)):
         tests = [*tests, node.test]
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue  # another scope
         found = _enclosing_tests(child, call, tests)
@@ -261,7 +262,7 @@ def _comprehension_targets(node: cst.CSTNode, call: cst.Call, bound: tuple) -> O
         while comp_for is not None:
             bound = bound + tuple(_target_names(comp_for.target))
             comp_for = comp_for.inner_for_in
-    for child in node.children:
+    for child in children(node):
         found = _comprehension_targets(child, call, bound)
         if found is not None:
             return found
