@@ -47,8 +47,9 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
     if isinstance(python_error, SyntaxError) and _bracket_depth(source) > _MAX_BRACKET_DEPTH:
         finding = _python_syntax_finding(python_error, filename)
         return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
+    reduced, line_numbers = _reduced(source, tree) if tree is not None else (source, None)
     try:
-        module = cst.parse_module(_reduced(source, tree) if tree is not None else source)
+        module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as error:
         if python_error is None:
             return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
@@ -59,7 +60,7 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
         return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return FileResult(filename, error=f"cannot decode: {error}")
-    findings = run_rules(module, filename, enabled)
+    findings = run_rules(module, filename, enabled, line_numbers)
     if findings and honour_noqa:
         text = source if isinstance(source, str) else source.decode(module.encoding, "replace")
         lines = _LINE_BREAK.split(text)  # not str.splitlines(): a form feed does not end a line
@@ -103,18 +104,23 @@ def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
 
 
-def _reduced(source: Union[bytes, str], tree: ast.Module) -> Union[bytes, str]:
+def _reduced(source: Union[bytes, str], tree: ast.Module) -> tuple[Union[bytes, str], tuple[int, ...]]:
+    """The source LibCST should parse, and the original number of each of its lines."""
     from bcast_lint.reduce import reduce_source
 
     if isinstance(source, bytes):
-        return reduce_source(source, tree)
-    return reduce_source(source.encode("utf-8", "surrogatepass"), tree).decode("utf-8", "surrogatepass")
+        reduced = reduce_source(source, tree)
+        return reduced.source, reduced.line_numbers
+    reduced = reduce_source(source.encode("utf-8", "surrogatepass"), tree)
+    return reduced.source.decode("utf-8", "surrogatepass"), reduced.line_numbers
 
-def run_rules(module, filename: str, enabled: CodeFilter) -> list[Finding]:
+
+def run_rules(module, filename: str, enabled: CodeFilter,
+              line_numbers: Optional[tuple[int, ...]] = None) -> list[Finding]:
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.rules import ALL_RULES
 
-    analysis = ModuleAnalysis(module, filename)
+    analysis = ModuleAnalysis(module, filename, line_numbers)
     if not analysis.calls:
         return []
     findings = []

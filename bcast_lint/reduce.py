@@ -1,28 +1,38 @@
-"""Blank out the functions and classes that cannot hold a finding, before LibCST sees the file.
+"""Cut out the functions and classes that cannot hold a finding, before LibCST sees the file.
 
 LibCST's parser and visitors cost far more than CPython's `ast`, and in a large module the
 broadcast usually sits in one function of hundreds. `ast` finds the top-level statements (and
-the methods of top-level classes) whose text names no collective; their lines are emptied but
-for a one-line stub, so every remaining line keeps its number and columns and findings, fixes and noqa comments refer
-to the original file. Imports and other module-level statements are always kept: they decide
-what names mean.
+the methods of top-level classes) whose text names no collective; each is replaced by a one-line
+stub and its other lines are dropped. Every kept line keeps its text and columns, and
+`Reduced.line_numbers` maps it back to its number in the original file, so findings, fixes and
+noqa comments refer to the original. Imports and other module-level statements are always kept:
+they decide what names mean.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Iterable, Optional
 
 from bcast_lint.analysis.apis import CALL_WORDS
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CALL_WORDS = {word.encode() for word in CALL_WORDS}
+_ALIAS = re.compile(rb"\b(?:" + b"|".join(map(re.escape, sorted(_CALL_WORDS))) + rb")\s+as\s+([^\s,;()\\#]+)")
 
 
-def reduce_source(source: bytes, tree: ast.Module) -> bytes:
-    """`source` with irrelevant functions and classes blanked; `tree` is CPython's parse of it."""
-    lines = source.splitlines(keepends=True)  # bytes split on \n, \r\n and \r, as the tokenizer does
-    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(tree))
+@dataclass(frozen=True)
+class Reduced:
+    source: bytes
+    line_numbers: tuple[int, ...]  # the original 1-based number of each line of `source`
+
+
+def reduce_source(source: bytes, tree: ast.Module) -> Reduced:
+    """`source` without its irrelevant functions and classes; `tree` is CPython's parse of it."""
+    lines: list[Optional[bytes]] = source.splitlines(keepends=True)  # on \n, \r\n and \r, as the tokenizer
+    calling = _lines_with_calls(lines, _CALL_WORDS | _aliases(source))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _blank(lines, statement)
@@ -31,23 +41,21 @@ def reduce_source(source: bytes, tree: ast.Module) -> bytes:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
                         and not _mentions(member, calling)):
                     _blank(lines, member)
-    return b"".join(lines)
+    kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
+    return Reduced(b"".join(line for _, line in kept), tuple(number for number, _ in kept))
 
 
-def _lines_with_calls(lines: list[bytes], words: Iterable[str]) -> set[int]:
+def _lines_with_calls(lines: list[bytes], words: Iterable[bytes]) -> set[int]:
     """1-based numbers of the lines where one of `words` is called: `broadcast(`, `.gather (`."""
-    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\s*\(")
+    # Not \b: an alias may start with a non-ASCII byte, which \b does not see as a word.
+    pattern = re.compile(rb"(?<![\w\x80-\xff])(?:" + b"|".join(map(re.escape, sorted(words))) + rb")\s*\(")
     return {number for number, line in enumerate(lines, start=1) if pattern.search(line)}
 
 
-def _aliases(tree: ast.Module) -> set[str]:
-    """`bc` in `from accelerate.utils import broadcast as bc`."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.update(alias.asname for alias in node.names
-                         if alias.asname and alias.name.rsplit(".", 1)[-1] in CALL_WORDS)
-    return found
+def _aliases(source: bytes) -> set[bytes]:
+    """`bc` in `from accelerate.utils import broadcast as bc`. Read from the bytes, which is much
+    faster than walking the tree; a match in a string or comment only keeps more code."""
+    return set(_ALIAS.findall(source))
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -62,16 +70,15 @@ def _mentions(node: ast.stmt, calling: set[int]) -> bool:
     return any(_first_line(node) <= number <= node.end_lineno for number in calling)
 
 
-def _blank(lines: list[bytes], node: ast.stmt) -> None:
-    """Empty the node's lines, keeping their line endings, and leave a stub on the first one:
-    the name stays bound (a module's own `len` is not the builtin), and a class body stays
-    non-empty."""
+def _blank(lines: list[Optional[bytes]], node: ast.stmt) -> None:
+    """Replace the node's first line with a stub and drop (None) its other lines: the name stays
+    bound (a module's own `len` is not the builtin), and a class body stays non-empty."""
     first = _first_line(node) - 1
-    indent = re.match(rb"[ \t]*", lines[first]).group()  # spaces or tabs, as the file has them
-    for index in range(first, node.end_lineno):
-        line = lines[index]
-        lines[index] = line[len(line.rstrip(b"\r\n")):]
+    line = lines[first]
+    indent = re.match(rb"[ \t]*", line).group()  # spaces or tabs, as the file has them
     keyword = b"class" if isinstance(node, ast.ClassDef) else b"def"
     signature = b"" if keyword == b"class" else b"()"
-    stub = indent + keyword + b" " + node.name.encode() + signature + b": pass"
-    lines[first] = stub + lines[first]
+    ending = line[len(line.rstrip(b"\r\n")):]
+    lines[first] = indent + keyword + b" " + node.name.encode() + signature + b": pass" + ending
+    for index in range(first + 1, node.end_lineno):
+        lines[index] = None

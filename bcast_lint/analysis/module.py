@@ -6,11 +6,12 @@ modules that contain a call named like a collective, and only for the scopes tha
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import last_name, names_in_payload
@@ -20,6 +21,7 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, intege
                                        make_worlds)
 from bcast_lint.analysis.walk import Visitor
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # where Python's tokenizer ends a line
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
@@ -174,9 +176,14 @@ class _CandidateCollector(Visitor):
 
 
 class ModuleAnalysis:
-    def __init__(self, module: cst.Module, filename: str):
+    def __init__(self, module: cst.Module, filename: str,
+                 line_numbers: Optional[Sequence[int]] = None):
+        """`line_numbers`: the original number of each line of `module`, when the engine cut
+        irrelevant code out of the file (see reduce.py); positions are reported in those."""
         self.module = module
         self.filename = filename
+        self._line_numbers = line_numbers
+        self._lines: Optional[dict[int, str]] = None
         self.calls: list[CallSite] = []
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -337,9 +344,22 @@ class ModuleAnalysis:
         return self.module.code_for_node(node)
 
     def line_text(self, line: int) -> str:
-        return self.module.code.splitlines()[line - 1]
+        """The text of the original file's line `line`, which must lie in analysed code."""
+        if self._lines is None:
+            texts = _LINE_BREAK.split(self.module.code)  # not str.splitlines(): a form feed ends no line
+            self._lines = dict(zip(self._line_numbers or range(1, len(texts) + 1), texts))
+        return self._lines[line]
 
     def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where `node` is in the original file."""
         if self._positions is None:
             self._positions = self._wrapper.resolve(PositionProvider)
-        return self._positions[node]
+        where = self._positions[node]
+        if self._line_numbers is None:
+            return where
+        return CodeRange(CodePosition(self._original_line(where.start.line), where.start.column),
+                         CodePosition(self._original_line(where.end.line), where.end.column))
+
+    def _original_line(self, line: int) -> int:
+        numbers = self._line_numbers
+        return numbers[line - 1] if line <= len(numbers) else numbers[-1] + line - len(numbers)
