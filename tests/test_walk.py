@@ -76,3 +76,17 @@ def test_visit_returning_false_skips_the_children():
     recorder = _Recorder()
     recorder.walk(cst.parse_module("f(lambda q: q)\n"))
     assert recorder.events == ["f"]
+
+
+def _subclasses(base: type) -> set[type]:
+    found = set(base.__subclasses__())
+    return found.union(*(_subclasses(sub) for sub in found))
+
+
+def test_the_candidate_collector_tracks_every_kind_of_statement():
+    from bcast_lint.analysis.module import _CandidateCollector
+
+    kinds = _subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine, cst.SimpleStatementSuite}
+    for kind in kinds:
+        assert hasattr(_CandidateCollector, f"visit_{kind.__name__}"), kind
+        assert hasattr(_CandidateCollector, f"leave_{kind.__name__}"), kind

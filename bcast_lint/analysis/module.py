@@ -104,41 +104,47 @@ class _CandidateCollector(Visitor):
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
-                             cst.BaseCompoundStatement)):
-            self._statements.append(node)
-        return super().on_visit(node)
+    # The innermost statement around a call is where the data flow observes the call.
+    def _enter_statement(self, node: cst.CSTNode) -> None:
+        self._statements.append(node)
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if isinstance(original_node, (cst.SimpleStatementLine, cst.SimpleStatementSuite,
-                                      cst.BaseCompoundStatement)):
-            self._statements.pop()
+    def _leave_statement(self, original_node: cst.CSTNode) -> None:
+        self._statements.pop()
+
+    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_If = visit_For = visit_While = \
+        visit_Try = visit_TryStar = visit_Match = _enter_statement
+    leave_SimpleStatementLine = leave_SimpleStatementSuite = leave_If = leave_For = leave_While = \
+        leave_Try = leave_TryStar = leave_Match = _leave_statement
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._statements.append(node)
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
         decorator = next((d for d in node.decorators if last_name(d.decorator) in _RANK_DECORATORS), None)
         self._decorators.append(decorator)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._statements.pop()
         self._scopes.pop()
         self._main_first.pop()
         self._decorators.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._statements.append(node)
         self._scopes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._statements.pop()
         self._scopes.pop()
 
     def visit_With(self, node: cst.With) -> None:
+        self._statements.append(node)
         entered = any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _MAIN_FIRST_METHODS
                       for item in node.items)
         self._main_first.append(node if entered else self._main_first[-1])
 
     def leave_With(self, original_node: cst.With) -> None:
+        self._statements.pop()
         self._main_first.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:

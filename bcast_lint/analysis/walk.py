@@ -6,15 +6,14 @@ changes a tree and never looks at punctuation, so this walk reads each node's ch
 from its dataclass fields, in source order, and skips the fields that hold only syntax tokens.
 
 `Visitor` keeps `cst.CSTVisitor`'s protocol: `visit_<Class>(node)` returning False skips the
-node's children, `leave_<Class>(node)` runs after them, and `on_visit` / `on_leave` can be
-overridden around both.
+node's children, and `leave_<Class>(node)` runs after them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Callable, Iterator, Optional
+from typing import Iterator
 
 import libcst as cst
 from libcst._maybe_sentinel import MaybeSentinel
@@ -48,12 +47,10 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The node's children in source order, without syntax tokens."""
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if type(value) in _SEQUENCES:
+            yield from value
+        elif _is_node(value):
             yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
 
 
 def _child_fields(node_class: type) -> tuple[str, ...]:
@@ -68,7 +65,8 @@ def _child_fields(node_class: type) -> tuple[str, ...]:
 
 
 def _may_hold_content(annotation) -> bool:
-    """Whether a field declared as `annotation` can hold a node that is not a syntax token."""
+    """Whether a field declared as `annotation` can hold a node that is not a syntax token. The
+    items of a sequence field that passes are then all content nodes."""
     if isinstance(annotation, typing.ForwardRef):
         annotation = getattr(cst, annotation.__forward_arg__, cst.CSTNode)
     if isinstance(annotation, type):
@@ -76,36 +74,48 @@ def _may_hold_content(annotation) -> bool:
     return any(_may_hold_content(argument) for argument in typing.get_args(annotation))
 
 
+_SEQUENCES = {list, tuple}
+_node_classes: dict[type, bool] = {}
+
+
+def _is_node(value) -> bool:
+    """isinstance(value, cst.CSTNode), cached per class: CSTNode is an ABC, whose check is slow."""
+    value_class = type(value)
+    known = _node_classes.get(value_class)
+    if known is None:
+        known = _node_classes[value_class] = isinstance(value, cst.CSTNode)
+    return known
+
+
 class Visitor:
     """Base class for read-only visitors; see the module docstring."""
 
-    _visit_handlers: dict[type, Optional[Callable]]
-    _leave_handlers: dict[type, Optional[Callable]]
+    _entries: dict[type, tuple]
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         # Per class, so a visitor class made inside a function takes its cache with it.
-        cls._visit_handlers, cls._leave_handlers = {}, {}
+        cls._entries = {}
 
     def walk(self, node: cst.CSTNode) -> None:
-        if self.on_visit(node) is not False:
-            for child in children(node):
-                self.walk(child)
-        self.on_leave(node)
-
-    def on_visit(self, node: cst.CSTNode) -> Optional[bool]:
-        visit = _handler(self._visit_handlers, type(self), "visit_", type(node))
-        return visit(self, node) if visit is not None else True
-
-    def on_leave(self, node: cst.CSTNode) -> None:
-        leave = _handler(self._leave_handlers, type(self), "leave_", type(node))
+        node_class = type(node)
+        entry = self._entries.get(node_class) or self._entry(node_class)
+        visit, leave, fields = entry
+        if visit is None or visit(self, node) is not False:
+            for name in fields:
+                value = getattr(node, name)
+                if type(value) in _SEQUENCES:
+                    for item in value:
+                        self.walk(item)
+                elif _is_node(value):
+                    self.walk(value)
         if leave is not None:
             leave(self, node)
 
-
-def _handler(cache: dict, visitor_class: type, prefix: str, node_class: type) -> Optional[Callable]:
-    try:
-        return cache[node_class]
-    except KeyError:
-        found = cache[node_class] = getattr(visitor_class, prefix + node_class.__name__, None)
-        return found
+    @classmethod
+    def _entry(cls, node_class: type) -> tuple:
+        name = node_class.__name__
+        entry = (getattr(cls, "visit_" + name, None), getattr(cls, "leave_" + name, None),
+                 _child_fields(node_class))
+        cls._entries[node_class] = entry
+        return entry

@@ -160,10 +160,10 @@ class _LoopNames(Visitor):
     def visit_For(self, node: cst.For) -> None:
         self.names.update(_target_names(node.target))
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if node is not self.scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        return super().on_visit(node)
+    def _enter_scope(self, node: cst.CSTNode) -> bool:
+        return node is self.scope  # not a nested function, class or lambda
+
+    visit_FunctionDef = visit_ClassDef = visit_Lambda = _enter_scope
 
 
 def _loop_names(scope: cst.CSTNode) -> set:
