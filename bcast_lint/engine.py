@@ -120,14 +120,19 @@ def run_rules(module, filename: str, enabled: CodeFilter,
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.rules import ALL_RULES
 
-    analysis = ModuleAnalysis(module, filename, line_numbers)
-    if not analysis.calls:
-        return []
-    findings = []
-    for rule in ALL_RULES:
-        if enabled(rule.code):
-            findings.extend(_finding(analysis, rule.code, report) for report in rule().check(analysis))
-    return findings
+    from bcast_lint.analysis.bindings import forget_trees
+
+    try:
+        analysis = ModuleAnalysis(module, filename, line_numbers)
+        if not analysis.calls:
+            return []
+        findings = []
+        for rule in ALL_RULES:
+            if enabled(rule.code):
+                findings.extend(_finding(analysis, rule.code, report) for report in rule().check(analysis))
+        return findings
+    finally:
+        forget_trees()
 
 
 def _finding(analysis, code: str, report) -> Finding:

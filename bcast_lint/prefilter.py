@@ -6,8 +6,9 @@ alias (`broadcast as bc`), in a file that names the API it comes from (torch.dis
 accelerate, deepspeed, or an accelerator). Rules about collectives other than broadcasts also
 need a rank condition, and every spelling of one contains one of RANK_WORDS.
 
-Plain substring searches run first: they are much faster than the regular expressions, which
-only confirm the rare files that contain a word.
+Plain substring searches run first, and each regular expression starts with its word's literal
+text, which `re` finds as fast as a substring search; an alternation of words is many times
+slower.
 """
 
 from __future__ import annotations
@@ -22,20 +23,28 @@ RANK_WORDS = (b"rank", b"process_index", b"main_process", b"last_process", b"on_
               b"process_zero")
 
 
-def _called(words) -> re.Pattern:
-    names = b"|".join(re.escape(word.encode()) for word in words)
-    return re.compile(rb"\b(?:" + names + rb")\s*\(|\b(?:" + names + rb")\s+as\s")
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-_BROADCAST_CALL = _called(("broadcast", "broadcast_object_list"))
-_OTHER_CALL = _called(_OTHER_WORDS)
+def _called(word: str) -> re.Pattern:
+    """`word(` or `word as`, found by its literal start (fast); the byte before is checked apart."""
+    return re.compile(re.escape(word.encode()) + rb"(?:\s*\(|\s+as\s)")
+
+
+_BROADCAST_CALLS = tuple(_called(word) for word in ("broadcast", "broadcast_object_list"))
+_OTHER_CALLS = tuple((word.encode(), _called(word)) for word in _OTHER_WORDS)
 
 
 def may_have_findings(source: bytes) -> bool:
     if not any(word in source for word in _API_WORDS):
         return False
-    if b"broadcast" in source and _BROADCAST_CALL.search(source):
+    if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return True
     return (any(word in source for word in RANK_WORDS)
-            and any(word.encode() in source for word in _OTHER_WORDS)
-            and bool(_OTHER_CALL.search(source)))
+            and any(word in source and _is_called(source, call) for word, call in _OTHER_CALLS))
+
+
+def _is_called(source: bytes, call: re.Pattern) -> bool:
+    """Whether `call` matches where the word starts a name (not `my_broadcast(`)."""
+    return any(match.start() == 0 or source[match.start() - 1] not in _IDENTIFIER_BYTES
+               for match in call.finditer(source))

@@ -128,6 +128,12 @@ def local_names(body: cst.CSTNode) -> frozenset[str]:
 
 
 
+def forget_trees() -> None:
+    """Empty the caches above: their keys are nodes, which keep a finished file's tree alive."""
+    bound_names.cache_clear()
+    local_names.cache_clear()
+
+
 def parameter_names(params: cst.Parameters) -> list[str]:
     names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
     for star in (params.star_arg, params.star_kwarg):
