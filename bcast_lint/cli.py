@@ -7,7 +7,6 @@ configuration or internal error.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -110,11 +109,14 @@ def _check_command(argv: list[str]) -> int:
 
 
 def _lint_only(sources: list[SourceFile], settings: Settings, args) -> list["_Outcome"]:
-    from bcast_lint.cache import Cache
     from bcast_lint.runner import lint_files
 
     readable = [(s.path, _display_name(s, args)) for s in sources if not s.error]
-    cache = None if args.no_cache else Cache(args.cache_dir or _default_cache_dir(settings))
+    cache = None
+    if not args.no_cache:
+        from bcast_lint.cache import Cache  # hashlib and tempfile take 6 ms to import
+
+        cache = Cache(args.cache_dir or _default_cache_dir(settings))
     linted = iter(lint_files(readable, settings, args.jobs, cache))
     return [_Outcome(FileResult(_display_name(s, args), error=s.error) if s.error else next(linted))
             for s in sources]
@@ -189,6 +191,8 @@ def _fix(path: str, display: str, data: bytes, enabled, unsafe: bool, args) -> _
 
 
 def _unified_diff(display: str, before: bytes, after: bytes) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         before.decode("utf-8", "replace").splitlines(keepends=True),
         after.decode("utf-8", "replace").splitlines(keepends=True),

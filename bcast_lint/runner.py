@@ -6,17 +6,18 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
-from bcast_lint.cache import Cache
 from bcast_lint.codes import ALL_CODES
 from bcast_lint.config import Settings
 from bcast_lint.engine import lint_source
 from bcast_lint.model import FileResult
 from bcast_lint.prefilter import may_have_findings
+
+if TYPE_CHECKING:
+    from bcast_lint.cache import Cache
 
 _MIN_FILES_PER_WORKER = 4  # below this, starting workers (and importing libcst in each) costs more
 # Linting a large file allocates a million short-lived tree nodes that reference counting frees;
@@ -59,7 +60,7 @@ def lint_files(files: Sequence[tuple[str, str]], settings: Settings, jobs: Optio
         if not may_have_findings(source):
             results[index] = FileResult(filename)
             continue
-        key = Cache.key(source, _enabled_codes(settings, filename)) if cache else ""
+        key = cache.key(source, _enabled_codes(settings, filename)) if cache else ""
         cached = cache.get(key, filename) if cache else None
         if cached is not None:
             results[index] = cached
@@ -82,6 +83,8 @@ def _lint_all(tasks: list[Task], settings: Settings, jobs: int) -> list[FileResu
     workers = min(jobs, len(tasks) // _MIN_FILES_PER_WORKER)
     if workers <= 1:
         return [_lint_one(task, settings) for task in tasks]
+    from concurrent.futures import ProcessPoolExecutor  # 15 ms to import: only when needed
+
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.set_threshold,
                              initargs=_GC_THRESHOLDS) as pool:
         chunk = max(1, len(tasks) // (workers * 8))
