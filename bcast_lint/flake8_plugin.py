@@ -17,14 +17,16 @@ class BcastLintPlugin:
     version = __version__
 
     def __init__(self, tree, filename: str, lines: list[str]) -> None:
+        self._tree = tree  # flake8 parses every file for pyflakes: no need to parse it again
         self._filename = filename
         self._lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from bcast_lint.engine import lint_source
+        from bcast_lint.engine import lint_source, rare_garbage_collection
 
         source = "".join(self._lines)  # already decoded by flake8, coding cookie and all
         # flake8 applies `# noqa` itself; filtering here too would hide what --disable-noqa shows.
-        result = lint_source(source, self._filename, honour_noqa=False)
+        with rare_garbage_collection():
+            result = lint_source(source, self._filename, honour_noqa=False, tree=self._tree)
         for finding in result.findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from bcast_lint.codes import ALL_CODES
 from bcast_lint.config import Settings
-from bcast_lint.engine import lint_source
+from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, lint_source, rare_garbage_collection
 from bcast_lint.model import FileResult
 from bcast_lint.prefilter import may_have_findings
 
@@ -20,10 +19,6 @@ if TYPE_CHECKING:
     from bcast_lint.cache import Cache
 
 _MIN_FILES_PER_WORKER = 4  # below this, starting workers (and importing libcst in each) costs more
-# Linting a large file allocates a million short-lived tree nodes that reference counting frees;
-# at CPython's default thresholds (700, 10, 10) the cycle collector scans them over and over,
-# a third of a run's time. Collecting rarely costs some memory (well under 300 MB on 2 M lines).
-_GC_THRESHOLDS = (200_000, 30, 30)
 
 
 STDIN = "-"
@@ -66,7 +61,7 @@ def lint_files(files: Sequence[tuple[str, str]], settings: Settings, jobs: Optio
             results[index] = cached
         else:
             pending.append((index, key, Task(filename, source)))
-    with _rare_garbage_collection():
+    with rare_garbage_collection():
         linted = _lint_all([task for _, _, task in pending], settings, jobs or os.cpu_count() or 1)
     for (index, key, _), result in zip(pending, linted):
         results[index] = result
@@ -86,19 +81,9 @@ def _lint_all(tasks: list[Task], settings: Settings, jobs: int) -> list[FileResu
     from concurrent.futures import ProcessPoolExecutor  # 15 ms to import: only when needed
 
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.set_threshold,
-                             initargs=_GC_THRESHOLDS) as pool:
+                             initargs=RARE_COLLECTION_THRESHOLDS) as pool:
         chunk = max(1, len(tasks) // (workers * 8))
         return list(pool.map(_lint_one, tasks, [settings] * len(tasks), chunksize=chunk))
-
-
-@contextmanager
-def _rare_garbage_collection():
-    saved = gc.get_threshold()
-    gc.set_threshold(*_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
 
 
 def _lint_one(task: Task, settings: Settings) -> FileResult:
