@@ -35,12 +35,12 @@ def reduce_source(source: bytes, tree: ast.Module) -> Reduced:
     calling = _lines_with_calls(lines, _CALL_WORDS | _aliases(source))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
-            _blank(lines, statement)
+            _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             for member in statement.body:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
                         and not _mentions(member, calling)):
-                    _blank(lines, member)
+                    _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced(b"".join(line for _, line in kept), tuple(number for number, _ in kept))
 
@@ -70,7 +70,7 @@ def _mentions(node: ast.stmt, calling: set[int]) -> bool:
     return any(_first_line(node) <= number <= node.end_lineno for number in calling)
 
 
-def _blank(lines: list[Optional[bytes]], node: ast.stmt) -> None:
+def _cut(lines: list[Optional[bytes]], node: ast.stmt) -> None:
     """Replace the node's first line with a stub and drop (None) its other lines: the name stays
     bound (a module's own `len` is not the builtin), and a class body stays non-empty."""
     first = _first_line(node) - 1
