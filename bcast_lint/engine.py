@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import re
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Union
 
@@ -18,7 +17,6 @@ from bcast_lint.noqa import is_suppressed
 from bcast_lint.prefilter import may_have_findings
 
 CodeFilter = Callable[[str], bool]
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _everything(code: str) -> bool:
@@ -84,8 +82,10 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
         return FileResult(filename, error=f"cannot decode: {error}")
     findings = run_rules(module, filename, enabled, line_numbers)
     if findings and honour_noqa:
+        from bcast_lint.analysis.module import split_lines
+
         text = source if isinstance(source, str) else source.decode(module.encoding, "replace")
-        lines = _LINE_BREAK.split(text)  # not str.splitlines(): a form feed does not end a line
+        lines = split_lines(text)
         findings = [f for f in findings if not _suppressed(f, lines)]
     return FileResult(filename, tuple(sorted(findings, key=_order)))
 
@@ -139,10 +139,9 @@ def _reduced(source: Union[bytes, str], tree: ast.Module) -> tuple[Union[bytes, 
 
 def run_rules(module, filename: str, enabled: CodeFilter,
               line_numbers: Optional[tuple[int, ...]] = None) -> list[Finding]:
+    from bcast_lint.analysis.bindings import forget_trees
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.rules import ALL_RULES
-
-    from bcast_lint.analysis.bindings import forget_trees
 
     try:
         analysis = ModuleAnalysis(module, filename, line_numbers)

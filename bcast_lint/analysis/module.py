@@ -21,7 +21,7 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, intege
                                        make_worlds)
 from bcast_lint.analysis.walk import Visitor
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # where Python's tokenizer ends a line
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
@@ -179,6 +179,12 @@ class _CandidateCollector(Visitor):
         if name in self._call_words and self._statements:
             self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
                                               self._main_first[-1], self._decorators[-1]))
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines as Python's tokenizer numbers them: not str.splitlines(), for which a form feed
+    or a line separator also ends a line."""
+    return _LINE_BREAK.split(text)
 
 
 class ModuleAnalysis:
@@ -352,7 +358,7 @@ class ModuleAnalysis:
     def line_text(self, line: int) -> str:
         """The text of the original file's line `line`, which must lie in analysed code."""
         if self._lines is None:
-            texts = _LINE_BREAK.split(self.module.code)  # not str.splitlines(): a form feed ends no line
+            texts = split_lines(self.module.code)
             self._lines = dict(zip(self._line_numbers or range(1, len(texts) + 1), texts))
         return self._lines[line]
 
