@@ -27,6 +27,24 @@ def test_children_match_libcst_on_fixtures(path):
     assert _mismatches(cst.parse_module(path.read_bytes())) == []
 
 
+class _NoHandlers(Visitor):
+    """Enters every node: Visitor.walk inlines children() for speed, so it is checked apart."""
+
+
+def _preorder(node: cst.CSTNode) -> list[cst.CSTNode]:
+    return [node, *(found for child in children(node) for found in _preorder(child))]
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURE_SOURCES, ids=identifier)
+def test_visitor_walk_enters_the_same_nodes_as_children(path, monkeypatch):
+    module = cst.parse_module(path.read_bytes())
+    entered: list[cst.CSTNode] = []
+    walk = Visitor.walk
+    monkeypatch.setattr(Visitor, "walk", lambda self, node: (entered.append(node), walk(self, node)))
+    _NoHandlers().walk(module)
+    assert [id(node) for node in entered] == [id(node) for node in _preorder(module)]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_children_match_libcst_on_generated_code(code):

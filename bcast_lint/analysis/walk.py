@@ -102,6 +102,7 @@ class Visitor:
         entry = self._entries.get(node_class) or self._entry(node_class)
         visit, leave, fields = entry
         if visit is None or visit(self, node) is not False:
+            # children(), inlined: a generator per node made the whole walk half as fast again.
             for name in fields:
                 value = getattr(node, name)
                 if type(value) in _SEQUENCES:
