@@ -1,11 +1,13 @@
-"""Lint the pinned real-world corpus (issue 8) and print every finding with its source line.
+"""Lint the pinned real-world corpus (issues 8, 13, 14) and print every finding with its source line.
 
     python scripts/lint_real_world.py [--corpus-dir benchmarks/.corpus] [--check-docs docs/real-world.md]
 
-The corpus is the one the benchmarks use (benchmarks/run.py: accelerate, transformers, trl, peft,
-diffusers and deepspeed sdists at pinned versions), fetched with pip on first use into the
-git-ignored corpus directory. The CLI lints each project's directory with an empty
-configuration (this repository's pyproject.toml excludes the corpus) and JSON output.
+The corpus is the benchmarks' six libraries (benchmarks/run.py: accelerate, transformers, trl,
+peft, diffusers and deepspeed sdists at pinned versions) plus the eight of `EXTRA_LIBRARIES`
+below, whose distributed code goes through their own wrappers; all are fetched with pip on first
+use into the git-ignored corpus directory. The extra ones are not part of the benchmark corpus, so
+the benchmark figures stay comparable across sessions. The CLI lints each project's directory
+with an empty configuration (this repository's pyproject.toml excludes the corpus) and JSON output.
 
 Exit status: 0 when every file was linted without an internal error; 1 when bcast-lint crashed,
 exited 2, or could not check a file; with --check-docs, also 1 when a finding is missing from
@@ -19,10 +21,13 @@ import argparse
 import importlib.util
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,10 +58,50 @@ def load_benchmarks():
     return module
 
 
+# Whatever `pip download --no-deps NAME==VERSION` serves: a wheel (it holds the sources) or an sdist.
+EXTRA_LIBRARIES = (
+    ("megatron-core", "0.16.1"),
+    ("verl", "0.9.1"),
+    ("axolotl", "0.19.0"),
+    ("colossalai", "0.5.0"),
+    ("torchtune", "0.6.1"),
+    ("mosaicml", "0.32.1"),
+    ("lightning", "2.6.6"),
+    ("fairscale", "0.4.13"),
+)
+
+
 def project_directories(corpus_dir: Path) -> list[Path]:
     benchmarks = load_benchmarks()
     corpus = benchmarks.fetch_corpus(corpus_dir)
-    return sorted({corpus.root / name.split("/", 1)[0] for name in corpus.files})
+    benchmark_projects = {corpus.root / name.split("/", 1)[0] for name in corpus.files}
+    extra = {fetch_library(corpus_dir, name, version) for name, version in EXTRA_LIBRARIES}
+    return sorted(benchmark_projects | extra)
+
+
+def fetch_library(corpus_dir: Path, name: str, version: str) -> Path:
+    """`corpus_dir/src/NAME-VERSION`, downloaded and extracted on first use."""
+    target = corpus_dir / "src" / f"{name}-{version}"
+    marker = corpus_dir / "src" / f".extracted-{name}-{version}"
+    if marker.exists():
+        return target
+    downloads = corpus_dir / "dist" / f"{name}-{version}"
+    if not any(downloads.glob("*")):
+        print(f"fetching {name}=={version} ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        f"{name}=={version}", "-d", str(downloads)], check=True)
+    archive = next(downloads.glob("*"))
+    shutil.rmtree(target, ignore_errors=True)
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as wheel:
+            wheel.extractall(target)
+    else:
+        with tarfile.open(archive) as tar:
+            # The "data" filter refuses absolute paths, "..", links out of the tree and devices;
+            # an sdist holds one NAME-VERSION/ folder, which becomes `target` itself.
+            tar.extractall(target.parent, filter="data")
+    marker.write_text(archive.name)
+    return target
 
 
 def lint(directories: list[Path]) -> tuple[list[dict], str, int]:
