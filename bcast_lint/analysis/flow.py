@@ -7,6 +7,12 @@ world where the call runs?" without re-walking anything.
 The walk is deliberately simple: branches whose condition is not decided by the rank are both
 taken and merged, loop bodies run zero or more times (two passes reach a fixed point for the
 facts we keep), and an exception may leave a `try` body anywhere.
+
+An in-place write (`buf.copy_(x)`, `buf[:k] = x`, `buf += x`) does not rebind its name: it is
+recorded on the definitions it modifies (Definition.writes), so rules that ask what tensor a name
+holds still see its allocation, and rules that ask what the tensor contains see the writes.
+A test `x is None` / `x is not None` narrows `x` in each arm: a `None` assignment does not reach
+the arm where `x` is known not to be None.
 """
 
 from __future__ import annotations
@@ -14,8 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+import dataclasses
+
 import libcst as cst
 
+from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.bindings import bound_names, local_names, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
@@ -34,12 +43,28 @@ class Guard:
 
 
 @dataclass(frozen=True)
+class Write:
+    """An in-place write into the tensor a definition made."""
+
+    node: cst.CSTNode  # the call (`buf.copy_(x)`), subscript target (`buf[:k]`) or `buf += x`
+    statement: cst.CSTNode
+    whole: bool  # overwrites every element: `copy_`, `fill_`, `zero_`, `normal_`, `buf[:] = x`
+    guard: Optional[Guard] = None
+
+
+@dataclass(frozen=True)
 class Definition:
     name: str
     kind: str  # ASSIGNED, OTHER or UNBOUND
     value: Optional[cst.BaseExpression] = None
     statement: Optional[cst.CSTNode] = None
     guard: Optional[Guard] = None
+    writes: tuple[Write, ...] = ()  # in-place writes since, in order
+
+    @property
+    def overwritten(self) -> bool:
+        """Some write replaced every element: what the allocation held no longer matters."""
+        return any(write.whole for write in self.writes)
 
 
 Env = Mapping[str, frozenset]  # name -> frozenset[Definition]
@@ -51,8 +76,11 @@ class _State:
     live: bool = True
 
     def bind(self, name: str, definition: Definition) -> "_State":
+        return self.rebind(name, frozenset((definition,)))
+
+    def rebind(self, name: str, definitions: frozenset) -> "_State":
         env = dict(self.env)
-        env[name] = frozenset((definition,))
+        env[name] = definitions
         return _State(env, self.live)
 
 
@@ -131,6 +159,14 @@ class _Walker:
             return self._assign(small, line, state)
         if isinstance(small, cst.AnnAssign) and small.value is not None:
             return self._assign_value(small.target, small.value, line, state)
+        if isinstance(small, cst.AugAssign):
+            state = self._bind_unknown(small.value, state)
+            return self._write(written_name(small.target), small, line, False, state)
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            name, whole = in_place_call(small.value)
+            if name is not None:
+                state = self._bind_unknown(small, state)
+                return self._write(name, small.value, line, whole, state)
         if isinstance(small, cst.Del):
             return self._delete(small, state)
         return self._bind_unknown(small, state)
@@ -142,12 +178,22 @@ class _Walker:
         return state
 
     def _assign_value(self, target, value, line, state: _State) -> _State:
+        if isinstance(target, cst.Subscript):  # `buf[:k] = x` writes into `buf`
+            state = self._bind_unknown(target, state)
+            return self._write(written_name(target), target, line, _is_whole_slice(target), state)
         if not isinstance(target, cst.Name):
             return self._bind_target(target, state)
         if target.value not in state.env:
             return state  # not a local of this scope
         guard = self._guards[-1] if self._guards else None
         return state.bind(target.value, Definition(target.value, ASSIGNED, value, line, guard))
+
+    def _write(self, name: Optional[str], node, line, whole: bool, state: _State) -> _State:
+        if name is None or name not in state.env:
+            return state
+        write = Write(node, line, whole, self._guards[-1] if self._guards else None)
+        written = frozenset(dataclasses.replace(d, writes=(*d.writes, write)) for d in state.env[name])
+        return state.rebind(name, written)
 
     def _delete(self, delete: cst.Del, state: _State) -> _State:
         for name in bound_names(delete):
@@ -174,12 +220,33 @@ class _Walker:
         state = self._bind_unknown(statement.test, state)
         decided = self._conditions.evaluate(statement.test, self._world)
         if decided is None:
-            return _merge(self._arm(statement.body, state, None),
-                          self._orelse(statement.orelse, state, None))
+            return _merge(self._arm(statement.body, self._narrow(statement.test, True, state), None),
+                          self._orelse(statement.orelse, self._narrow(statement.test, False, state), None))
         guard = Guard(statement, statement.test, decided)
         if decided:
             return self._arm(statement.body, state, guard)
         return self._orelse(statement.orelse, state, guard)
+
+    def _narrow(self, test: cst.BaseExpression, truth: bool, state: _State) -> _State:
+        """The state in the arm where `test` has the value `truth`: where `x is not None` holds,
+        the assignments of None to `x` do not reach (and if only those did, the arm is never
+        entered)."""
+        name, none_when = _none_test(test)
+        if name is None or name not in state.env or not state.live or truth == none_when:
+            return state
+        kept = frozenset(d for d in state.env[name] if not self._is_none(d))
+        return state.rebind(name, kept) if kept else _DEAD
+
+    def _is_none(self, definition: Definition) -> bool:
+        return definition.kind == ASSIGNED and all(is_none(v) for v in self._choices(definition.value))
+
+    def _choices(self, expr: cst.BaseExpression):
+        """The values `a if <test> else b` may take in this world."""
+        if not isinstance(expr, cst.IfExp):
+            return (expr,)
+        decided = self._conditions.evaluate(expr.test, self._world)
+        body = self._choices(expr.body) if decided is not False else ()
+        return (*body, *(self._choices(expr.orelse) if decided is not True else ()))
 
     def _arm(self, body: cst.BaseSuite, state: _State, guard: Optional[Guard]) -> _State:
         if guard is not None:
@@ -256,6 +323,66 @@ class _Walker:
         return self._bind_unknown(statement, state)
 
     _ClassDef = _FunctionDef
+
+
+# Tensor methods that write every element whatever the tensor held before.
+_WHOLE_WRITES = frozenset({"copy_", "fill_", "zero_", "normal_", "uniform_", "random_", "bernoulli_",
+                           "exponential_", "geometric_", "cauchy_", "log_normal_"})
+# Methods with a trailing underscore that change no element.
+_NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "resize_", "set_"})
+
+
+def in_place_call(call: cst.Call) -> tuple[Optional[str], bool]:
+    """(`buf`, whole) for `buf.copy_(x)`, `buf.data.fill_(0)`, `buf[:k].zero_()`; (None, False)
+    for any other call."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None, False
+    method = func.attr.value
+    if not method.endswith("_") or method.startswith("_") or method in _NOT_WRITES:
+        return None, False
+    receiver = func.value
+    whole = method in _WHOLE_WRITES
+    while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+        if isinstance(receiver, cst.Subscript):
+            whole = whole and _is_whole_slice(receiver)
+        elif receiver.attr.value != "data":
+            return None, False  # `model.weight.copy_(x)`: not a local tensor
+        receiver = receiver.value
+    return (receiver.value, whole) if isinstance(receiver, cst.Name) else (None, False)
+
+
+def written_name(target: cst.BaseExpression) -> Optional[str]:
+    """The local whose tensor `target` writes into: `buf` for `buf`, `buf[:k]`, `buf.data[0]`."""
+    while isinstance(target, cst.Subscript) or (isinstance(target, cst.Attribute)
+                                                and target.attr.value == "data"):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _is_whole_slice(subscript: cst.Subscript) -> bool:
+    """`buf[:]` or `buf[...]`."""
+    if len(subscript.slice) != 1:
+        return False
+    index = subscript.slice[0].slice
+    if isinstance(index, cst.Slice):
+        return index.lower is None and index.upper is None and index.step is None
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
+
+
+def _none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:
+    """(`x`, True) for `x is None`, (`x`, False) for `x is not None` (and their negations): the
+    name tested and the truth of the test when it is None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        name, none_when = _none_test(test.expression)
+        return name, not none_when
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.left, cst.Name) and is_none(test.comparisons[0].comparator)):
+        return None, False
+    operator = test.comparisons[0].operator
+    if isinstance(operator, (cst.Is, cst.IsNot)):
+        return test.left.value, isinstance(operator, cst.Is)
+    return None, False
 
 
 def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

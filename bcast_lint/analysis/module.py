@@ -310,6 +310,17 @@ class ModuleAnalysis:
             for definition in definitions:
                 yield from self.values(definition, world)
 
+    def reaching_contents(self, site: CallSite, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+        """As reaching_values, without the values an in-place write (`buf.zero_()`) overwrote
+        whole on the way: what the tensor holds may still come from the others."""
+        if not isinstance(expr, cst.Name):
+            yield expr
+            return
+        for world, definitions in self.definitions(site, expr.value).items():
+            for definition in definitions:
+                if not definition.overwritten:
+                    yield from self.values(definition, world)
+
     def split_ranks(self, site: CallSite, name: str, is_broken) -> Optional["RankSplit"]:
         """Whether `is_broken(definition, world)` holds for `name` at `site` on some ranks but not
         on all of them, and if so, the definitions on the ranks where it is fine."""

@@ -14,7 +14,9 @@ class BroadcastArgMaybeNone(Rule):
     """
     ## What it does
     Flags a broadcast whose argument is `None` on some ranks: the value is computed under a
-    rank condition (`if accelerator.is_main_process:`) and left at `None` everywhere else.
+    rank condition (`if accelerator.is_main_process:`) and left at `None` everywhere else. A
+    placeholder allocated under `if x is None:` before the broadcast replaces the `None` on the
+    ranks that still held it, so that code is not reported.
 
     ## Why is this bad?
     Only the source rank's value matters, but every rank must pass a tensor of the same shape and
@@ -58,6 +60,11 @@ class BroadcastArgMaybeNone(Rule):
         Valid("ids = torch.zeros(8)\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
         Valid("obj = [None]\nif accelerator.is_main_process:\n    obj = [load()]\nbroadcast_object_list(obj)"),
         Valid("ids = None\nif accelerator.num_processes > 1:\n    ids = torch.randn(8)\nbroadcast(ids)"),
+        # Every rank that still holds None allocates the placeholder before the broadcast.
+        Valid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nif ids is None:\n"
+              "    ids = torch.zeros(8)\nbroadcast(ids)"),
+        Valid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nif not ids is not None:\n"
+              "    ids = torch.zeros(8)\nbroadcast(ids)"),
     )
     INVALID = (
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)",
@@ -69,6 +76,11 @@ class BroadcastArgMaybeNone(Rule):
         Invalid("if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n    x = None\nbroadcast(x)",
                 expected_replacement="if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n"
                 "    x = torch.zeros(4, dtype=torch.float32)\nbroadcast(x)"),
+        # The None test only scales the value; the None path still reaches the broadcast.
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nif ids is not None:\n"
+                "    ids = ids * 2\nbroadcast(ids)",
+                expected_replacement="ids = torch.zeros(8, dtype=torch.float32)\nif accelerator.is_main_process:\n"
+                "    ids = torch.randn(8)\nif ids is not None:\n    ids = ids * 2\nbroadcast(ids)"),
         Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),

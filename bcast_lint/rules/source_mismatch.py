@@ -52,7 +52,9 @@ class SourceMismatch(Rule):
     value filled under it with source 0 is not reported: rank 0 has filled it, and the other
     nodes' copies are overwritten with rank 0's, which is usually what such code wants. A rank
     that assigns a placeholder (`torch.zeros(...)`, `[None]`, a literal `torch.tensor([0])`) is
-    receiving, not filling, and is not reported either.
+    receiving, not filling, and is not reported either. An in-place write under the rank test
+    (`stats.copy_(measured)`, `stats[:k] = x`, `stats += x`) fills like an assignment; clearing a
+    receiver (`stats.zero_()`, `stats.fill_(0)`) does not.
 
     ## Example
     ```python
@@ -107,11 +109,19 @@ class SourceMismatch(Rule):
         Valid("if rank == 0:\n    dist.broadcast(x, src=rank)"),
         Valid("def f(x, is_sender):\n    if is_sender:\n        dist.broadcast(x, src=rank)"),
         Valid("def send(x, rank=0):\n    dist.broadcast(x, src=rank)"),
+        Valid("stats = torch.zeros(4)\nif accelerator.is_main_process:\n    stats.copy_(measure())\n"
+              "broadcast(stats)"),
+        Valid("x = torch.randn(4)\nif rank == 1:\n    x.zero_()\ndist.broadcast(x, 0)"),
+        Valid("n = 0\nn += 1\nx = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=n)"),
         Valid("def f(x, group):\n    src = dist.get_global_rank(group, 0)\n"
               "    dist.broadcast(x, src=src, group=group)"),
     )
     INVALID = (
         Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
+        # An in-place write is a fill like an assignment.
+        Invalid("stats = torch.zeros(4)\nif accelerator.is_last_process:\n    stats.copy_(measure())\n"
+                "broadcast(stats)"),
+        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x[:2] = torch.randn(2)\ndist.broadcast(x, src=0)"),
         Invalid("x = torch.zeros(4)\nif accelerator.process_index == 2:\n    x = torch.randn(4)\n"
                 "x = broadcast(x, from_process=0)"),
         Invalid("x = torch.zeros(4)\nif accelerator.is_last_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
@@ -208,6 +218,8 @@ def _name_value(analysis: ModuleAnalysis, site: CallSite, world: World, name: cs
         return None  # `for rank in range(world_size)`: the name loops over sources
     values = set()
     for definition in definitions:
+        if definition.writes:
+            return None  # `src += 1`: the assigned value is not what the name holds
         if definition.kind == ASSIGNED:
             if depth == 0:
                 return None
@@ -307,20 +319,31 @@ def _fills(analysis: ModuleAnalysis, site: CallSite, name: str) -> dict:
     fills: dict = {}
     for world, definitions in analysis.definitions(site, name).items():
         for definition in definitions:
+            for write in definition.writes:  # `stats.copy_(measured)` under a rank test fills too
+                if write.guard is not None and not _is_placeholder_write(analysis, write):
+                    fills.setdefault((definition, write.node), (_guard_phrase(analysis, write.guard), set()))[1].add(world)
             if definition.kind != ASSIGNED:
                 continue
-            where = _guard_phrase(analysis, definition)
+            where = _guard_phrase(analysis, definition.guard)
             for value, chosen_where in _choices(analysis, definition.value, world, where):
                 if chosen_where is not None and not _is_placeholder(analysis, value):
                     fills.setdefault((definition, value), (chosen_where, set()))[1].add(world)
     return fills
 
 
-def _guard_phrase(analysis: ModuleAnalysis, definition) -> Optional[str]:
-    if definition.guard is None:
+def _guard_phrase(analysis: ModuleAnalysis, guard) -> Optional[str]:
+    if guard is None:
         return None
-    truth = "true" if definition.guard.polarity else "false"
-    return f"'{analysis.code(definition.guard.test)}' is {truth}"
+    truth = "true" if guard.polarity else "false"
+    return f"'{analysis.code(guard.test)}' is {truth}"
+
+
+def _is_placeholder_write(analysis: ModuleAnalysis, write) -> bool:
+    """`buf.zero_()`, `buf.fill_(0)`: clearing a receiver, not computing a value."""
+    call = write.node
+    if not isinstance(call, cst.Call) or method_name(call) not in ("zero_", "fill_"):
+        return False
+    return all(_is_constant(arg.value) for arg in call.args)
 
 
 def _choices(analysis: ModuleAnalysis, expr: cst.BaseExpression, world: World, where: Optional[str]):

@@ -19,7 +19,10 @@ class UninitializedPlaceholder(Rule):
     ## What it does
     Flags a tensor allocated with `torch.empty`, `torch.empty_like`, `Tensor.new_empty` or
     `torch.Tensor(n)` that flows into a broadcast, whole or as a slice (`broadcast(buf[:k])`
-    leaves the rest of `buf` uninitialised on the receiving ranks).
+    leaves the rest of `buf` uninitialised on the receiving ranks). A buffer that every rank fills
+    whole in place on the way to the broadcast (`buf.zero_()`, `buf.fill_(v)`, `buf.copy_(x)`,
+    `buf.normal_()`, `buf[:] = x`) is initialised and not reported; a partial write
+    (`buf[:k] = x`, `buf += x`) leaves the rest as it was and does not count.
 
     ## Why is this bad?
     Uninitialised memory holds whatever was there before. Where the source rank does not overwrite
@@ -55,6 +58,10 @@ class UninitializedPlaceholder(Rule):
         Valid("x = torch.Tensor([1.0, 2.0])\nbroadcast(x)"),
         Valid("x = torch.Tensor([0.0] * (2 + n))\ndist.broadcast(x, 0)"),
         Valid("x = torch.empty(4)\ny = torch.zeros(4)\nbroadcast(y)"),
+        # Filled in place on every rank before the broadcast: nothing uninitialised is left.
+        Valid("x = torch.empty(4)\nx.zero_()\ndist.broadcast(x, 0)"),
+        Valid("x = torch.empty(4)\nx.data.fill_(1.0)\nbroadcast(x)"),
+        Valid("x = torch.empty(4)\nx[:] = 1.0\nbroadcast(x)"),
     )
     INVALID = (
         Invalid("x = torch.empty(4)\nbroadcast(x)", expected_replacement="x = torch.zeros(4)\nbroadcast(x)"),
@@ -64,6 +71,13 @@ class UninitializedPlaceholder(Rule):
                 expected_replacement="x = torch.zeros(8)\ndist.broadcast(x[:4], 0)"),
         Invalid("x = y.new_empty((4,)).cuda()\nbroadcast(x)",
                 expected_replacement="x = y.new_zeros((4,)).cuda()\nbroadcast(x)"),
+        # In-place writes that leave part of the buffer as it was.
+        Invalid("x = torch.empty(8)\nx[:4] = 1.0\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(8)\nx[:4] = 1.0\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.empty(8)\nx += 1\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(8)\nx += 1\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.empty(8)\nx[:4].copy_(y)\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(8)\nx[:4].copy_(y)\ndist.broadcast(x, 0)"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -72,7 +86,7 @@ class UninitializedPlaceholder(Rule):
             if site.api.payload != apis.TENSOR or site.payload is None:
                 continue
             for expr in (site.payload, *analysis.payload_names(site), *_sliced_buffer(site.payload)):
-                for value in analysis.reaching_values(site, expr):
+                for value in analysis.reaching_contents(site, expr):
                     call = allocation(value)
                     constructor = call is not None and self._uninitialised(analysis, call)
                     if constructor and call not in reported:
