@@ -17,8 +17,8 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.walk import Visitor
+from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import UNSAFE, Edit, Fix
-from bcast_lint.rules.base import replace_node
 
 
 def object_list_fix(analysis: ModuleAnalysis, site: CallSite) -> Optional[Fix]:

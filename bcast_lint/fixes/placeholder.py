@@ -20,9 +20,9 @@ from bcast_lint.analysis.flow import ASSIGNED, UNBOUND, Definition, Guard
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis, RankSplit
 from bcast_lint.analysis.tensor_specs import TensorSpec, shape_text, tensor_spec
 from bcast_lint.analysis.walk import children
+from bcast_lint.fixes.edits import insert_before_statement, replace_node
 from bcast_lint.fixes.object_list import object_list_fix
 from bcast_lint.model import SAFE, UNSAFE, Fix
-from bcast_lint.rules.base import insert_before_statement, replace_node
 
 
 def placeholder_or_object_list_fix(analysis: ModuleAnalysis, site: CallSite, name: str,

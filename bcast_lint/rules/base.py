@@ -9,17 +9,21 @@ from typing import ClassVar, Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis.module import ModuleAnalysis
-from bcast_lint.codes import RULE_NAMES
-from bcast_lint.model import Edit, Fix
+from bcast_lint.codes import RULES_BY_CODE
+from bcast_lint.model import Fix
 
 
 @dataclass(frozen=True)
 class Report:
-    """A rule's verdict on one node; the engine turns it into a positioned Finding."""
+    """A rule's verdict on one node; the engine turns it into a positioned Finding.
+
+    `message` says what is wrong in one sentence; `help` says what to do about it.
+    """
 
     node: cst.CSTNode
     message: str
     fix: Optional[Fix] = None
+    help: Optional[str] = None
 
 
 # The VALID/INVALID examples on each rule are short; they run after these imports.
@@ -58,7 +62,7 @@ class Rule:
 
     @classmethod
     def name(cls) -> str:
-        return RULE_NAMES[cls.code]
+        return RULES_BY_CODE[cls.code].name
 
     @classmethod
     def documentation(cls) -> str:
@@ -75,15 +79,3 @@ class Rule:
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         raise NotImplementedError
 
-
-def replace_node(analysis: ModuleAnalysis, node: cst.CSTNode, content: str) -> Edit:
-    where = analysis.position(node)
-    return Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, content)
-
-
-def insert_before_statement(analysis: ModuleAnalysis, statement: cst.CSTNode, line_text: str) -> Edit:
-    """Insert `line_text` as a new line above `statement`, at its indentation."""
-    where = analysis.position(statement)
-    indent = analysis.line_text(where.start.line)[: where.start.column]
-    return Edit(where.start.line, where.start.column + 1, where.start.line, where.start.column + 1,
-                f"{line_text}\n{indent}")

@@ -7,8 +7,9 @@ import libcst as cst
 from bcast_lint.analysis.expressions import keyword_argument
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.walk import children
+from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import SAFE, UNSAFE, Fix
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 _ASYNC_OP_POSITION = 3  # broadcast(tensor, src, group, async_op)
 # Parents through which a discarded call's value stays discarded: `[dist.broadcast(t, 0) for t in ts]`.

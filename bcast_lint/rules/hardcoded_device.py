@@ -8,8 +8,9 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import (call_chain, indexed_device_text, keyword_argument,
                                              method_name, positional_arguments)
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import UNSAFE, Fix
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 
 class HardcodedDevice(Rule):

@@ -84,6 +84,8 @@ class BroadcastArgMaybeNone(Rule):
         Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),
+        # No fix: the source value's shape is unknown and the call is not a statement of its own.
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nprint(broadcast(ids))"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -9,8 +9,9 @@ from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.tensor_specs import (TensorSpec, byte_size, dtype_size, dtypes_differ,
                                               shape_text, shapes_differ, shapes_equal, tensor_spec)
+from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import UNSAFE, Edit, Fix
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Placeholders whose shape and dtype arguments the fix may rewrite: they only allocate.
 _FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like",

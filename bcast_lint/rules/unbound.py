@@ -58,6 +58,8 @@ class BroadcastArgUnbound(Rule):
         Invalid("if rank == 0:\n    x = load()\ndist.broadcast(x, src=0)",
                 expected_replacement="x = None\nif rank == 0:\n    x = load()\n"
                 "x_objects = [x]\ndist.broadcast_object_list(x_objects, src=0)\nx = x_objects[0]"),
+        # No fix: the source value's shape is unknown and the call is not a statement of its own.
+        Invalid("if rank == 0:\n    x = load()\nlog(dist.broadcast(x, src=0))"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

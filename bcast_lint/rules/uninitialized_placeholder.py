@@ -7,8 +7,9 @@ import libcst as cst
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import allocation, method_name, positional_arguments
 from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import SAFE, Fix
-from bcast_lint.rules.base import Invalid, Report, Rule, Valid, replace_node
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # What each uninitialised constructor becomes in the fix: same arguments, zero-filled.
 _ZEROING = {"torch.empty": "zeros", "torch.empty_like": "zeros_like", "torch.Tensor": "zeros"}
