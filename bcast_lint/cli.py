@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from bcast_lint import __version__
-from bcast_lint.codes import RULE_NAMES
+from bcast_lint.codes import RULES, RULES_BY_CODE
 from bcast_lint.config import ConfigError, Settings, load_settings
 from bcast_lint.files import STDIN, SourceFile, discover
 from bcast_lint.model import FileResult, Finding
@@ -251,6 +251,7 @@ def _describe_settings(settings: Settings) -> str:
     for field in ("select", "extend_select", "ignore", "exclude", "extend_exclude",
                   "per_file_ignores", "unsafe_fixes", "respect_gitignore"):
         lines.append(f"  {field.replace('_', '-')} = {getattr(settings, field)!r}")
+    lines.append(f"  enabled = {settings.selection()!r}")
     return "\n".join(lines)
 
 
@@ -260,16 +261,16 @@ def _rule_command(argv: list[str]) -> int:
     parser.add_argument("code", nargs="?", help="a rule code, e.g. BCL001")
     parser.add_argument("--all", action="store_true", help="list every rule")
     args = parser.parse_args(argv)
-    from bcast_lint.rules import ALL_RULES, RULES_BY_CODE
-
     if args.all or not args.code:
-        for rule in ALL_RULES:
-            print(f"{rule.code}  {rule.name():28} {rule.summary()}")
+        for spec in RULES:
+            opt_in = "opt-in " if spec.opt_in else ""
+            print(f"{spec.code}  {spec.name:34} {opt_in}{spec.load().summary()}")
         return EXIT_CLEAN
-    rule = RULES_BY_CODE.get(args.code.upper())
-    if rule is None:
-        known = ", ".join(RULE_NAMES)
+    spec = RULES_BY_CODE.get(args.code.upper())
+    if spec is None:
+        known = ", ".join(RULES_BY_CODE)
         print(f"bcast-lint: error: unknown rule {args.code!r} (known: {known})", file=sys.stderr)
         return EXIT_ERROR
-    print(f"# {rule.name()} ({rule.code})\n\n{rule.documentation()}")
+    opt_in = "\n\nOpt-in: enabled only by selecting it by its full code." if spec.opt_in else ""
+    print(f"# {spec.name} ({spec.code}){opt_in}\n\n{spec.load().documentation()}")
     return EXIT_CLEAN

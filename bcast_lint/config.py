@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bcast_lint.codes import is_known_selector
+from bcast_lint.codes import ALL_CODES, OPT_IN_CODES, is_known_selector
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,11 +79,22 @@ class Settings:
         """Whether `code` is reported in `filename`.
 
         Like ruff: the most specific selector decides (a longer prefix beats a shorter one, "ALL"
-        is the least specific, ignore wins ties), and a matching per-file-ignore always wins.
+        is the least specific, ignore wins ties), and a matching per-file-ignore always wins. An
+        opt-in code (codes.OPT_IN_CODES) is selected only by its full code.
         """
         if any(_specificity(s, code) >= 0 for s in self._file_ignores(filename)):
             return False
-        selected = _best_specificity(self.select + self.extend_select, code)
+        return self._is_selected(code)
+
+    def selection(self) -> tuple[str, ...]:
+        """The codes enabled before per-file-ignores, in code order."""
+        return tuple(code for code in ALL_CODES if self._is_selected(code))
+
+    def _is_selected(self, code: str) -> bool:
+        selectors = self.select + self.extend_select
+        if code in OPT_IN_CODES:  # off unless named in full: "BCL" or "ALL" does not enable it
+            selectors = tuple(selector for selector in selectors if selector == code)
+        selected = _best_specificity(selectors, code)
         ignored = _best_specificity(self.ignore, code)
         return selected >= 0 and selected > ignored
 

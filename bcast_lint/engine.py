@@ -141,16 +141,17 @@ def run_rules(module, filename: str, enabled: CodeFilter,
               line_numbers: Optional[tuple[int, ...]] = None) -> list[Finding]:
     from bcast_lint.analysis.bindings import forget_trees
     from bcast_lint.analysis.module import ModuleAnalysis
-    from bcast_lint.rules import ALL_RULES
+    from bcast_lint.codes import RULES
 
     try:
         analysis = ModuleAnalysis(module, filename, line_numbers)
         if not analysis.calls:
             return []
         findings = []
-        for rule in ALL_RULES:
-            if enabled(rule.code):
-                findings.extend(_finding(analysis, rule.code, report) for report in rule().check(analysis))
+        for spec in RULES:
+            if enabled(spec.code):
+                reports = spec.load()().check(analysis)
+                findings.extend(_finding(analysis, spec.code, report) for report in reports)
         return findings
     finally:
         forget_trees()
@@ -159,7 +160,7 @@ def run_rules(module, filename: str, enabled: CodeFilter,
 def _finding(analysis, code: str, report) -> Finding:
     where = analysis.position(report.node)
     return Finding(code, report.message, analysis.filename, where.start.line, where.start.column + 1,
-                   where.end.line, where.end.column + 1, report.fix)
+                   where.end.line, where.end.column + 1, report.fix, report.help)
 
 
 def _syntax_finding(error, filename: str) -> Finding:

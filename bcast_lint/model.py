@@ -63,12 +63,13 @@ class Finding:
     end_line: int
     end_column: int
     fix: Fix | None = field(default=None, compare=False)
+    help: str | None = field(default=None, compare=False)  # the remedy; `message` says what is wrong
 
     @classmethod
     def from_dict(cls, data: dict) -> "Finding":
         fix = Fix.from_dict(data["fix"]) if data.get("fix") else None
         return cls(data["code"], data["message"], data["filename"], data["line"], data["column"],
-                   data["end_line"], data["end_column"], fix)
+                   data["end_line"], data["end_column"], fix, data.get("help"))
 
     def as_dict(self) -> dict:
         return {
@@ -80,6 +81,7 @@ class Finding:
             "end_line": self.end_line,
             "end_column": self.end_column,
             "fix": self.fix.as_dict() if self.fix else None,
+            "help": self.help,
         }
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bcast_lint.rules import ALL_RULES
+from bcast_lint.codes import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
+ALL_RULES = tuple(spec.load() for spec in RULES)
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from bcast_lint.prefilter import may_have_findings
-from bcast_lint.rules import ALL_RULES
+from bcast_lint.codes import RULES
 from bcast_lint.rules.base import EXAMPLE_PRELUDE
 from tests.fixture_files import expected_findings, identifier, programs
 
@@ -15,7 +15,7 @@ def test_every_fixture_with_findings_passes(program):
     assert may_have_findings(program.read_bytes())
 
 
-@pytest.mark.parametrize("code", [case.code for rule in ALL_RULES for case in rule.INVALID])
+@pytest.mark.parametrize("code", [case.code for spec in RULES for case in spec.load().INVALID])
 def test_every_invalid_case_passes(code):
     assert may_have_findings((EXAMPLE_PRELUDE + code).encode())
 

@@ -6,8 +6,10 @@ import pytest
 
 from bcast_lint.engine import lint_source
 from bcast_lint.fixer import fix_source
-from bcast_lint.rules import ALL_RULES
+from bcast_lint.codes import RULES
 from bcast_lint.rules.base import EXAMPLE_PRELUDE
+
+ALL_RULES = tuple(spec.load() for spec in RULES)
 
 
 def _cases(kind: str) -> list:
