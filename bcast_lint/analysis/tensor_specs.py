@@ -1,8 +1,9 @@
 """The shape and dtype a tensor expression has, when the code alone says so.
 
 `tensor_spec(expr, qualified_names)` reads a constructor call (`torch.zeros(n)`,
-`torch.randint(0, 10, (8,))`, `x.new_full((4,), 1.0)`, ...) and the conversions chained onto it
-(`.long()`, `.to(torch.float16)`, `.cuda()`) and answers with a TensorSpec. Nothing is guessed: a
+`torch.randint(0, 10, (8,))`, `x.new_full((4,), 1.0)`, ...), the methods chained onto it that
+keep its shape (`.long()`, `.to(torch.float16)`, `.cuda()`, `.clone()`, `.detach()`, `.uniform_()`)
+and arithmetic with Python numbers (`torch.rand(4) * 0.5 + 0.25`), and answers with a TensorSpec. Nothing is guessed: a
 part that depends on a runtime value is None, and a dimension written as an expression is kept
 as its source text, so two such dimensions are known to agree only when they are written alike.
 
@@ -18,7 +19,7 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import call_chain, keyword_argument, positional_arguments
+from bcast_lint.analysis.expressions import keyword_argument, positional_arguments
 
 Dim = Union[int, str]  # a literal size, or the source text of a size expression
 QualifiedNames = Callable[[cst.CSTNode], set]
@@ -39,6 +40,15 @@ _PYTHON_TYPES = {"builtins.int": "int64", "builtins.float": "float64", "builtins
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
                 "long": "int64", "int": "int32", "short": "int16", "byte": "uint8", "bool": "bool"}
 _DEVICE_METHODS = {"cuda", "cpu"}
+# Methods that return a tensor of the receiver's shape and dtype: copies, detached or pinned
+# versions, and in-place methods (which return the receiver) other than those reshaping it.
+_KEEPING_METHODS = {"clone", "detach", "contiguous", "pin_memory", "abs", "neg", "negative", "positive"}
+_RESHAPING_IN_PLACE = {"resize_", "resize_as_", "set_", "t_", "transpose_", "squeeze_", "unsqueeze_",
+                       "as_strided_", "swapaxes_", "swapdims_"}
+_CHAINED_METHODS = {*_CONVERSIONS, *_DEVICE_METHODS, *_KEEPING_METHODS, "type", "to"}
+# Element-wise operators: the tensor's shape, and its dtype promoted by the other operand.
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_FLOATING = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
 _SCALAR_CALLS = {"builtins.len": "int64", "builtins.int": "int64", "builtins.float": "float32",
                  "builtins.bool": "bool"}
 
@@ -85,16 +95,29 @@ class TensorSpec:
 
 
 def tensor_spec(expr: cst.BaseExpression, qualified_names: QualifiedNames) -> Optional[TensorSpec]:
-    """The spec of `expr` when it is a known tensor constructor (possibly converted/moved), else None."""
-    chain = list(call_chain(expr))
-    if not chain:
+    """The spec of `expr` when it is a known tensor constructor (possibly converted, moved, copied
+    or combined with numbers), else None."""
+    spec = _spec(expr, qualified_names)
+    return None if spec is None else _with(spec, expression=expr)
+
+
+def _spec(expr: cst.BaseExpression, qualified_names: QualifiedNames) -> Optional[TensorSpec]:
+    if isinstance(expr, cst.BinaryOperation):
+        return _arithmetic_spec(expr, qualified_names)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _spec(expr.expression, qualified_names)
+    if not isinstance(expr, cst.Call):
         return None
-    spec = _constructor_spec(chain[-1], qualified_names)
-    if spec is None:
-        return None
-    for call in reversed(chain[:-1]):
-        spec = _apply_method(spec, call, qualified_names)
-    return _with(spec, expression=expr)
+    if isinstance(expr.func, cst.Attribute) and _is_chained(expr.func.attr.value):
+        base = _spec(expr.func.value, qualified_names)
+        if base is not None:
+            return _apply_method(base, expr, qualified_names)
+    return _constructor_spec(expr, qualified_names)
+
+
+def _is_chained(method: str) -> bool:
+    in_place = method.endswith("_") and not method.startswith("_")
+    return method in _CHAINED_METHODS or (in_place and method not in _RESHAPING_IN_PLACE)
 
 
 def dtype_name(expr: cst.BaseExpression, qualified_names: QualifiedNames) -> Optional[str]:
@@ -272,7 +295,36 @@ _READERS = {
 }
 
 
-# -- conversions chained onto the constructor ----------------------------------------------------
+# -- arithmetic -----------------------------------------------------------------------------
+def _arithmetic_spec(expr: cst.BinaryOperation, qualified_names: QualifiedNames) -> Optional[TensorSpec]:
+    """`t * 0.5`, `1 - t`, `t / 2`: t's shape with the promoted dtype; `a + b` of two tensors
+    only when both are known and alike (otherwise broadcasting or promotion decides)."""
+    if not isinstance(expr.operator, _ARITHMETIC):
+        return None
+    left, right = _spec(expr.left, qualified_names), _spec(expr.right, qualified_names)
+    if left is not None and right is not None:
+        alike = left.shape is not None and (left.shape, left.dtype) == (right.shape, right.dtype)
+        return left if alike else None
+    tensor, other = (left, expr.right) if left is not None else (right, expr.left)
+    number = _number(other)
+    if tensor is None or number is None:
+        return None
+    dtype = _promoted(tensor.dtype, number, expr.operator)
+    return _with(tensor, dtype=dtype, dtype_node=tensor.dtype_node if dtype == tensor.dtype else expr)
+
+
+def _promoted(dtype: Optional[str], number: Union[int, float], operator: cst.BaseBinaryOp) -> Optional[str]:
+    """PyTorch's result dtype for a tensor and a Python number: a floating tensor keeps its dtype;
+    an integer or bool tensor becomes the default float with a float or under `/`, and a bool
+    one int64 with an int."""
+    if dtype is None or dtype in _FLOATING:
+        return dtype
+    if isinstance(number, float) or isinstance(operator, cst.Divide):
+        return "float32"
+    return "int64" if dtype == "bool" else dtype
+
+
+# -- methods chained onto the constructor ---------------------------------------------------
 def _apply_method(spec: TensorSpec, call: cst.Call, qualified_names: QualifiedNames) -> TensorSpec:
     method = call.func.attr.value
     if method in _CONVERSIONS and not call.args:

@@ -32,7 +32,11 @@ class PlaceholderMismatch(Rule):
     on both sides (`n` and `n`), explicit dtypes and the constructors' defaults (float32 for
     `zeros`/`ones`/`empty`/`rand`/`randn`/`linspace`, int64 for `randint`/`randperm`, the fill
     value's or the data's type for `full`/`tensor`; a conversion such as `.long()` or
-    `.to(torch.float16)` counts). A size held in a parameter or read from `.shape` is never
+    `.to(torch.float16)` counts). Shape and dtype are carried through methods that keep them
+    (`.clone()`, `.detach()`, `.contiguous()`, in-place methods such as `.uniform_()`) and through
+    arithmetic with Python numbers, promoted as PyTorch does: `torch.rand(4) * 0.5 + 0.25` is
+    float32 of shape (4,), `torch.randint(0, 10, (4,)) / 2` is float32, `torch.randint(0, 10, (4,))
+    * 2` stays int64. A size held in a parameter or read from `.shape` is never
     guessed, and nothing is reported when the source rank's value is unknown. Default dtypes
     assume `torch.set_default_dtype` was not called.
 
@@ -85,6 +89,13 @@ class PlaceholderMismatch(Rule):
         Valid("def f(x):\n    buf = x\n    if rank == 0:\n        buf = torch.rand(8)\n    dist.broadcast(buf, src=0)"),
         Valid("ids = torch.zeros(4)\nif rank == 1:\n    ids = torch.randperm(4)\ndist.broadcast(ids, src=src)"),
         Valid("ids = torch.zeros(n).long()\nif rank == 0:\n    ids = torch.randperm(n)\ndist.broadcast(ids, 0)"),
+        Valid("noise = torch.zeros(4)\nif rank == 0:\n    noise = torch.rand(4) * 0.5 + 0.25\ndist.broadcast(noise, 0)"),
+        Valid("x = torch.zeros(4)\nif rank == 0:\n    x = torch.randint(0, 10, (4,)) / 2\ndist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(4, dtype=torch.int64)\nif rank == 0:\n    x = 2 * torch.randint(0, 10, (4,)) - 1\n"
+              "dist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(4)\nif rank == 0:\n    x = torch.rand(4).clone().detach()\ndist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(8)\nif rank == 0:\n    x = torch.rand(4) * y\ndist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
         Invalid("ids = torch.zeros(1)\nif accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\n"
@@ -103,6 +114,21 @@ class PlaceholderMismatch(Rule):
         Invalid("x = torch.randn(4) if rank == 0 else torch.zeros(4, 2)\ndist.broadcast(x, 0)",
                 expected_replacement="x = torch.randn(4) if rank == 0 else torch.zeros(4)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(3).long()\nif rank == 0:\n    x = torch.rand(3)\ndist.broadcast(x, 0)"),
+        Invalid("noise = torch.zeros(4, dtype=torch.int64)\nif rank == 0:\n    noise = torch.rand(4) * 0.5 + 0.25\n"
+                "dist.broadcast(noise, 0)",
+                expected_replacement="noise = torch.zeros(4, dtype=torch.float32)\nif rank == 0:\n"
+                "    noise = torch.rand(4) * 0.5 + 0.25\ndist.broadcast(noise, 0)"),
+        Invalid("x = torch.zeros(4, dtype=torch.int64)\nif rank == 0:\n    x = torch.randint(0, 10, (4,)) / 2\n"
+                "dist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(4, dtype=torch.float32)\nif rank == 0:\n"
+                "    x = torch.randint(0, 10, (4,)) / 2\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(2)\nif rank == 0:\n    x = torch.rand(8).clone().detach()\ndist.broadcast(x, 0)",
+                expected_replacement="x = torch.zeros(8)\nif rank == 0:\n"
+                "    x = torch.rand(8).clone().detach()\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.empty(4, dtype=torch.float16).uniform_()\nif rank == 0:\n    x = torch.rand(4)\n"
+                "dist.broadcast(x, 0)",
+                expected_replacement="x = torch.empty(4, dtype=torch.float32).uniform_()\nif rank == 0:\n"
+                "    x = torch.rand(4)\ndist.broadcast(x, 0)"),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
