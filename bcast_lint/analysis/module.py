@@ -17,8 +17,8 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import last_name, names_in_payload
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
-from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, integer_literal,
-                                       make_worlds)
+from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
+                                       integer_literal, make_worlds)
 from bcast_lint.analysis.walk import Visitor
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -63,6 +63,14 @@ class CallSite:
     def source(self) -> Optional[cst.BaseExpression]:
         arg = self.argument(self.api.src_position, self.api.src_keyword)
         return arg.value if arg is not None else None
+
+    @property
+    def group(self) -> Optional[cst.BaseExpression]:
+        """The `group=` the collective runs over; None for the default (every rank)."""
+        arg = self.argument(None, "group")
+        if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            return None
+        return arg.value
 
     @property
     def source_rank(self) -> Optional[int]:
@@ -283,7 +291,9 @@ class ModuleAnalysis:
         for scope, sites in scopes.items():
             literals = self.conditions.compared_literals(scope)
             literals += [site.source_rank or 0 for site in sites]
-            self.worlds[scope] = make_worlds(max(literals, default=0))
+            focus, largest_group_literal = self.conditions.group_focus(
+                scope, [group_key(site.group) if site.group is not None else None for site in sites])
+            self.worlds[scope] = make_worlds(max(literals, default=0), focus, largest_group_literal)
             walk_scope(scope, self.worlds[scope], self.conditions, observe)
 
     # -- queries for rules -----------------------------------------------------------------

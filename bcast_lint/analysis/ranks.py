@@ -4,10 +4,17 @@ Instead of reasoning symbolically about `is_main_process`, `rank == 1` or `local
 function is analysed once per representative process (a World). Equivalences and exclusions then
 come for free: `is_main_process` and `process_index == 0` agree in every world, `rank == 0` and
 `rank == 1` never hold together, and a condition tested twice takes the same arm both times.
+
+A rank within a process group (`dist.get_rank(group)`, `group.rank()`, Megatron's
+`get_tensor_model_parallel_rank()`) is another quantity: a test on it holds on several global
+ranks. A scope's worlds give each process a rank in one group, the scope's "focus" (see
+group_focus); the ranks in any other group are unknown there, since how groups cross each other
+(a data-parallel group's members share their tensor-parallel rank) cannot be read off the code.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -18,6 +25,7 @@ from bcast_lint.analysis.walk import Visitor
 
 RANK = "rank"
 LOCAL_RANK = "local_rank"
+GROUP_RANK = "group:"  # followed by the group's key: "group:tensor_model_parallel", "group:self.pg"
 
 _RANK_ATTRIBUTES = {
     "process_index": RANK, "rank": RANK, "global_rank": RANK,
@@ -28,21 +36,41 @@ _RANK_NAMES = {"rank": RANK, "global_rank": RANK, "local_rank": LOCAL_RANK}
 _RANK_METHODS = {"get_rank": RANK, "get_local_rank": LOCAL_RANK,
                  "get_node_local_rank": LOCAL_RANK}
 _ENVIRONMENT_KEYS = {"RANK": RANK, "LOCAL_RANK": LOCAL_RANK}
-_MAIN_PROPERTIES = {"is_main_process", "is_local_main_process", "is_last_process"}
+# Well-known framework spellings of "this is the (local) main process": Accelerate's properties,
+# Lightning's `trainer.is_global_zero`, transformers' `TrainerState.is_world_process_zero` (an
+# attribute) and `Trainer.is_world_process_zero()` / `is_local_process_zero()` (methods).
+_MAIN_PROPERTIES = {"is_main_process": "is_main_process", "is_local_main_process": "is_local_main_process",
+                    "is_last_process": "is_last_process", "is_global_zero": "is_main_process",
+                    "is_world_process_zero": "is_main_process",
+                    "is_local_process_zero": "is_local_main_process"}
 _MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process"}
+# Megatron-style `get_<group>_rank()` (parallel_state, mpu): the rank within that group.
+_GROUP_RANK_GETTER = re.compile(r"get_(\w+)_rank$")
+_NOT_GROUP_GETTERS = {"global", "local", "node_local", "world"}
+# `get_tensor_model_parallel_src_rank()`, `get_pipeline_model_parallel_next_rank()`: the global
+# rank of another member, not this process's rank in the group.
+_OTHER_MEMBER_SUFFIXES = ("_src", "_dst", "_first", "_last", "_next", "_prev", "_global")
 _MAX_RANK_LITERAL = 8  # bounds the number of worlds; larger literals are treated as unknown
 
 
 @dataclass(frozen=True)
 class World:
-    """One process: its global rank, its rank on its node, and how many processes there are."""
+    """One process: its global rank, its rank on its node, how many processes there are, and its
+    rank within the scope's focus group (`group`, a key; None when the scope has none)."""
 
     rank: int
     local_rank: int
     size: int
+    group_rank: int = 0
+    group: Optional[str] = None
 
-    def value_of(self, quantity: str) -> int:
-        return self.rank if quantity == RANK else self.local_rank
+    def value_of(self, quantity: str) -> Optional[int]:
+        """The quantity's value here; None for a rank in a group other than the focus."""
+        if quantity == RANK:
+            return self.rank
+        if quantity == LOCAL_RANK:
+            return self.local_rank
+        return self.group_rank if quantity == GROUP_RANK + (self.group or "") else None
 
     def has_property(self, name: str) -> bool:
         if name == "is_main_process":
@@ -52,12 +80,20 @@ class World:
         return self.rank == self.size - 1  # is_last_process
 
 
-def make_worlds(largest_literal: int) -> tuple[World, ...]:
+def make_worlds(largest_literal: int, group: Optional[str] = None,
+                largest_group_literal: int = 0) -> tuple[World, ...]:
     """Ranks 0..k on a first node, where k exceeds every rank the code compares with, plus the
-    first process of a second node, whose local rank is 0 but global rank is not."""
+    first process of a second node, whose local rank is 0 but global rank is not. With a focus
+    group, each of them once per group rank 0..g (g exceeding the group ranks compared with):
+    a group rank does not tell the global rank."""
     k = min(max(largest_literal, 0), _MAX_RANK_LITERAL) + 1
     size = k + 2
-    return (*(World(rank, rank, size) for rank in range(k + 1)), World(k + 1, 0, size))
+    base = (*(World(rank, rank, size) for rank in range(k + 1)), World(k + 1, 0, size))
+    if group is None:
+        return base
+    g = min(max(largest_group_literal, 0), _MAX_RANK_LITERAL) + 1
+    return tuple(World(w.rank, w.local_rank, size, group_rank, group)
+                 for group_rank in range(g + 1) for w in base)
 
 
 class RankConditions:
@@ -77,7 +113,8 @@ class RankConditions:
             self.rank_variables[name] = quantity
 
     def quantity(self, expr: cst.BaseExpression) -> Optional[str]:
-        """RANK or LOCAL_RANK when `expr` evaluates to the process's (local) rank."""
+        """RANK or LOCAL_RANK when `expr` evaluates to the process's (local) rank, GROUP_RANK
+        and the group's key for its rank within a group."""
         if isinstance(expr, cst.Name):
             return self.rank_variables.get(expr.value)
         if isinstance(expr, cst.Attribute):
@@ -98,13 +135,20 @@ class RankConditions:
         if method in _RANK_METHODS:
             qualified = self._qualified_names(call)
             if not qualified or any(_RANK_METHODS.get(q.rsplit(".", 1)[-1]) for q in qualified):
-                return _RANK_METHODS[method]
+                group = _group_argument(call) if method == "get_rank" else None
+                return GROUP_RANK + group_key(group) if group is not None else _RANK_METHODS[method]
+        if method == "rank" and not call.args and isinstance(func, cst.Attribute):
+            return GROUP_RANK + group_key(func.value)  # ProcessGroup.rank()
+        getter = _GROUP_RANK_GETTER.match(method or "")
+        if getter and _is_own_group_rank(getter.group(1)) and all(arg.keyword for arg in call.args):
+            return GROUP_RANK + getter.group(1)
         return None
 
     def property_name(self, expr: cst.BaseExpression) -> Optional[str]:
-        """`is_main_process`-like properties (and HF Trainer's equivalent methods)."""
+        """`is_main_process`-like properties (and HF Trainer's equivalent methods), by the
+        Accelerate property they equal."""
         if isinstance(expr, cst.Attribute) and expr.attr.value in _MAIN_PROPERTIES:
-            return expr.attr.value
+            return _MAIN_PROPERTIES[expr.attr.value]
         if isinstance(expr, cst.Call) and not expr.args:
             return _MAIN_METHODS.get(last_name(expr.func) or "")
         return None
@@ -123,7 +167,8 @@ class RankConditions:
             return world.has_property(prop)
         quantity = self.quantity(expr)
         if quantity:
-            return world.value_of(quantity) != 0
+            value = world.value_of(quantity)
+            return None if value is None else value != 0
         return None
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World) -> Optional[bool]:
@@ -169,6 +214,28 @@ class RankConditions:
             return world.value_of(quantity)
         return integer_literal(expr)
 
+    def group_focus(self, scope: cst.CSTNode, call_groups: list) -> tuple[Optional[str], int]:
+        """The group whose ranks a scope's worlds model, and the largest group rank compared with.
+
+        The focus is the one group whose rank the scope compares, provided every collective there
+        that names a group (`call_groups`: their keys, None for no `group=`) names that one: a test
+        on the tensor-parallel rank in front of a collective over the data-parallel group selects
+        whole data-parallel groups, which no single group-rank axis can tell."""
+        compared: dict[str, list[int]] = {}
+        for comparison in _comparisons(scope):
+            operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+            for operand in operands:
+                quantity = self.quantity(operand)
+                if quantity and quantity.startswith(GROUP_RANK):
+                    values = [integer_literal(o) for o in operands]
+                    compared.setdefault(quantity[len(GROUP_RANK):], []).extend(
+                        v for v in values if v is not None)
+        named = {key for key in call_groups if key is not None}
+        if len(compared) != 1 or not named <= set(compared):
+            return None, 0
+        key, literals = compared.popitem()
+        return key, max(literals, default=0)
+
     def compared_literals(self, expr: cst.BaseExpression) -> list[int]:
         """Integers a rank is compared with in `expr`: they decide which worlds are needed."""
         found = []
@@ -181,6 +248,32 @@ class RankConditions:
                     if value is not None:
                         found.append(value)
         return found
+
+
+def group_key(expr: cst.BaseExpression) -> str:
+    """A name for the group an expression gives: `tensor_model_parallel` for Megatron's
+    `get_tensor_model_parallel_group()` (matching `get_tensor_model_parallel_rank()`), else the
+    code (`self.tp_group`)."""
+    if isinstance(expr, cst.Call):
+        getter = re.match(r"get_(\w+)_group$", last_name(expr.func) or "")
+        if getter:
+            return getter.group(1)
+    return cst.Module([]).code_for_node(expr)
+
+
+def _is_own_group_rank(group: str) -> bool:
+    return group not in _NOT_GROUP_GETTERS and not group.endswith(_OTHER_MEMBER_SUFFIXES)
+
+
+def _group_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The group of `dist.get_rank(group)` / `get_rank(group=g)`; None for the world."""
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "group":
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value == "None":
+                return None
+            return value
+    return None
 
 
 def integer_literal(expr: cst.BaseExpression) -> Optional[int]:

@@ -7,6 +7,7 @@ import libcst as cst
 
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.ranks import group_key
 from bcast_lint.analysis.walk import Visitor
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -25,6 +26,18 @@ class CollectiveOnSomeRanks(Rule):
     `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
     `rank_zero_only`, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()`.
+
+    Rank tests are read in the spellings of the frameworks too: Lightning's
+    `trainer.is_global_zero` and `global_rank`, transformers' `Trainer.is_world_process_zero()` /
+    `is_local_process_zero()`, `TrainerState.is_world_process_zero` and
+    `TrainingArguments.process_index` / `local_process_index`, `args.local_rank in [-1, 0]`,
+    `local_rank <= 0`. A rank within a process group (`dist.get_rank(group)`, `group.rank()`,
+    Megatron's `get_tensor_model_parallel_rank()`, `mpu.get_pipeline_model_parallel_rank()`) holds
+    on several global ranks, and a collective with `group=` involves only that group's members: it
+    is reported when the members that skip it are told apart by their rank in that same group. A
+    test on the tensor-parallel rank in front of an all-reduce over the data-parallel group selects
+    whole data-parallel groups, and a global test in front of a subgroup's collective may select
+    exactly its members: neither is reported.
 
     ## Why is this bad?
     A collective completes only when every rank of the group has entered it. The ranks that
@@ -77,8 +90,32 @@ class CollectiveOnSomeRanks(Rule):
               "        optimize(objective)\n    else:\n        broadcast_object_list([None])"),
         Valid("@accelerator.on_main_process\ndef save(path):\n    torch.save({}, path)\n"
               "x = torch.zeros(3)\nbroadcast(x)"),
+        # A collective over another group than the one whose rank is tested: the tensor-parallel
+        # rank-0 processes form whole data-parallel groups.
+        Valid("def f(x):\n    if mpu.get_tensor_model_parallel_rank() == 0:\n"
+              "        dist.all_reduce(x, group=mpu.get_data_parallel_group())"),
+        Valid("def f(x, tp_group, dp_group):\n    if dist.get_rank(tp_group) == 0:\n"
+              "        dist.all_reduce(x, group=dp_group)"),
+        # A global test in front of a subgroup's collective may select exactly its members.
+        Valid("def f(x, pg):\n    if rank in (0, 1):\n        dist.all_reduce(x, group=pg)"),
+        Valid("def f(x, g):\n    if g.rank() == 0:\n        x = torch.ones(3)\n        dist.broadcast(x, 0, group=g)\n"
+              "    else:\n        dist.broadcast(x, 0, group=g)"),
     )
     INVALID = (
+        # Framework spellings of the main process and of the rank.
+        Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)"),
+        Invalid("def f(state, x):\n    if state.is_world_process_zero:\n        dist.all_reduce(x)\n        log(x)"),
+        Invalid("def f(trainer, x):\n    if trainer.is_world_process_zero():\n        dist.all_reduce(x)\n        log(x)"),
+        Invalid("def f(args, x):\n    if args.local_rank in [-1, 0]:\n        dist.barrier()\n        log(x)"),
+        Invalid("def f(args, x):\n    if args.local_rank <= 0:\n        dist.barrier()\n        log(x)"),
+        Invalid("def f(args, x):\n    if args.process_index == 0:\n        dist.all_reduce(x)\n        log(x)"),
+        # Group ranks: a test on the rank within the collective's own group, or a world collective.
+        Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)"),
+        Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)"),
+        Invalid("def f(x):\n    if mpu.get_pipeline_model_parallel_rank() == 0:\n"
+                "        dist.all_reduce(x, group=mpu.get_pipeline_model_parallel_group())\n        log(x)"),
+        Invalid("def f(x):\n    tp_rank = get_tensor_model_parallel_rank()\n    if tp_rank == 0:\n"
+                "        dist.barrier()\n        log(x)"),
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    x = torch.randn(3)\n"
                 "    dist.broadcast(x, 0)",
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n"
@@ -121,6 +158,8 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
     missing = set(analysis.worlds[site.scope]) - reached
     if not reached or not missing:
         return False
+    if site.group is not None and not _split_within_group(site, reached, missing):
+        return False
     same_collective = [other for other in analysis.calls
                        if other is not site and other.api.short_name == site.api.short_name]
     if any(other.scope in _functions_within(site.scope) for other in same_collective):
@@ -128,6 +167,18 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
     partners = [other for other in same_collective
                 if other.scope is site.scope and reached - set(other.reached)]
     return any(not any(world in other.reached for other in partners) for world in missing)
+
+
+def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:
+    """A collective over a group involves only its members. It runs on some of them only when
+    the ranks that skip it are told apart by their rank in that very group; a test on the global
+    rank (`if rank in (0, 1):` before a collective over `new_group([0, 1])`) may select exactly
+    the members, which the code does not show."""
+    focus = next(iter(reached)).group
+    if focus is None or focus != group_key(site.group):
+        return False
+    reached_group_ranks = {world.group_rank for world in reached}
+    return not any(world.group_rank in reached_group_ranks for world in missing)
 
 
 def _functions_within(scope: cst.CSTNode) -> set:

@@ -81,6 +81,12 @@ class BroadcastArgMaybeNone(Rule):
                 "    ids = ids * 2\nbroadcast(ids)",
                 expected_replacement="ids = torch.zeros(8, dtype=torch.float32)\nif accelerator.is_main_process:\n"
                 "    ids = torch.randn(8)\nif ids is not None:\n    ids = ids * 2\nbroadcast(ids)"),
+        # On the group's other members: a group rank is not the global rank.
+        Invalid("def f(g):\n    ids = None\n    if dist.get_rank(group=g) == 0:\n        ids = torch.randn(8)\n"
+                "    dist.broadcast(ids, dist.get_global_rank(g, 0), group=g)",
+                expected_replacement="def f(g):\n    ids = torch.zeros(8, dtype=torch.float32)\n"
+                "    if dist.get_rank(group=g) == 0:\n        ids = torch.randn(8)\n"
+                "    dist.broadcast(ids, dist.get_global_rank(g, 0), group=g)"),
         Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),
