@@ -158,7 +158,7 @@ def test_grouped_puts_findings_under_their_file():
 def test_json_is_an_array_of_finding_dicts():
     data = json.loads(render(RESULTS, "json"))
     assert data == [WITH_UNSAFE_FIX.as_dict(), WITH_SAFE_FIX.as_dict(), PLAIN.as_dict()]
-    assert set(data[0]) == {"code", "message", "filename", "line", "column", "end_line", "end_column", "fix"}
+    assert set(data[0]) == {"code", "message", "filename", "line", "column", "end_line", "end_column", "fix", "help"}
     assert data[2]["fix"] is None
     assert data[0]["fix"]["edits"][0]["content"] == "torch.empty(n)"
 

@@ -173,11 +173,13 @@ class BroadcastIntoTemporary(Rule):
             for expr in _tensor_leaves(site.payload, site.api.nested):
                 kind = _kind(analysis, expr)
                 if kind == COPY and discarded or kind in (STRIDED, PERMUTED):
-                    yield Report(expr, _message(analysis, site, expr, kind))
+                    message, remedy = _message(analysis, site, expr, kind)
+                    yield Report(expr, message, help=remedy)
                 elif kind is None and isinstance(expr, cst.Name):
                     kind = _named_view_kind(analysis, site, expr)
                     if kind is not None:
-                        yield Report(expr, _named_view_message(analysis, site, expr, kind))
+                        message, remedy = _named_view_message(analysis, site, expr, kind)
+                        yield Report(expr, message, help=remedy)
 
 
 def _result_discarded(site: CallSite) -> bool:
@@ -344,7 +346,9 @@ def _named_view_kind(analysis: ModuleAnalysis, site: CallSite, name: cst.Name) -
 
 
 # -- messages --------------------------------------------------------------------------------
-def _message(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, kind: str) -> str:
+# Each returns what is wrong, and the remedy.
+def _message(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
+             kind: str) -> tuple[str, str]:
     called = f"{analysis.code(site.call.func)}()"
     shown = analysis.code(expr)
     base = _base_name(analysis, expr)
@@ -352,29 +356,30 @@ def _message(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
         return _view_message(called, shown, base or shown, kind)
     if not site.api.returns_none:  # accelerate's broadcast returns what it received
         result = f"{base} = {analysis.code(site.call)}" if base and expr is site.payload else None
-        use = f"use its result ({result})" if result else "use its result"
+        use = f"Use its result ({result})" if result else "Use its result"
         remedy = f"{use} or broadcast {base} itself" if base else use
-        return f"{called} writes into {shown}, a temporary whose received value is discarded; {remedy}"
+        return f"{called} writes into {shown}, a temporary whose received value is discarded", remedy
     if base is None:
         return (f"{called} writes into {shown}, a new tensor nobody keeps, so the received value "
-                "is lost; assign it to a name, broadcast that name and read the value from it")
-    return (f"{called} writes into {shown}, a temporary copy of {base}; the receiving ranks' {base} "
-            f"keeps its own value; broadcast {base} itself (then convert), or keep the copy in a "
-            "name and read it after the call")
+                "is lost", "Assign it to a name, broadcast that name and read the value from it")
+    return (f"{called} writes into {shown}, a temporary copy of {base}: the receiving ranks' {base} "
+            "keeps its own value",
+            f"Broadcast {base} itself (then convert), or keep the copy in a name and read it after the call")
 
 
-def _named_view_message(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, kind: str) -> str:
+def _named_view_message(analysis: ModuleAnalysis, site: CallSite, name: cst.Name,
+                        kind: str) -> tuple[str, str]:
     called = f"{analysis.code(site.call.func)}()"
     return _view_message(called, f"'{name.value}'", "the tensor it views", kind)
 
 
-def _view_message(called: str, shown: str, base: str, kind: str) -> str:
+def _view_message(called: str, shown: str, base: str, kind: str) -> tuple[str, str]:
     if kind == STRIDED:
         return (f"{called} writes into {shown}, a non-contiguous view: gloo writes the received "
                 f"elements as one contiguous block and silently corrupts {base}, NCCL raises "
-                "'Tensors must be contiguous'; broadcast a .contiguous() copy and copy it back")
+                "'Tensors must be contiguous'", "Broadcast a .contiguous() copy and copy it back")
     return (f"{called} writes into {shown}, a transposed (non-contiguous) view of {base}: NCCL "
-            f"raises 'Tensors must be contiguous'; broadcast {base} itself")
+            "raises 'Tensors must be contiguous'", f"Broadcast {base} itself")
 
 
 def _base_name(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:

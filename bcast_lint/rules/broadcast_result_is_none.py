@@ -91,7 +91,8 @@ class BroadcastResultIsNone(Rule):
             path = _path_to(site.statement, site.call)
             use = _use(site.call, path)
             if use is not None:
-                yield Report(site.call, _message(analysis, site, use), _fix(analysis, site, use, path))
+                message, remedy = _message(analysis, site, use)
+                yield Report(site.call, message, _fix(analysis, site, use, path), remedy)
 
 
 def _may_return_work(site: CallSite) -> bool:
@@ -141,24 +142,26 @@ def _is_underscore(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Name) and target.value == "_"
 
 
-def _message(analysis: ModuleAnalysis, site: CallSite, use: cst.CSTNode) -> str:
+def _message(analysis: ModuleAnalysis, site: CallSite, use: cst.CSTNode) -> tuple[str, str]:
+    """What is wrong, and the remedy."""
     called = f"{analysis.code(site.call.func)}()"
     payload = analysis.code(site.payload) if site.payload is not None else "its argument"
     returns = f"{called} returns None and fills '{payload}' in place"
     target = _assigned_name(use)
     if target == payload:
-        return f"'{target}' is None on every rank after this line: {returns}; drop the assignment"
+        return f"'{target}' is None on every rank after this line: {returns}", "Drop the assignment"
     if target is not None:
-        return f"'{target}' is None on every rank: {returns}; call it as a statement and use '{payload}'"
+        return f"'{target}' is None on every rank: {returns}", f"Call it as a statement and use '{payload}'"
     if isinstance(use, cst.Attribute):
         attribute = use.attr.value
-        remedy = ("pass async_op=True for a Work handle to wait on" if attribute == "wait"
-                  else f"call it as a statement and use '{payload}'")
+        remedy = ("Pass async_op=True for a Work handle to wait on" if attribute == "wait"
+                  else f"Call it as a statement and use '{payload}'")
         return (f"'.{attribute}' is looked up on None on every rank (AttributeError: 'NoneType' object "
-                f"has no attribute '{attribute}'): {returns}; {remedy}")
+                f"has no attribute '{attribute}'): {returns}"), remedy
     if isinstance(use, cst.Return):
-        return f"this returns None on every rank: {returns}; call it as a statement and return '{payload}'"
-    return f"the value of {called} is used, but it is None on every rank: {returns}; use '{payload}' instead"
+        return (f"this returns None on every rank: {returns}",
+                f"Call it as a statement and return '{payload}'")
+    return f"the value of {called} is used, but it is None on every rank: {returns}", f"Use '{payload}' instead"
 
 
 def _assigned_name(use: cst.CSTNode) -> Optional[str]:

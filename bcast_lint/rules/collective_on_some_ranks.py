@@ -140,15 +140,17 @@ class CollectiveOnSomeRanks(Rule):
         layouts: dict[cst.CSTNode, _Layout] = {}
         for site in analysis.calls:
             if site.rank_decorator is not None:
-                yield Report(site.call, _decorated_message(analysis, site))
+                yield Report(site.call, _decorated_message(analysis, site),
+                             help="Call it on every rank, outside the decorated function")
             elif site.main_process_first is not None:
-                yield Report(site.call, _main_first_message(analysis, site))
+                yield Report(site.call, _main_first_message(analysis, site),
+                             help="Move it after the with block")
             elif _runs_on_some_ranks(analysis, site):
                 if site.scope not in layouts:
                     layouts[site.scope] = _Layout.of(site.scope)
                 layout = layouts[site.scope]
                 yield Report(site.call, _branch_message(analysis, site, layout),
-                             _move_after_branch(analysis, site, layout))
+                             _move_after_branch(analysis, site, layout), _branch_help(site, layout))
 
 
 def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
@@ -273,23 +275,26 @@ def _decorated_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     decorator = analysis.code(site.rank_decorator.decorator)
     owner = f"'{site.scope.name.value}'" if isinstance(site.scope, cst.FunctionDef) else "the function"
     return (f"{site.api.short_name}() is called in {owner}, which @{decorator} runs on some ranks "
-            f"only; {_HANG}; call it on every rank, outside the decorated function")
+            f"only: {_HANG}")
 
 
 def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     items = [item.item for item in site.main_process_first.items]
     item = next((i for i in items if "main_process_first" in analysis.code(i)), items[0])
-    return (f"{site.api.short_name}() is called inside 'with {analysis.code(item)}:', where the main "
-            "rank enters it while the other ranks wait at the context manager's barrier, and every "
-            "rank hangs until the timeout; move it after the with block")
+    return (f"{site.api.short_name}() is called inside 'with {analysis.code(item)}:': the main rank "
+            "runs it while the others wait at the block's barrier, and every rank hangs until the timeout")
 
 
 def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> str:
     condition = _condition(analysis, site, layout)
     where = f"ranks where {condition}" if condition else "some ranks"
-    remedy = "move it out of the branch" if layout.enclosing.get(site.statement) else \
-        "move it before the rank-dependent early exit"
-    return f"{site.api.short_name}() runs only on {where}; {_HANG}; call it on every rank ({remedy})"
+    return f"{site.api.short_name}() runs only on {where}: {_HANG}"
+
+
+def _branch_help(site: CallSite, layout: _Layout) -> str:
+    if layout.enclosing.get(site.statement):
+        return "Call it on every rank: move it out of the branch"
+    return "Call it on every rank: move it before the rank-dependent early exit"
 
 
 def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:

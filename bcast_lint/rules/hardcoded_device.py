@@ -92,12 +92,11 @@ class HardcodedDevice(Rule):
     def _report(self, analysis: ModuleAnalysis, site: CallSite, call: cst.Call, device: str,
                 written: cst.BaseExpression, direct: bool) -> Report:
         message = (f"the broadcast tensor is placed on the hard-coded device '{device}', the same "
-                   "GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang); use "
-                   "accelerator.device or f\"cuda:{local_rank}\"")
+                   "GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang)")
         # A literal reached through a variable may be used elsewhere too: fix only literals
         # written in the allocation itself.
         fix = self._fix(analysis, site, written) if direct else None
-        return Report(call, message, fix)
+        return Report(call, message, fix, 'Use accelerator.device or f"cuda:{local_rank}"')
 
     @staticmethod
     def _fix(analysis: ModuleAnalysis, site: CallSite, literal: cst.BaseExpression) -> Optional[Fix]:

@@ -100,7 +100,8 @@ class BroadcastArgMaybeNone(Rule):
                 split = analysis.split_ranks(site, name.value, self._none_test(analysis, site))
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
-                    yield Report(site.call, self._message(site, name.value, split.where), fix)
+                    yield Report(site.call, self._message(site, name.value, split.where), fix,
+                                 self._help(site))
 
     @staticmethod
     def _none_test(analysis: ModuleAnalysis, site: CallSite):
@@ -115,7 +116,10 @@ class BroadcastArgMaybeNone(Rule):
 
     @staticmethod
     def _message(site: CallSite, name: str, where: str) -> str:
-        remedy = ("allocate a placeholder with the same shape, dtype and device on every rank"
-                  if site.api.payload == apis.TENSOR else "pass a list on every rank, e.g. [None]")
-        return (f"'{name}' is None on ranks {where} when it reaches {site.api.short_name}(); "
-                f"{remedy}")
+        return f"'{name}' is None on ranks {where} when it reaches {site.api.short_name}()"
+
+    @staticmethod
+    def _help(site: CallSite) -> str:
+        if site.api.payload == apis.TENSOR:
+            return "Allocate a placeholder with the same shape, dtype and device on every rank"
+        return "Pass a list on every rank, e.g. [None]"

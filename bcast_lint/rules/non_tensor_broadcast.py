@@ -104,7 +104,8 @@ class NonTensorBroadcast(Rule):
                 continue
             found = _non_tensor(analysis, site, site.payload, 0)
             if found is not None:
-                yield Report(site.call, _message(analysis, site, found), object_list_fix(analysis, site))
+                message, remedy = _message(analysis, site, found)
+                yield Report(site.call, message, object_list_fix(analysis, site), remedy)
 
 
 def _non_tensor(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
@@ -169,7 +170,8 @@ def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
     return next((_BUILTIN_RESULTS[q] for q in analysis.qualified_names(call) if q in _BUILTIN_RESULTS), None)
 
 
-def _message(analysis: ModuleAnalysis, site: CallSite, found: _NonTensor) -> str:
+def _message(analysis: ModuleAnalysis, site: CallSite, found: _NonTensor) -> tuple[str, str]:
+    """What is wrong, and the remedy."""
     value = " ".join(analysis.code(found.value).split())
     if len(value) > 40:
         value = value[:37] + "..."
@@ -179,16 +181,13 @@ def _message(analysis: ModuleAnalysis, site: CallSite, found: _NonTensor) -> str
     kind = {"number": "a Python number", "list": "a list", "int": "an int"}.get(found.kind, f"a {found.kind}")
     python_class = "<class 'int'> or <class 'float'>" if found.kind == "number" else f"<class '{found.kind}'>"
     if site.api.nested:
-        failure = (f"accelerate raises \"TypeError: Unsupported types ({python_class}) passed to "
-                   "`_gpu_broadcast_one`\" once distributed, while a single process "
-                   "returns it untouched, so tests pass")
+        failure = (f"accelerate raises TypeError for {python_class} once distributed, while a single "
+                   "process returns it untouched")
         remedy = "broadcast_object_list([value])[0]"
     elif site.api.returns_none:
-        failure = ("torch.distributed raises \"TypeError: Invalid function argument. Expected parameter `tensor` of "
-                   f"type torch.Tensor but got {python_class} instead.\"")
+        failure = f"torch.distributed raises TypeError (expected torch.Tensor, got {python_class})"
         remedy = "broadcast_object_list() on a one-element list"
     else:
         failure = "it accepts only tensors"
         remedy = "a tensor (torch.tensor(value)) or broadcast_object_list()"
-    return (f"{site.api.short_name}() is given {given}, {kind}, not a tensor; {failure}; "
-            f"use {remedy}")
+    return f"{site.api.short_name}() is given {given}, {kind}, not a tensor: {failure}", f"Use {remedy}"

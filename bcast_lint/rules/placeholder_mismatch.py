@@ -17,7 +17,6 @@ from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 _FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like",
             "torch.ones_like", "torch.empty_like", "torch.full_like", "Tensor.new_zeros",
             "Tensor.new_ones", "Tensor.new_empty", "Tensor.new_full"}
-_SIZE_ABORT = '"Received data size doesn\'t match expected size"'
 
 
 class PlaceholderMismatch(Rule):
@@ -189,11 +188,11 @@ class PlaceholderMismatch(Rule):
         source = sources[0]
         remedy = _remedy(placeholder, source)
         message = (f"placeholder '{name}' is {_describe(analysis, placeholder)} on ranks {where}, but "
-                   f"source rank {site.source_rank} sends {_describe(analysis, source)}; "
-                   f"{_consequence(placeholder, source)}; allocate the placeholder with {remedy}")
+                   f"source rank {site.source_rank} sends {_describe(analysis, source)}: "
+                   f"{_consequence(placeholder, source)}")
         unanimous = len({(s.shape, s.dtype) for s in sources}) == 1
         fix = _fix(analysis, placeholder, source, remedy) if unanimous else None
-        return Report(placeholder.call, message, fix)
+        return Report(placeholder.call, message, fix, f"Allocate the placeholder with {remedy}")
 
 
 def _start(analysis: ModuleAnalysis, node: cst.CSTNode) -> tuple[int, int]:
@@ -223,12 +222,11 @@ def _consequence(placeholder: TensorSpec, source: TensorSpec) -> str:
     if (received is None or sent is None) and shapes_equal(placeholder, source):
         received, sent = dtype_size(placeholder.dtype), dtype_size(source.dtype)
     if received is None or sent is None:
-        return (f"gloo then reinterprets the bytes silently (same size) or aborts with {_SIZE_ABORT} "
-                "(smaller receiver)")
+        return "gloo reinterprets the bytes silently (same size) or aborts (smaller receiver)"
     if received < sent:
-        return f"the receiving ranks are smaller and abort (SIGABRT) with {_SIZE_ABORT} under gloo"
+        return "the receiving ranks are smaller and abort (SIGABRT) under gloo"
     if received > sent:
-        return "the receiving ranks are larger: no error, but they end up holding wrong data"
+        return "the receiving ranks are larger and silently end up holding wrong data"
     if dtypes_differ(placeholder, source):
         return "the byte sizes agree, so gloo silently reinterprets the bytes as the wrong dtype"
     return "the byte sizes agree, so the values silently land in the wrong shape"

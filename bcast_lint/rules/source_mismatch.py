@@ -146,7 +146,8 @@ class SourceMismatch(Rule):
                 continue
             if len(known) > 1:
                 if _reached_unconditionally(analysis, site):
-                    yield Report(site.call, _per_rank_message(analysis, site))
+                    yield Report(site.call, _per_rank_message(analysis, site),
+                                 help=f"Pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
             else:
                 yield from _filled_elsewhere(analysis, site, known.pop())
 
@@ -295,7 +296,7 @@ def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     argument = f"{site.api.src_keyword}={analysis.code(site.source)}"
     return (f"{argument} names a different source on different ranks, so {_called(analysis, site)} "
             "never matches up and hangs until the backend timeout (TORCH_DISTRIBUTED_DEBUG=DETAIL "
-            f"does not catch it); pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
+            "does not catch it)")
 
 
 # -- a value filled on another rank than the source -----------------------------------------
@@ -309,7 +310,8 @@ def _filled_elsewhere(analysis: ModuleAnalysis, site: CallSite, source: int) -> 
             continue  # the source computes its own value
         for where, worlds in fills.values():
             if len({world.rank for world in worlds}) == 1:
-                yield Report(site.call, _fill_message(analysis, site, name.value, where, source))
+                remedy = f"Fill '{name.value}' on rank {source}, or broadcast from the rank that fills it"
+                yield Report(site.call, _fill_message(analysis, site, name.value, where, source), help=remedy)
                 break
 
 
@@ -396,8 +398,7 @@ def _fill_message(analysis: ModuleAnalysis, site: CallSite, name: str, where: st
     else:
         origin = f"{site.api.src_keyword}={analysis.code(site.source)}"
     return (f"'{name}' is filled only on the rank where {where}, but {_called(analysis, site)} sends "
-            f"from rank {source} ({origin}), so every rank receives rank {source}'s placeholder; "
-            f"fill '{name}' on rank {source}, or broadcast from the rank that fills it")
+            f"from rank {source} ({origin}), so every rank receives rank {source}'s placeholder")
 
 
 def _called(analysis: ModuleAnalysis, site: CallSite) -> str:

@@ -7,6 +7,8 @@ from bcast_lint.analysis.module import ModuleAnalysis
 from bcast_lint.fixes.placeholder import placeholder_or_object_list_fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
+_HELP = "Assign a placeholder with the same shape, dtype and device on every rank"
+
 
 class BroadcastArgUnbound(Rule):
     """
@@ -68,7 +70,6 @@ class BroadcastArgUnbound(Rule):
                 split = analysis.split_ranks(site, name.value, lambda d, world: d.kind == UNBOUND)
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
-                    yield Report(site.call, (
-                        f"'{name.value}' is unbound on ranks {split.where} when it reaches "
-                        f"{site.api.short_name}(), which raises NameError there; assign a "
-                        "placeholder with the same shape, dtype and device on every rank"), fix)
+                    message = (f"'{name.value}' is unbound on ranks {split.where} when it reaches "
+                               f"{site.api.short_name}(), which raises NameError there")
+                    yield Report(site.call, message, fix, _HELP)

@@ -107,10 +107,10 @@ class UninitializedPlaceholder(Rule):
 
     def _report(self, analysis: ModuleAnalysis, call: cst.Call, constructor: str) -> Report:
         shown = "Tensor.new_empty" if constructor == "new_empty" else constructor
-        message = (f"{shown}() allocates uninitialised memory that is broadcast; wherever the "
-                   "source rank does not fill every element, ranks receive garbage; "
-                   "allocate it with zeros instead")
-        return Report(call, message, self._fix(analysis, call, constructor))
+        message = (f"{shown}() allocates uninitialised memory that is broadcast: ranks receive "
+                   "garbage wherever the source rank does not fill every element")
+        return Report(call, message, self._fix(analysis, call, constructor),
+                      "Allocate it with zeros instead")
 
     @staticmethod
     def _fix(analysis: ModuleAnalysis, call: cst.Call, constructor: str) -> Optional[Fix]:
