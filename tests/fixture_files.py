@@ -1,7 +1,7 @@
 """Where the fixture programs are and what is expected of each.
 
 fixtures/<CODE>/<name>.py          a realistic program (broken, or a look-alike that is fine)
-fixtures/<CODE>/<name>.expected    its findings, one `LINE:COLUMN CODE` per line (empty: none)
+fixtures/<CODE>/<name>.expected    its findings, one `LINE:COLUMN CODE message` per line (empty: none)
 fixtures/<CODE>/<name>.fixed.py    what `--fix --unsafe-fixes` must turn it into (absent: no change)
 fixtures/<CODE>/<name>.handfixed.py  a correct version written by hand, for rules without a fix
 """

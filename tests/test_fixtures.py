@@ -12,7 +12,7 @@ from tests.fixture_files import (expected_findings, fixed_version, hand_fixed_ve
 
 
 def _summary(result) -> list[str]:
-    return [f"{f.line}:{f.column} {f.code}" for f in result.findings]
+    return [f"{f.line}:{f.column} {f.code} {f.message}" for f in result.findings]
 
 
 @pytest.mark.parametrize("program", programs(), ids=identifier)

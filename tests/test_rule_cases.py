@@ -43,11 +43,23 @@ def test_valid_case_is_not_flagged(rule, case):
     assert [f.message for f in result.findings] == []
 
 
+PRELUDE_LINES = EXAMPLE_PRELUDE.count("\n")
+
+
+def _range(finding) -> tuple[int, int, int, int]:
+    """The finding's range counted in the case's own lines, as Invalid.range is."""
+    return (finding.line - PRELUDE_LINES, finding.column, finding.end_line - PRELUDE_LINES,
+            finding.end_column)
+
+
 @pytest.mark.parametrize(("rule", "case"), _cases("INVALID"))
-def test_invalid_case_is_flagged(rule, case):
+def test_invalid_case_is_flagged_with_its_message_and_range(rule, case):
     result = _lint(rule, case.code)
     assert result.error is None
-    assert [f.code for f in result.findings] and {f.code for f in result.findings} == {rule.code}
+    assert [f.code for f in result.findings] == [rule.code]
+    finding = result.findings[0]
+    assert (finding.message, _range(finding)) == (case.expected_message, case.range)
+    assert finding.help, "every finding says what to do about it"
 
 
 @pytest.mark.parametrize(("rule", "case"), _cases("INVALID"))

@@ -46,9 +46,13 @@ class Valid:
 
 @dataclass(frozen=True)
 class Invalid:
-    """Code that must be flagged; `expected_replacement` is what `--fix --unsafe-fixes` gives."""
+    """Code that must be flagged once, as Fixit's Invalid: the finding's message, its range
+    (line, column, end line, end column: 1-based, end exclusive, counted in `code` without the
+    prelude), and `expected_replacement`, what `--fix --unsafe-fixes` gives (None: no fix)."""
 
     code: str
+    expected_message: Optional[str] = None
+    range: Optional[tuple[int, int, int, int]] = None
     expected_replacement: Optional[str] = None
 
 

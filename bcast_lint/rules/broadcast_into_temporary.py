@@ -141,28 +141,81 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
-        Invalid("dist.broadcast(torch.tensor([seed]), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.clone(), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.float(), src=0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.to(accelerator.device), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.detach().clone(), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x + 1, 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(tensor=x[:, ::2], src=0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 1:], 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[::2], 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 0], 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.t(), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.T, 0)"),
-        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.transpose(0, 1), 0)"),
-        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.permute(2, 0, 1), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, ::2].contiguous(), 0)"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.narrow(1, 0, 2), 0)"),
-        Invalid("x = torch.zeros(8, 4)\nbroadcast(x.float())"),
-        Invalid("x = torch.zeros(8, 4)\nbroadcast([x.cpu(), x])"),
-        Invalid("x = torch.zeros(8, 4)\ncolumns = broadcast(x[:, ::2])"),
-        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[[0, 2]], 0)"),
-        Invalid("x = torch.zeros(8, 4)\ncol = x[:, 0]\ndist.broadcast(col, 0)"),
-        Invalid("x = torch.zeros(8, 4)\nwork = dist.broadcast(x.cuda(), 0, async_op=True)\nwork.wait()"),
+        Invalid("dist.broadcast(torch.tensor([seed]), 0)",
+                expected_message="dist.broadcast() writes into torch.tensor([seed]), a new tensor nobody "
+                "keeps, so the received value is lost", range=(1, 16, 1, 36)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.clone(), 0)",
+                expected_message="dist.broadcast() writes into x.clone(), a temporary copy of x: the "
+                "receiving ranks' x keeps its own value", range=(2, 16, 2, 25)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.float(), src=0)",
+                expected_message="dist.broadcast() writes into x.float(), a temporary copy of x: the "
+                "receiving ranks' x keeps its own value", range=(2, 16, 2, 25)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.to(accelerator.device), 0)",
+                expected_message="dist.broadcast() writes into x.to(accelerator.device), a temporary copy "
+                "of x: the receiving ranks' x keeps its own value", range=(2, 16, 2, 40)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.detach().clone(), 0)",
+                expected_message="dist.broadcast() writes into x.detach().clone(), a temporary copy of x: "
+                "the receiving ranks' x keeps its own value", range=(2, 16, 2, 34)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x + 1, 0)",
+                expected_message="dist.broadcast() writes into x + 1, a new tensor nobody keeps, so the "
+                "received value is lost", range=(2, 16, 2, 21)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(tensor=x[:, ::2], src=0)",
+                expected_message="dist.broadcast() writes into x[:, ::2], a non-contiguous view: gloo "
+                "writes the received elements as one contiguous block and silently corrupts x, NCCL "
+                "raises 'Tensors must be contiguous'", range=(2, 23, 2, 32)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 1:], 0)",
+                expected_message="dist.broadcast() writes into x[:, 1:], a non-contiguous view: gloo "
+                "writes the received elements as one contiguous block and silently corrupts x, NCCL "
+                "raises 'Tensors must be contiguous'", range=(2, 16, 2, 24)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[::2], 0)",
+                expected_message="dist.broadcast() writes into x[::2], a non-contiguous view: gloo writes "
+                "the received elements as one contiguous block and silently corrupts x, NCCL raises "
+                "'Tensors must be contiguous'", range=(2, 16, 2, 22)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, 0], 0)",
+                expected_message="dist.broadcast() writes into x[:, 0], a non-contiguous view: gloo "
+                "writes the received elements as one contiguous block and silently corrupts x, NCCL "
+                "raises 'Tensors must be contiguous'", range=(2, 16, 2, 23)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.t(), 0)",
+                expected_message="dist.broadcast() writes into x.t(), a transposed (non-contiguous) view "
+                "of x: NCCL raises 'Tensors must be contiguous'", range=(2, 16, 2, 21)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.T, 0)",
+                expected_message="dist.broadcast() writes into x.T, a transposed (non-contiguous) view of "
+                "x: NCCL raises 'Tensors must be contiguous'", range=(2, 16, 2, 19)),
+        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.transpose(0, 1), 0)",
+                expected_message="dist.broadcast() writes into x.transpose(0, 1), a transposed "
+                "(non-contiguous) view of x: NCCL raises 'Tensors must be contiguous'",
+                range=(2, 16, 2, 33)),
+        Invalid("x = torch.zeros(8, 4, 2)\ndist.broadcast(x.permute(2, 0, 1), 0)",
+                expected_message="dist.broadcast() writes into x.permute(2, 0, 1), a transposed "
+                "(non-contiguous) view of x: NCCL raises 'Tensors must be contiguous'",
+                range=(2, 16, 2, 34)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, ::2].contiguous(), 0)",
+                expected_message="dist.broadcast() writes into x[:, ::2].contiguous(), a temporary copy "
+                "of x: the receiving ranks' x keeps its own value", range=(2, 16, 2, 38)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.narrow(1, 0, 2), 0)",
+                expected_message="dist.broadcast() writes into x.narrow(1, 0, 2), a non-contiguous view: "
+                "gloo writes the received elements as one contiguous block and silently corrupts x, NCCL "
+                "raises 'Tensors must be contiguous'", range=(2, 16, 2, 33)),
+        Invalid("x = torch.zeros(8, 4)\nbroadcast(x.float())",
+                expected_message="broadcast() writes into x.float(), a temporary whose received value is "
+                "discarded", range=(2, 11, 2, 20)),
+        Invalid("x = torch.zeros(8, 4)\nbroadcast([x.cpu(), x])",
+                expected_message="broadcast() writes into x.cpu(), a temporary whose received value is "
+                "discarded", range=(2, 12, 2, 19)),
+        Invalid("x = torch.zeros(8, 4)\ncolumns = broadcast(x[:, ::2])",
+                expected_message="broadcast() writes into x[:, ::2], a non-contiguous view: gloo writes "
+                "the received elements as one contiguous block and silently corrupts x, NCCL raises "
+                "'Tensors must be contiguous'", range=(2, 21, 2, 30)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[[0, 2]], 0)",
+                expected_message="dist.broadcast() writes into x[[0, 2]], a temporary copy of x: the "
+                "receiving ranks' x keeps its own value", range=(2, 16, 2, 25)),
+        Invalid("x = torch.zeros(8, 4)\ncol = x[:, 0]\ndist.broadcast(col, 0)",
+                expected_message="dist.broadcast() writes into 'col', a non-contiguous view: gloo writes "
+                "the received elements as one contiguous block and silently corrupts the tensor it views, "
+                "NCCL raises 'Tensors must be contiguous'", range=(3, 16, 3, 19)),
+        Invalid("x = torch.zeros(8, 4)\nwork = dist.broadcast(x.cuda(), 0, async_op=True)\nwork.wait()",
+                expected_message="dist.broadcast() writes into x.cuda(), a temporary copy of x: the "
+                "receiving ranks' x keeps its own value", range=(2, 23, 2, 31)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

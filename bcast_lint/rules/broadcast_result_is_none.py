@@ -68,20 +68,39 @@ class BroadcastResultIsNone(Rule):
     )
     INVALID = (
         Invalid("x = torch.zeros(3)\nx = dist.broadcast(x, 0)",
+                expected_message="'x' is None on every rank after this line: dist.broadcast() returns "
+                "None and fills 'x' in place", range=(2, 5, 2, 25),
                 expected_replacement="x = torch.zeros(3)\ndist.broadcast(x, 0)"),
         Invalid("objs = [None]\nobjs = dist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' is None on every rank after this line: "
+                "dist.broadcast_object_list() returns None and fills 'objs' in place", range=(2, 8, 2, 47),
                 expected_replacement="objs = [None]\ndist.broadcast_object_list(objs, src=0)"),
         Invalid("x = torch.zeros(3)\ny = torch.distributed.broadcast(x, src=0)",
+                expected_message="'y' is None on every rank: torch.distributed.broadcast() returns None "
+                "and fills 'x' in place", range=(2, 5, 2, 42),
                 expected_replacement="x = torch.zeros(3)\ntorch.distributed.broadcast(x, src=0)\ny = x"),
-        Invalid("x = torch.zeros(3)\nv = dist.broadcast(x, 0).item()"),
-        Invalid("def share(x):\n    return dist.broadcast(x, 0)"),
-        Invalid("x = torch.zeros(3)\nprint(dist.broadcast(x, 0))"),
+        Invalid("x = torch.zeros(3)\nv = dist.broadcast(x, 0).item()",
+                expected_message="'.item' is looked up on None on every rank (AttributeError: 'NoneType' "
+                "object has no attribute 'item'): dist.broadcast() returns None and fills 'x' in place",
+                range=(2, 5, 2, 25)),
+        Invalid("def share(x):\n    return dist.broadcast(x, 0)",
+                expected_message="this returns None on every rank: dist.broadcast() returns None and "
+                "fills 'x' in place", range=(2, 12, 2, 32)),
+        Invalid("x = torch.zeros(3)\nprint(dist.broadcast(x, 0))",
+                expected_message="the value of dist.broadcast() is used, but it is None on every rank: "
+                "dist.broadcast() returns None and fills 'x' in place", range=(2, 7, 2, 27)),
         Invalid("from torch.distributed import broadcast as bc\nx = torch.zeros(3)\nx = bc(x, 0, async_op=False)",
+                expected_message="'x' is None on every rank after this line: bc() returns None and fills "
+                "'x' in place", range=(3, 5, 3, 29),
                 expected_replacement="from torch.distributed import broadcast as bc\nx = torch.zeros(3)\n"
                 "bc(x, 0, async_op=False)"),
         Invalid("import deepspeed.comm as ds\nx = torch.zeros(3)\nx = ds.broadcast(x, 0)",
+                expected_message="'x' is None on every rank after this line: ds.broadcast() returns None "
+                "and fills 'x' in place", range=(3, 5, 3, 23),
                 expected_replacement="import deepspeed.comm as ds\nx = torch.zeros(3)\nds.broadcast(x, 0)"),
-        Invalid("x = torch.zeros(3)\nif dist.broadcast(x, 0):\n    pass"),
+        Invalid("x = torch.zeros(3)\nif dist.broadcast(x, 0):\n    pass",
+                expected_message="the value of dist.broadcast() is used, but it is None on every rank: "
+                "dist.broadcast() returns None and fills 'x' in place", range=(2, 4, 2, 24)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -103,35 +103,82 @@ class CollectiveOnSomeRanks(Rule):
     )
     INVALID = (
         # Framework spellings of the main process and of the rank.
-        Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)"),
-        Invalid("def f(state, x):\n    if state.is_world_process_zero:\n        dist.all_reduce(x)\n        log(x)"),
-        Invalid("def f(trainer, x):\n    if trainer.is_world_process_zero():\n        dist.all_reduce(x)\n        log(x)"),
-        Invalid("def f(args, x):\n    if args.local_rank in [-1, 0]:\n        dist.barrier()\n        log(x)"),
-        Invalid("def f(args, x):\n    if args.local_rank <= 0:\n        dist.barrier()\n        log(x)"),
-        Invalid("def f(args, x):\n    if args.process_index == 0:\n        dist.all_reduce(x)\n        log(x)"),
+        Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)",
+                expected_message="barrier() runs only on ranks where 'trainer.is_global_zero' is true: "
+                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+        Invalid("def f(state, x):\n    if state.is_world_process_zero:\n        dist.all_reduce(x)\n        log(x)",
+                expected_message="all_reduce() runs only on ranks where 'state.is_world_process_zero' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 9, 3, 27)),
+        Invalid("def f(trainer, x):\n    if trainer.is_world_process_zero():\n        dist.all_reduce(x)\n        log(x)",
+                expected_message="all_reduce() runs only on ranks where 'trainer.is_world_process_zero()' "
+                "is true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 9, 3, 27)),
+        Invalid("def f(args, x):\n    if args.local_rank in [-1, 0]:\n        dist.barrier()\n        log(x)",
+                expected_message="barrier() runs only on ranks where 'args.local_rank in [-1, 0]' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 9, 3, 23)),
+        Invalid("def f(args, x):\n    if args.local_rank <= 0:\n        dist.barrier()\n        log(x)",
+                expected_message="barrier() runs only on ranks where 'args.local_rank <= 0' is true: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+        Invalid("def f(args, x):\n    if args.process_index == 0:\n        dist.all_reduce(x)\n        log(x)",
+                expected_message="all_reduce() runs only on ranks where 'args.process_index == 0' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 9, 3, 27)),
         # Group ranks: a test on the rank within the collective's own group, or a world collective.
-        Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)"),
-        Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)"),
+        Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)",
+                expected_message="all_reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
+                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 36)),
+        Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)",
+                expected_message="all_reduce() runs only on ranks where 'g.rank() == 0' is true: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(4, 5, 4, 32)),
         Invalid("def f(x):\n    if mpu.get_pipeline_model_parallel_rank() == 0:\n"
-                "        dist.all_reduce(x, group=mpu.get_pipeline_model_parallel_group())\n        log(x)"),
+                "        dist.all_reduce(x, group=mpu.get_pipeline_model_parallel_group())\n        log(x)",
+                expected_message="all_reduce() runs only on ranks where "
+                "'mpu.get_pipeline_model_parallel_rank() == 0' is true: the other ranks never join it and "
+                "every rank hangs until the timeout", range=(3, 9, 3, 74)),
         Invalid("def f(x):\n    tp_rank = get_tensor_model_parallel_rank()\n    if tp_rank == 0:\n"
-                "        dist.barrier()\n        log(x)"),
+                "        dist.barrier()\n        log(x)",
+                expected_message="barrier() runs only on ranks where 'tp_rank == 0' is true: the other "
+                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 23)),
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    x = torch.randn(3)\n"
                 "    dist.broadcast(x, 0)",
+                expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(4, 5, 4, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n"
                 "    x = torch.randn(3)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(3)\nif rank == 0:\n    dist.all_reduce(x)\nelse:\n    print(x)",
+                expected_message="all_reduce() runs only on ranks where 'rank == 0' is true: the other "
+                "ranks never join it and every rank hangs until the timeout", range=(3, 5, 3, 23),
                 expected_replacement="x = torch.zeros(3)\nif rank == 0:\n    pass\nelse:\n"
                 "    print(x)\ndist.all_reduce(x)"),
-        Invalid("if accelerator.is_main_process:\n    y = torch.randn(3)\n    dist.broadcast(y, 0)"),
+        Invalid("if accelerator.is_main_process:\n    y = torch.randn(3)\n    dist.broadcast(y, 0)",
+                expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 5, 3, 25)),
         Invalid("def evaluate(loss):\n    if not accelerator.is_main_process:\n        return\n"
-                "    return accelerator.gather(loss)"),
-        Invalid("for batch in range(3):\n    if local_rank != 0:\n        continue\n    dist.barrier()"),
+                "    return accelerator.gather(loss)",
+                expected_message="gather() runs only on ranks where 'accelerator.is_main_process' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(4, 12, 4, 36)),
+        Invalid("for batch in range(3):\n    if local_rank != 0:\n        continue\n    dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'local_rank == 0' is true: the other "
+                "ranks never join it and every rank hangs until the timeout", range=(4, 5, 4, 19)),
         Invalid("@accelerator.on_main_process\ndef log(metrics):\n"
-                "    return accelerator.gather_for_metrics(metrics)"),
-        Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)"),
+                "    return accelerator.gather_for_metrics(metrics)",
+                expected_message="gather_for_metrics() is called in 'log', which "
+                "@accelerator.on_main_process runs on some ranks only: the other ranks never join it and "
+                "every rank hangs until the timeout", range=(3, 12, 3, 51)),
+        Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)",
+                expected_message="broadcast() is called inside 'with accelerator.main_process_first():': "
+                "the main rank runs it while the others wait at the block's barrier, and every rank hangs "
+                "until the timeout", range=(3, 11, 3, 25)),
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    dist.broadcast(x, 0)\n"
                 "dist.broadcast(x, 0)",
+                expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
+                "true: the other ranks never join it and every rank hangs until the timeout",
+                range=(3, 5, 3, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
     )

@@ -53,12 +53,20 @@ class HardcodedDevice(Rule):
     )
     INVALID = (
         Invalid("x = torch.zeros(4, device='cuda:0')\nbroadcast(x)",
+                expected_message="the broadcast tensor is placed on the hard-coded device 'cuda:0', the "
+                "same GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang)", range=(1, 5, 1, 36),
                 expected_replacement="x = torch.zeros(4, device=accelerator.device)\nbroadcast(x)"),
         Invalid("x = torch.zeros(4).cuda(0)\ndist.broadcast(x, 0)",
+                expected_message="the broadcast tensor is placed on the hard-coded device 'cuda:0', the "
+                "same GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang)", range=(1, 5, 1, 27),
                 expected_replacement="x = torch.zeros(4).cuda(accelerator.device)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(4).to(torch.device('cuda', 1))\ndist.broadcast(x, 0)",
+                expected_message="the broadcast tensor is placed on the hard-coded device 'cuda:1', the "
+                "same GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang)", range=(1, 5, 1, 47),
                 expected_replacement="x = torch.zeros(4).to(accelerator.device)\ndist.broadcast(x, 0)"),
-        Invalid("dev = 'cuda:0'\nx = torch.zeros(4, device=dev)\ndist.broadcast(x, 0)"),
+        Invalid("dev = 'cuda:0'\nx = torch.zeros(4, device=dev)\ndist.broadcast(x, 0)",
+                expected_message="the broadcast tensor is placed on the hard-coded device 'cuda:0', the "
+                "same GPU on every rank (NCCL: 'Duplicate GPU detected', or a hang)", range=(2, 5, 2, 31)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

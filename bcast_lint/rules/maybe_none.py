@@ -68,30 +68,44 @@ class BroadcastArgMaybeNone(Rule):
     )
     INVALID = (
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast()", range=(4, 1, 4, 15),
                 expected_replacement="ids = torch.zeros(8, dtype=torch.float32)\n"
                 "if accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nids = broadcast(ids)",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast()", range=(4, 7, 4, 21),
                 expected_replacement="ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\n"
                 "ids = broadcast_object_list([ids])[0]"),
         Invalid("if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n    x = None\nbroadcast(x)",
+                expected_message="'x' is None on ranks where 'accelerator.is_main_process' is false when "
+                "it reaches broadcast()", range=(5, 1, 5, 13),
                 expected_replacement="if accelerator.is_main_process:\n    x = torch.randn(4)\nelse:\n"
                 "    x = torch.zeros(4, dtype=torch.float32)\nbroadcast(x)"),
         # The None test only scales the value; the None path still reaches the broadcast.
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nif ids is not None:\n"
                 "    ids = ids * 2\nbroadcast(ids)",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast()", range=(6, 1, 6, 15),
                 expected_replacement="ids = torch.zeros(8, dtype=torch.float32)\nif accelerator.is_main_process:\n"
                 "    ids = torch.randn(8)\nif ids is not None:\n    ids = ids * 2\nbroadcast(ids)"),
         # On the group's other members: a group rank is not the global rank.
         Invalid("def f(g):\n    ids = None\n    if dist.get_rank(group=g) == 0:\n        ids = torch.randn(8)\n"
                 "    dist.broadcast(ids, dist.get_global_rank(g, 0), group=g)",
+                expected_message="'ids' is None on ranks where 'dist.get_rank(group=g) == 0' is false "
+                "when it reaches broadcast()", range=(5, 5, 5, 61),
                 expected_replacement="def f(g):\n    ids = torch.zeros(8, dtype=torch.float32)\n"
                 "    if dist.get_rank(group=g) == 0:\n        ids = torch.randn(8)\n"
                 "    dist.broadcast(ids, dist.get_global_rank(g, 0), group=g)"),
         Invalid("ids = torch.randn(8) if accelerator.is_main_process else None\nbroadcast(ids)",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast()", range=(2, 1, 2, 15),
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),
         # No fix: the source value's shape is unknown and the call is not a statement of its own.
-        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nprint(broadcast(ids))"),
+        Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nprint(broadcast(ids))",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast()", range=(4, 7, 4, 21)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -83,17 +83,34 @@ class NonTensorBroadcast(Rule):
     )
     INVALID = (
         Invalid("run = f'run-{rank}'\nrun = broadcast(run)",
+                expected_message="broadcast() is given 'run' (f'run-{rank}'), a str, not a tensor: "
+                "accelerate raises TypeError for <class 'str'> once distributed, while a single process "
+                "returns it untouched", range=(2, 7, 2, 21),
                 expected_replacement="run = f'run-{rank}'\nrun = broadcast_object_list([run])[0]"),
         Invalid("n = len(data)\nbroadcast(n)",
+                expected_message="broadcast() is given 'n' (len(data)), an int, not a tensor: accelerate "
+                "raises TypeError for <class 'int'> once distributed, while a single process returns it "
+                "untouched", range=(2, 1, 2, 13),
                 expected_replacement="n = len(data)\nn = broadcast_object_list([n])[0]"),
         Invalid("lr = torch.tensor(0.1).item()\ndist.broadcast(lr, src=0)",
+                expected_message="broadcast() is given 'lr' (torch.tensor(0.1).item()), a Python number, "
+                "not a tensor: torch.distributed raises TypeError (expected torch.Tensor, got <class "
+                "'int'> or <class 'float'>)", range=(2, 1, 2, 26),
                 expected_replacement="lr = torch.tensor(0.1).item()\nlr_objects = [lr]\n"
                 "dist.broadcast_object_list(lr_objects, src=0)\nlr = lr_objects[0]"),
         Invalid("ids = torch.zeros(2)\nbatch = broadcast({'ids': ids, 'epoch': 3})",
+                expected_message="broadcast() is given a structure holding 3, an int, not a tensor: "
+                "accelerate raises TypeError for <class 'int'> once distributed, while a single process "
+                "returns it untouched", range=(2, 9, 2, 44),
                 expected_replacement="ids = torch.zeros(2)\nbatch = broadcast_object_list([{'ids': ids, 'epoch': 3}])[0]"),
-        Invalid("a = torch.zeros(2)\ndist.broadcast([a], 0)"),
+        Invalid("a = torch.zeros(2)\ndist.broadcast([a], 0)",
+                expected_message="broadcast() is given [a], a list, not a tensor: torch.distributed "
+                "raises TypeError (expected torch.Tensor, got <class 'list'>)", range=(2, 1, 2, 23)),
         Invalid("if accelerator.is_main_process:\n    tag = str(rank)\nelse:\n    tag = torch.zeros(1)\n"
                 "tag = broadcast(tag, from_process=0)",
+                expected_message="broadcast() is given 'tag' (str(rank)), a str, not a tensor: accelerate "
+                "raises TypeError for <class 'str'> once distributed, while a single process returns it "
+                "untouched", range=(5, 7, 5, 37),
                 expected_replacement="if accelerator.is_main_process:\n    tag = str(rank)\nelse:\n"
                 "    tag = torch.zeros(1)\ntag = broadcast_object_list([tag], from_process=0)[0]"),
     )

@@ -99,33 +99,69 @@ class PlaceholderMismatch(Rule):
     INVALID = (
         Invalid("ids = torch.zeros(1)\nif accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\n"
                 "ids = broadcast(ids)",
+                expected_message="placeholder 'ids' is torch.zeros(1) (shape (1,), float32) on ranks "
+                "where 'accelerator.is_main_process' is false, but source rank 0 sends torch.randint(0, "
+                "10, (8,)) (shape (8,), int64): the receiving ranks are smaller and abort (SIGABRT) under "
+                "gloo", range=(1, 7, 1, 21),
                 expected_replacement="ids = torch.zeros(8, dtype=torch.int64)\n"
                 "if accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\nids = broadcast(ids)"),
         Invalid("ids = torch.zeros(n, device=accelerator.device)\nif accelerator.is_main_process:\n"
                 "    ids = torch.randperm(n, device=accelerator.device)\nids = broadcast(ids)",
+                expected_message="placeholder 'ids' is torch.zeros(n, device=accelerator.device) "
+                "(float32) on ranks where 'accelerator.is_main_process' is false, but source rank 0 sends "
+                "torch.randperm(n, device=accelerator.device) (shape (n,), int64): the receiving ranks "
+                "are smaller and abort (SIGABRT) under gloo", range=(1, 7, 1, 48),
                 expected_replacement="ids = torch.zeros(n, device=accelerator.device, dtype=torch.int64)\n"
                 "if accelerator.is_main_process:\n    ids = torch.randperm(n, device=accelerator.device)\n"
                 "ids = broadcast(ids)"),
         Invalid("x = torch.ones((2, 3), dtype=torch.float16)\nif rank == 0:\n"
                 "    x = torch.randn(2, 3, dtype=torch.float32)\ndist.broadcast(x, src=0)",
+                expected_message="placeholder 'x' is torch.ones((2, 3), dtype=torch.float16) (shape (2, "
+                "3), float16) on ranks where 'rank == 0' is false, but source rank 0 sends torch.randn(2, "
+                "3, dtype=torch.float32) (shape (2, 3), float32): the receiving ranks are smaller and "
+                "abort (SIGABRT) under gloo", range=(1, 5, 1, 44),
                 expected_replacement="x = torch.ones((2, 3), dtype=torch.float32)\nif rank == 0:\n"
                 "    x = torch.randn(2, 3, dtype=torch.float32)\ndist.broadcast(x, src=0)"),
         Invalid("x = torch.randn(4) if rank == 0 else torch.zeros(4, 2)\ndist.broadcast(x, 0)",
+                expected_message="placeholder 'x' is torch.zeros(4, 2) (shape (4, 2), float32) on ranks "
+                "where 'rank == 0' is false, but source rank 0 sends torch.randn(4) (shape (4,), "
+                "float32): the receiving ranks are larger and silently end up holding wrong data",
+                range=(1, 38, 1, 55),
                 expected_replacement="x = torch.randn(4) if rank == 0 else torch.zeros(4)\ndist.broadcast(x, 0)"),
-        Invalid("x = torch.zeros(3).long()\nif rank == 0:\n    x = torch.rand(3)\ndist.broadcast(x, 0)"),
+        Invalid("x = torch.zeros(3).long()\nif rank == 0:\n    x = torch.rand(3)\ndist.broadcast(x, 0)",
+                expected_message="placeholder 'x' is torch.zeros(3).long() (shape (3,), int64) on ranks "
+                "where 'rank == 0' is false, but source rank 0 sends torch.rand(3) (shape (3,), float32): "
+                "the receiving ranks are larger and silently end up holding wrong data",
+                range=(1, 5, 1, 19)),
         Invalid("noise = torch.zeros(4, dtype=torch.int64)\nif rank == 0:\n    noise = torch.rand(4) * 0.5 + 0.25\n"
                 "dist.broadcast(noise, 0)",
+                expected_message="placeholder 'noise' is torch.zeros(4, dtype=torch.int64) (shape (4,), "
+                "int64) on ranks where 'rank == 0' is false, but source rank 0 sends torch.rand(4) * 0.5 "
+                "+ 0.25 (shape (4,), float32): the receiving ranks are larger and silently end up holding "
+                "wrong data", range=(1, 9, 1, 42),
                 expected_replacement="noise = torch.zeros(4, dtype=torch.float32)\nif rank == 0:\n"
                 "    noise = torch.rand(4) * 0.5 + 0.25\ndist.broadcast(noise, 0)"),
         Invalid("x = torch.zeros(4, dtype=torch.int64)\nif rank == 0:\n    x = torch.randint(0, 10, (4,)) / 2\n"
                 "dist.broadcast(x, 0)",
+                expected_message="placeholder 'x' is torch.zeros(4, dtype=torch.int64) (shape (4,), "
+                "int64) on ranks where 'rank == 0' is false, but source rank 0 sends torch.randint(0, 10, "
+                "(4,)) / 2 (shape (4,), float32): the receiving ranks are larger and silently end up "
+                "holding wrong data", range=(1, 5, 1, 38),
                 expected_replacement="x = torch.zeros(4, dtype=torch.float32)\nif rank == 0:\n"
                 "    x = torch.randint(0, 10, (4,)) / 2\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(2)\nif rank == 0:\n    x = torch.rand(8).clone().detach()\ndist.broadcast(x, 0)",
+                expected_message="placeholder 'x' is torch.zeros(2) (shape (2,), float32) on ranks where "
+                "'rank == 0' is false, but source rank 0 sends torch.rand(8).clone().detach() (shape "
+                "(8,), float32): the receiving ranks are smaller and abort (SIGABRT) under gloo",
+                range=(1, 5, 1, 19),
                 expected_replacement="x = torch.zeros(8)\nif rank == 0:\n"
                 "    x = torch.rand(8).clone().detach()\ndist.broadcast(x, 0)"),
         Invalid("x = torch.empty(4, dtype=torch.float16).uniform_()\nif rank == 0:\n    x = torch.rand(4)\n"
                 "dist.broadcast(x, 0)",
+                expected_message="placeholder 'x' is torch.empty(4, dtype=torch.float16).uniform_() "
+                "(shape (4,), float16) on ranks where 'rank == 0' is false, but source rank 0 sends "
+                "torch.rand(4) (shape (4,), float32): the receiving ranks are smaller and abort (SIGABRT) "
+                "under gloo", range=(1, 5, 1, 40),
                 expected_replacement="x = torch.empty(4, dtype=torch.float32).uniform_()\nif rank == 0:\n"
                 "    x = torch.rand(4)\ndist.broadcast(x, 0)"),
     )

@@ -117,25 +117,67 @@ class SourceMismatch(Rule):
               "    dist.broadcast(x, src=src, group=group)"),
     )
     INVALID = (
-        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
+        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)",
+                expected_message="'x' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
+                range=(4, 1, 4, 25)),
         # An in-place write is a fill like an assignment.
         Invalid("stats = torch.zeros(4)\nif accelerator.is_last_process:\n    stats.copy_(measure())\n"
-                "broadcast(stats)"),
-        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x[:2] = torch.randn(2)\ndist.broadcast(x, src=0)"),
+                "broadcast(stats)",
+                expected_message="'stats' is filled only on the rank where 'accelerator.is_last_process' "
+                "is true, but broadcast() sends from rank 0 (the default from_process=0), so every rank "
+                "receives rank 0's placeholder", range=(4, 1, 4, 17)),
+        Invalid("x = torch.zeros(4)\nif rank == 1:\n    x[:2] = torch.randn(2)\ndist.broadcast(x, src=0)",
+                expected_message="'x' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
+                range=(4, 1, 4, 25)),
         Invalid("x = torch.zeros(4)\nif accelerator.process_index == 2:\n    x = torch.randn(4)\n"
-                "x = broadcast(x, from_process=0)"),
-        Invalid("x = torch.zeros(4)\nif accelerator.is_last_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
-        Invalid("x = torch.randn(4) if rank == 1 else torch.zeros(4)\ndist.broadcast(x, 0)"),
-        Invalid("obj = [None]\nif rank == 1:\n    obj = [{'lr': 0.1}]\ndist.broadcast_object_list(obj, src=0)"),
+                "x = broadcast(x, from_process=0)",
+                expected_message="'x' is filled only on the rank where 'accelerator.process_index == 2' "
+                "is true, but broadcast() sends from rank 0 (from_process=0), so every rank receives rank "
+                "0's placeholder", range=(4, 5, 4, 33)),
+        Invalid("x = torch.zeros(4)\nif accelerator.is_last_process:\n    x = torch.randn(4)\nx = broadcast(x)",
+                expected_message="'x' is filled only on the rank where 'accelerator.is_last_process' is "
+                "true, but broadcast() sends from rank 0 (the default from_process=0), so every rank "
+                "receives rank 0's placeholder", range=(4, 5, 4, 17)),
+        Invalid("x = torch.randn(4) if rank == 1 else torch.zeros(4)\ndist.broadcast(x, 0)",
+                expected_message="'x' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
+                range=(2, 1, 2, 21)),
+        Invalid("obj = [None]\nif rank == 1:\n    obj = [{'lr': 0.1}]\ndist.broadcast_object_list(obj, src=0)",
+                expected_message="'obj' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast_object_list() sends from rank 0 (src=0), so every rank receives rank 0's "
+                "placeholder", range=(4, 1, 4, 39)),
         Invalid("src = 0\nx = torch.zeros(4)\nif local_rank == 1:\n    x = torch.randn(4)\n"
-                "dist.broadcast(x, src=src)"),
-        Invalid("dist.broadcast(x, src=rank)"),
-        Invalid("dist.broadcast(x, src=dist.get_rank())"),
-        Invalid("x = broadcast(x, from_process=accelerator.process_index)"),
-        Invalid("def worker(rank, x):\n    dist.broadcast(x, rank)"),
+                "dist.broadcast(x, src=src)",
+                expected_message="'x' is filled only on the rank where 'local_rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=src), so every rank receives rank 0's "
+                "placeholder", range=(5, 1, 5, 27)),
+        Invalid("dist.broadcast(x, src=rank)",
+                expected_message="src=rank names a different source on different ranks, so "
+                "dist.broadcast() never matches up and hangs until the backend timeout "
+                "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 1, 1, 28)),
+        Invalid("dist.broadcast(x, src=dist.get_rank())",
+                expected_message="src=dist.get_rank() names a different source on different ranks, so "
+                "dist.broadcast() never matches up and hangs until the backend timeout "
+                "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 1, 1, 39)),
+        Invalid("x = broadcast(x, from_process=accelerator.process_index)",
+                expected_message="from_process=accelerator.process_index names a different source on "
+                "different ranks, so broadcast() never matches up and hangs until the backend timeout "
+                "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 5, 1, 57)),
+        Invalid("def worker(rank, x):\n    dist.broadcast(x, rank)",
+                expected_message="src=rank names a different source on different ranks, so "
+                "dist.broadcast() never matches up and hangs until the backend timeout "
+                "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(2, 5, 2, 28)),
         Invalid("def main(x):\n    rank, size = dist.get_rank(), dist.get_world_size()\n"
-                "    dist.broadcast(x, src=rank)"),
-        Invalid("dist.broadcast(x, src=0 if accelerator.is_main_process else 1)"),
+                "    dist.broadcast(x, src=rank)",
+                expected_message="src=rank names a different source on different ranks, so "
+                "dist.broadcast() never matches up and hangs until the backend timeout "
+                "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(3, 5, 3, 32)),
+        Invalid("dist.broadcast(x, src=0 if accelerator.is_main_process else 1)",
+                expected_message="src=0 if accelerator.is_main_process else 1 names a different source on "
+                "different ranks, so dist.broadcast() never matches up and hangs until the backend "
+                "timeout (TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 1, 1, 63)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -52,16 +52,24 @@ class BroadcastArgUnbound(Rule):
     )
     INVALID = (
         Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)",
+                expected_message="'x' is unbound on ranks where 'accelerator.is_main_process' is false "
+                "when it reaches broadcast(), which raises NameError there", range=(3, 1, 3, 13),
                 expected_replacement="x = torch.zeros(3, dtype=torch.float32)\n"
                 "if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)"),
         Invalid("if rank == 0:\n    x = torch.randint(0, 9, (4,), device=dev)\ndist.broadcast(x, 0)",
+                expected_message="'x' is unbound on ranks where 'rank == 0' is false when it reaches "
+                "broadcast(), which raises NameError there", range=(3, 1, 3, 21),
                 expected_replacement="x = torch.zeros((4,), dtype=torch.int64, device=dev)\n"
                 "if rank == 0:\n    x = torch.randint(0, 9, (4,), device=dev)\ndist.broadcast(x, 0)"),
         Invalid("if rank == 0:\n    x = load()\ndist.broadcast(x, src=0)",
+                expected_message="'x' is unbound on ranks where 'rank == 0' is false when it reaches "
+                "broadcast(), which raises NameError there", range=(3, 1, 3, 25),
                 expected_replacement="x = None\nif rank == 0:\n    x = load()\n"
                 "x_objects = [x]\ndist.broadcast_object_list(x_objects, src=0)\nx = x_objects[0]"),
         # No fix: the source value's shape is unknown and the call is not a statement of its own.
-        Invalid("if rank == 0:\n    x = load()\nlog(dist.broadcast(x, src=0))"),
+        Invalid("if rank == 0:\n    x = load()\nlog(dist.broadcast(x, src=0))",
+                expected_message="'x' is unbound on ranks where 'rank == 0' is false when it reaches "
+                "broadcast(), which raises NameError there", range=(3, 5, 3, 29)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -65,19 +65,35 @@ class UninitializedPlaceholder(Rule):
         Valid("x = torch.empty(4)\nx[:] = 1.0\nbroadcast(x)"),
     )
     INVALID = (
-        Invalid("x = torch.empty(4)\nbroadcast(x)", expected_replacement="x = torch.zeros(4)\nbroadcast(x)"),
+        Invalid("x = torch.empty(4)\nbroadcast(x)",
+                expected_message="torch.empty() allocates uninitialised memory that is broadcast: ranks "
+                "receive garbage wherever the source rank does not fill every element", range=(1, 5, 1, 19), expected_replacement="x = torch.zeros(4)\nbroadcast(x)"),
         Invalid("x = torch.empty_like(y)\ndist.broadcast(x, 0)",
+                expected_message="torch.empty_like() allocates uninitialised memory that is broadcast: "
+                "ranks receive garbage wherever the source rank does not fill every element",
+                range=(1, 5, 1, 24),
                 expected_replacement="x = torch.zeros_like(y)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.empty(8)\ndist.broadcast(x[:4], 0)",
+                expected_message="torch.empty() allocates uninitialised memory that is broadcast: ranks "
+                "receive garbage wherever the source rank does not fill every element", range=(1, 5, 1, 19),
                 expected_replacement="x = torch.zeros(8)\ndist.broadcast(x[:4], 0)"),
         Invalid("x = y.new_empty((4,)).cuda()\nbroadcast(x)",
+                expected_message="Tensor.new_empty() allocates uninitialised memory that is broadcast: "
+                "ranks receive garbage wherever the source rank does not fill every element",
+                range=(1, 5, 1, 22),
                 expected_replacement="x = y.new_zeros((4,)).cuda()\nbroadcast(x)"),
         # In-place writes that leave part of the buffer as it was.
         Invalid("x = torch.empty(8)\nx[:4] = 1.0\ndist.broadcast(x, 0)",
+                expected_message="torch.empty() allocates uninitialised memory that is broadcast: ranks "
+                "receive garbage wherever the source rank does not fill every element", range=(1, 5, 1, 19),
                 expected_replacement="x = torch.zeros(8)\nx[:4] = 1.0\ndist.broadcast(x, 0)"),
         Invalid("x = torch.empty(8)\nx += 1\ndist.broadcast(x, 0)",
+                expected_message="torch.empty() allocates uninitialised memory that is broadcast: ranks "
+                "receive garbage wherever the source rank does not fill every element", range=(1, 5, 1, 19),
                 expected_replacement="x = torch.zeros(8)\nx += 1\ndist.broadcast(x, 0)"),
         Invalid("x = torch.empty(8)\nx[:4].copy_(y)\ndist.broadcast(x, 0)",
+                expected_message="torch.empty() allocates uninitialised memory that is broadcast: ranks "
+                "receive garbage wherever the source rank does not fill every element", range=(1, 5, 1, 19),
                 expected_replacement="x = torch.zeros(8)\nx[:4].copy_(y)\ndist.broadcast(x, 0)"),
     )
 
