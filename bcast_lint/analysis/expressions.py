@@ -47,6 +47,15 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def is_exit_call(call: cst.Call) -> bool:
+    """`sys.exit(...)`, `exit()`, `quit()`, `os._exit(...)`: the process stops here."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value in ("exit", "quit")
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and (func.value.value, func.attr.value) in (("sys", "exit"), ("os", "_exit")))
+
+
 def is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 

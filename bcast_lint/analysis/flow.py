@@ -24,7 +24,7 @@ import dataclasses
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import is_none
+from bcast_lint.analysis.expressions import is_exit_call, is_none
 from bcast_lint.analysis.bindings import bound_names, local_names, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
@@ -150,6 +150,8 @@ class _Walker:
 
     def _small_statement(self, small, line, state: _State) -> _State:
         if isinstance(small, (cst.Return, cst.Raise)):
+            return _DEAD
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and is_exit_call(small.value):
             return _DEAD
         if isinstance(small, (cst.Break, cst.Continue)) and self._loops:
             exits = self._loops[-1]

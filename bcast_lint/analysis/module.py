@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import last_name, names_in_payload
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
 from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
@@ -206,6 +207,7 @@ class ModuleAnalysis:
         self._lines: Optional[dict[int, str]] = None
         self.calls: list[CallSite] = []
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
+        self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self._positions = None
         self.conditions = RankConditions(self.qualified_names)
@@ -283,10 +285,18 @@ class ModuleAnalysis:
             by_statement.setdefault(site.statement, []).append(site)
             scopes.setdefault(site.scope, []).append(site)
 
+        exits_by_statement: dict[cst.CSTNode, list] = {}
+        for scope, sites in scopes.items():
+            self.exits[scope] = scope_exits(scope, {site.call for site in sites})
+            for exit_ in self.exits[scope].exits:
+                exits_by_statement.setdefault(exit_.statement, []).append(exit_)
+
         def observe(world: World, statement: cst.CSTNode, env: Env) -> None:
             for site in by_statement.get(statement, ()):
                 previous = site.reached.get(world)
                 site.reached[world] = env if previous is None else merge_envs((previous, env))
+            for exit_ in exits_by_statement.get(statement, ()):
+                exit_.reached.add(world)
 
         for scope, sites in scopes.items():
             literals = self.conditions.compared_literals(scope)

@@ -5,6 +5,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import group_key
@@ -13,6 +14,9 @@ from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 _HANG = "the other ranks never join it and every rank hangs until the timeout"
+_UNEVEN = "so the ranks' calls stop pairing up and every rank hangs until the timeout"
+_EXIT_HELP = "Let every rank take the exit together: decide on one rank and broadcast the decision"
+_LOOP_HELP = "Give every rank the same number of iterations: pad the shards to one length"
 
 
 class CollectiveOnSomeRanks(Rule):
@@ -22,10 +26,20 @@ class CollectiveOnSomeRanks(Rule):
     `barrier`, Accelerate's `gather`/`reduce`/`pad_across_processes`, `Accelerator.gather`,
     `gather_for_metrics`, `reduce`, `wait_for_everyone`, ...) that only some ranks call: inside a
     rank-conditional branch whose other arm has no matching call, after a rank-conditional early
-    `return`/`continue`/`break`, in a function decorated with `@accelerator.on_main_process`,
+    `return`/`continue`/`break`, in a loop that some ranks leave early or whose trip count depends
+    on the rank, in a function decorated with `@accelerator.on_main_process`,
     `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
     `rank_zero_only`, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()`.
+
+    An exit counts when some of the ranks that reach the collective may take it and the others
+    never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
+    `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
+    call, a successful `sys.exit()`. The message names the exit's line. An exit every rank may take
+    (`if loss.item() < tol: break` on a reduced loss) is not reported, nor is a `raise`: the
+    launcher stops the other workers when one fails, so the job ends with that error rather than
+    hanging. A loop over a slice or `range` bounded or stepped by the rank
+    (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
 
     Rank tests are read in the spellings of the frameworks too: Lightning's
     `trainer.is_global_zero` and `global_rank`, transformers' `Trainer.is_world_process_zero()` /
@@ -55,12 +69,25 @@ class CollectiveOnSomeRanks(Rule):
         best = broadcast(best)
     ```
 
+    ```python
+    for step, batch in enumerate(loader):
+        loss = accelerator.reduce(train_step(batch), reduction="mean")
+        if accelerator.is_main_process and step > max_steps:
+            break  # the other ranks enter the next reduce alone
+    ```
+
     ## Use instead
     ```python
     best = torch.zeros(1, device=accelerator.device)
     if accelerator.is_main_process:
         best = torch.tensor([score], device=accelerator.device)
     best = broadcast(best)
+    ```
+    ```python
+    for step, batch in enumerate(loader):
+        loss = accelerator.reduce(train_step(batch), reduction="mean")
+        if step > max_steps:  # the same decision on every rank
+            break
     ```
     A branch whose arms all call the same collective is fine, and so is a collective under a
     condition every rank agrees on, such as `if accelerator.num_processes > 1:`.
@@ -72,7 +99,9 @@ class CollectiveOnSomeRanks(Rule):
     before the branch, the fix moves the call's statement after the branch (leaving `pass` in an
     arm that becomes empty). The call then runs on ranks that never ran it before, with their
     own values as arguments, which changes what those ranks compute. Calls in decorated
-    functions, in `main_process_first()` blocks, or after an early exit have no fix.
+    functions, in `main_process_first()` blocks, after an early exit, or in loops that ranks
+    leave early or run unevenly have no fix: making the ranks agree needs a decision broadcast
+    from one rank, or shards padded to one length, which only the author can write.
     """
 
     code = "BCL005"
@@ -96,6 +125,16 @@ class CollectiveOnSomeRanks(Rule):
               "        dist.all_reduce(x, group=mpu.get_data_parallel_group())"),
         Valid("def f(x, tp_group, dp_group):\n    if dist.get_rank(tp_group) == 0:\n"
               "        dist.all_reduce(x, group=dp_group)"),
+        # Exits every rank may take, and trip counts that do not depend on the rank.
+        Valid("for batch in loader:\n    loss = accelerator.reduce(step(batch))\n    if loss.item() < 0.1:\n"
+              "        break"),
+        Valid("for shard in shards[:n]:\n    dist.all_reduce(shard)"),
+        Valid("for i in range(world_size):\n    dist.broadcast(x, src=i)"),
+        Valid("def f(x):\n    dist.all_reduce(x)\n    if rank == 0:\n        return x\n    return None"),
+        Valid("def f(x):\n    if rank == 0 and x is None:\n        raise ValueError('no data')\n    dist.barrier()"),
+        Valid("while True:\n    flag = torch.zeros(1)\n    if rank == 0:\n        flag.fill_(1.0)\n"
+              "        dist.broadcast(flag, 0)\n        break\n    else:\n        dist.broadcast(flag, 0)\n"
+              "        if flag.item():\n            break"),
         # A global test in front of a subgroup's collective may select exactly its members.
         Valid("def f(x, pg):\n    if rank in (0, 1):\n        dist.all_reduce(x, group=pg)"),
         Valid("def f(x, g):\n    if g.rank() == 0:\n        x = torch.ones(3)\n        dist.broadcast(x, 0, group=g)\n"
@@ -125,6 +164,49 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="all_reduce() runs only on ranks where 'args.process_index == 0' is "
                 "true: the other ranks never join it and every rank hangs until the timeout",
                 range=(3, 9, 3, 27)),
+        # Exits taken on some ranks only, however nested, and rank-dependent trip counts.
+        Invalid("for i, batch in enumerate(loader):\n    dist.all_reduce(batch)\n"
+                "    if accelerator.is_main_process and i > 1:\n        break",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where "
+                "'accelerator.is_main_process and i > 1' is true: the 'break' at line 12 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing"
+                " up and every rank hangs until the timeout",
+                range=(2, 5, 2, 27)),
+        Invalid("for loader in loaders:\n    if accelerator.is_main_process:\n        if evaluate(loader) > best:\n"
+                "            break\n    accelerator.wait_for_everyone()",
+                expected_message="wait_for_everyone() is skipped in the following iterations on ranks where "
+                "'accelerator.is_main_process' is true: the 'break' at line 12 is taken only there, "
+                "while the other ranks go on calling it, so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout",
+                range=(5, 5, 5, 36)),
+        Invalid("for batch in loader:\n    if rank == 0 and batch is None:\n        continue\n    dist.all_reduce(batch)",
+                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true: the "
+                "'continue' at line 11 is taken only there, while the other ranks go on calling it, "
+                "so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(4, 5, 4, 27)),
+        Invalid("def f(x):\n    for part in x:\n        if local_rank == 0 and part is None:\n            return\n"
+                "        dist.all_reduce(part)",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where 'local_rank == 0 "
+                "and part is None' is true: the 'return' at line 12 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout",
+                range=(5, 9, 5, 30)),
+        Invalid("def f(x):\n    if accelerator.is_main_process and x is None:\n        sys.exit(0)\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'accelerator.is_main_process and x is None' is "
+                "true: the 'sys.exit()' at line 11 is taken only there, while the other ranks go on "
+                "calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(4, 5, 4, 19)),
+        Invalid("for shard in shards[rank::world_size]:\n    dist.all_reduce(shard)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 9"
+                " iterates over 'shards[rank::world_size]', whose length depends on the rank, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(2, 5, 2, 27)),
+        Invalid("for i in range(dist.get_rank(), len(items), 2):\n    dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at line 9 "
+                "iterates over 'range(dist.get_rank(), len(items), 2)', whose length depends on the "
+                "rank, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(2, 5, 2, 19)),
         # Group ranks: a test on the rank within the collective's own group, or a world collective.
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
@@ -193,11 +275,24 @@ class CollectiveOnSomeRanks(Rule):
                 yield Report(site.call, _main_first_message(analysis, site),
                              help="Move it after the with block")
             elif _runs_on_some_ranks(analysis, site):
-                if site.scope not in layouts:
-                    layouts[site.scope] = _Layout.of(site.scope)
-                layout = layouts[site.scope]
+                layout = _layout(layouts, site.scope)
                 yield Report(site.call, _branch_message(analysis, site, layout),
                              _move_after_branch(analysis, site, layout), _branch_help(site, layout))
+            else:
+                exit_ = _rank_dependent_exit(analysis, site)
+                if exit_ is not None:
+                    yield Report(site.call, _exit_message(analysis, site, exit_, _layout(layouts, site.scope)),
+                                 help=_EXIT_HELP)
+                    continue
+                loop = _rank_sharded_loop(analysis, site)
+                if loop is not None:
+                    yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
+
+
+def _layout(layouts: dict, scope: cst.CSTNode) -> "_Layout":
+    if scope not in layouts:
+        layouts[scope] = _Layout.of(scope)
+    return layouts[scope]
 
 
 def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
@@ -216,6 +311,32 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
     partners = [other for other in same_collective
                 if other.scope is site.scope and reached - set(other.reached)]
     return any(not any(world in other.reached for other in partners) for world in missing)
+
+
+def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite) -> Optional[Exit]:
+    """An exit that can skip the call (now or in a later iteration) on some of the ranks that
+    reach it, while others never take it: those call it more often. Exits that every rank may
+    take (`if loss > best: break`) depend on data the ranks usually share, and are not reported."""
+    reached = set(site.reached)
+    exits = [e for e in analysis.exits[site.scope].skipping(site.call) if e.reached & reached]
+    skipping = set().union(*(e.reached & reached for e in exits))
+    never = reached - skipping
+    if not skipping or not never:
+        return None
+    if site.group is not None and not _split_within_group(site, never, skipping):
+        return None
+    return next(e for e in exits if never - e.reached)
+
+
+def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
+    """(loop, iterable) for a loop around the call that runs a rank-dependent number of times."""
+    if site.group is not None:
+        return None  # the members' ranks against the group's numbering are not known
+    for loop in analysis.exits[site.scope].loops.get(site.call, ()):
+        iterable = rank_dependent_iterable(loop, analysis.conditions)
+        if iterable is not None:
+            return loop, iterable
+    return None
 
 
 def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:
@@ -342,6 +463,33 @@ def _branch_help(site: CallSite, layout: _Layout) -> str:
     if layout.enclosing.get(site.statement):
         return "Call it on every rank: move it out of the branch"
     return "Call it on every rank: move it before the rank-dependent early exit"
+
+
+def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout: _Layout) -> str:
+    line = analysis.position(exit_.node).start.line
+    where = _exit_condition(analysis, site, exit_, layout)
+    where = f"ranks where {where}" if where else "some ranks"
+    later = " in the following iterations" if exit_.kind == "break" or (
+        exit_.kind != "continue" and exit_.loops) else ""
+    return (f"{site.api.short_name}() is skipped{later} on {where}: the '{exit_.kind}' at line "
+            f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}")
+
+
+def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout: _Layout) -> Optional[str]:
+    """The innermost rank test around the exit that some ranks fail."""
+    worlds = analysis.worlds[site.scope]
+    for chain, index in reversed(layout.enclosing.get(exit_.statement, [])):
+        test, truth = _arm_test(chain, index)
+        if any(analysis.conditions.evaluate(test, world) is (not truth) for world in worlds):
+            return _phrase(analysis, test, truth)
+    return None
+
+
+def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop: cst.For, iterable) -> str:
+    line = analysis.position(loop).start.line
+    return (f"{site.api.short_name}() runs a different number of times on different ranks: the loop "
+            f"at line {line} iterates over '{analysis.code(iterable)}', whose length depends on the "
+            f"rank, {_UNEVEN}")
 
 
 def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:
