@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from bcast_lint import __version__
 from bcast_lint.codes import RULES, RULES_BY_CODE
@@ -18,6 +17,9 @@ from bcast_lint.config import ConfigError, Settings, load_settings
 from bcast_lint.files import STDIN, SourceFile, discover
 from bcast_lint.model import FileResult, Finding
 from bcast_lint.output import FORMATS
+
+if TYPE_CHECKING:
+    from bcast_lint.runner import FileOutcome
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SUBCOMMANDS = ("rule", "verify")
@@ -100,16 +102,23 @@ def _check_command(argv: list[str]) -> int:
         return EXIT_CLEAN
     sources = list(discover(args.paths, settings))
     missing = [s for s in sources if s.error and not os.path.lexists(s.path)]
-    if args.fix or args.diff or args.add_noqa:
-        outcomes = [_process(source, settings, args) for source in sources]
-    else:
-        outcomes = _lint_only(sources, settings, args)
+    outcomes = [_write(outcome, source, args) for source, outcome in zip(sources, _process(sources, settings, args))]
     status = _report(outcomes, args, settings)
     return max(status, EXIT_ERROR) if missing else status
 
 
-def _lint_only(sources: list[SourceFile], settings: Settings, args) -> list["_Outcome"]:
-    from bcast_lint.runner import lint_files
+def _mode(args) -> str:
+    from bcast_lint import runner
+
+    if args.diff:
+        return runner.DIFF
+    if args.fix:
+        return runner.FIX
+    return runner.ADD_NOQA if args.add_noqa else runner.LINT
+
+
+def _process(sources: list[SourceFile], settings: Settings, args) -> list["FileOutcome"]:
+    from bcast_lint.runner import FileOutcome, process_files
 
     readable = [(s.path, _display_name(s, args)) for s in sources if not s.error]
     cache = None
@@ -117,8 +126,8 @@ def _lint_only(sources: list[SourceFile], settings: Settings, args) -> list["_Ou
         from bcast_lint.cache import Cache  # hashlib and tempfile take 6 ms to import
 
         cache = Cache(args.cache_dir or _default_cache_dir(settings))
-    linted = iter(lint_files(readable, settings, args.jobs, cache))
-    return [_Outcome(FileResult(_display_name(s, args), error=s.error) if s.error else next(linted))
+    processed = iter(process_files(readable, settings, _mode(args), args.jobs, cache))
+    return [FileOutcome(FileResult(_display_name(s, args), error=s.error)) if s.error else next(processed)
             for s in sources]
 
 
@@ -132,86 +141,49 @@ def _display_name(source: SourceFile, args) -> str:
     return args.stdin_filename if source.path == STDIN and args.stdin_filename else source.path
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    result: FileResult  # what remains in the file
-    fixed: tuple[Finding, ...] = ()  # what --fix (or --diff) applied
-
-
-def _process(source: SourceFile, settings: Settings, args) -> _Outcome:
-    """Lint one file and, with --fix/--diff/--add-noqa, change it."""
-    from bcast_lint.runner import read_source
-
-    display = _display_name(source, args)
-    if source.error:
-        return _Outcome(FileResult(display, error=source.error))
-    try:
-        data = read_source(source.path)
-    except OSError as error:
-        return _Outcome(FileResult(display, error=f"cannot read: {error.strerror or error}"))
-
-    def enabled(code: str) -> bool:
-        return settings.is_enabled(code, display)
-
-    if args.fix or args.diff:
-        return _fix(source.path, display, data, enabled, settings.unsafe_fixes, args)
-    from bcast_lint.engine import lint_source
-
-    result = lint_source(data, display, enabled)
-    if args.add_noqa and result.findings and source.path != STDIN:
-        error = _add_noqa(source.path, data, result.findings)
-        if error:
-            return _Outcome(FileResult(display, result.findings, error=error))
-    return _Outcome(result)
-
-
-def _fix(path: str, display: str, data: bytes, enabled, unsafe: bool, args) -> _Outcome:
-    from bcast_lint.fixer import fix_source
-    from bcast_lint.writer import WriteError, write_if_unchanged
-
-    outcome = fix_source(data, display, enabled, unsafe)
-    if outcome.error:
-        return _Outcome(FileResult(display, outcome.remaining.findings, error=outcome.error))
-    if path == STDIN and not args.diff:
+def _write(outcome: "FileOutcome", source: SourceFile, args) -> "FileOutcome":
+    """Write what the outcome changes (the file, or a diff or the fixed source on stdout); the
+    outcome as it then stands."""
+    if source.path == STDIN and args.fix and not args.diff:
         # Editors replace the buffer with stdout: the whole source, changed or not (the report
         # goes to stderr).
-        sys.stdout.buffer.write(outcome.source)
-    elif outcome.source != data:
-        if args.diff:
-            sys.stdout.write(_unified_diff(display, data, outcome.source))
-        else:
-            try:
-                write_if_unchanged(path, data, outcome.source)
-            except WriteError as error:
-                from bcast_lint.engine import lint_source
-
-                unchanged = lint_source(data, display, enabled)  # the file still holds these
-                return _Outcome(FileResult(display, unchanged.findings, error=str(error)))
-    return _Outcome(outcome.remaining, outcome.applied)
-
-
-def _unified_diff(display: str, before: bytes, after: bytes) -> str:
-    import difflib
-
-    lines = difflib.unified_diff(
-        before.decode("utf-8", "replace").splitlines(keepends=True),
-        after.decode("utf-8", "replace").splitlines(keepends=True),
-        fromfile=display, tofile=display)
-    return "".join(lines)
-
-
-def _add_noqa(path: str, data: bytes, findings: Iterable[Finding]) -> Optional[str]:
-    """Why the comments could not be added, or None."""
-    from bcast_lint.writer import WriteError, add_noqa_comments
+        if outcome.original is not None:
+            sys.stdout.buffer.write(outcome.new or outcome.original)
+        return outcome
+    if outcome.new is None:
+        return outcome
+    if args.diff:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(_unified_diff(outcome.result.filename, outcome.original, outcome.new))
+        return outcome
+    if source.path == STDIN:
+        return outcome  # --add-noqa has no file to write
+    from bcast_lint.runner import FileOutcome
+    from bcast_lint.writer import WriteError, write_if_unchanged
 
     try:
-        add_noqa_comments(path, data, findings)
+        write_if_unchanged(source.path, outcome.original, outcome.new)
     except WriteError as error:
-        return str(error).replace("not fixed", "no noqa added")
-    return None
+        message = str(error) if args.fix else str(error).replace("not fixed", "no noqa added")
+        unchanged = outcome.before or outcome.result  # the file still holds these
+        return FileOutcome(FileResult(outcome.result.filename, unchanged.findings, error=message))
+    return outcome
 
 
-def _report(outcomes: list[_Outcome], args, settings: Settings) -> int:
+def _unified_diff(display: str, before: bytes, after: bytes) -> bytes:
+    """The diff of the file's own bytes, each line with its own line ending."""
+    import difflib
+
+    from bcast_lint.source import Source
+
+    name = os.fsencode(display)
+    lines = difflib.diff_bytes(difflib.unified_diff, Source.from_bytes(before).byte_lines(),
+                               Source.from_bytes(after).byte_lines(), name, name)
+    return b"".join(line if line.endswith((b"\n", b"\r")) else line + b"\n\\ No newline at end of file\n"
+                    for line in lines)
+
+
+def _report(outcomes: list["FileOutcome"], args, settings: Settings) -> int:
     from bcast_lint import output
 
     results = [outcome.result for outcome in outcomes]

@@ -15,6 +15,7 @@ from bcast_lint.codes import SYNTAX_ERROR
 from bcast_lint.model import FileResult, Finding
 from bcast_lint.noqa import is_suppressed
 from bcast_lint.prefilter import may_have_findings
+from bcast_lint.source import Source
 
 CodeFilter = Callable[[str], bool]
 
@@ -30,11 +31,15 @@ def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = 
     Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded.
     `tree` is CPython's parse of `source`, when the caller has one (flake8 does).
     """
-    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    if not may_have_findings(raw):
+    model = Source.from_text(source) if isinstance(source, str) else None
+    if not may_have_findings(model.data if model else source):
         return FileResult(filename)
     try:
-        return _lint_parsed(source, filename, enabled, honour_noqa, tree)
+        model = model or Source.from_bytes(source)
+    except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: an unknown coding cookie
+        return FileResult(filename, error=f"cannot decode: {error}")
+    try:
+        return _lint_parsed(source, model, filename, enabled, honour_noqa, tree)
     except RecursionError:
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
 
@@ -55,21 +60,24 @@ def rare_garbage_collection() -> Iterator[None]:
         gc.set_threshold(*saved)
 
 
-def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, honour_noqa: bool,
-                 tree: Optional[ast.Module]) -> FileResult:
+def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enabled: CodeFilter,
+                 honour_noqa: bool, tree: Optional[ast.Module]) -> FileResult:
+    """`given` is what the caller passed, which CPython parses as it would the file."""
     import libcst as cst
 
     python_error = None
     if tree is None:
-        tree, python_error = _python_parse(source, filename)
+        tree, python_error = _python_parse(given, filename)
     if isinstance(python_error, (MemoryError, RecursionError)):
         return FileResult(filename, error="too deeply nested to parse (Python's own parser gives up too)")
-    if isinstance(python_error, SyntaxError) and _bracket_depth(source) > _MAX_BRACKET_DEPTH:
+    if isinstance(python_error, SyntaxError) and _bracket_depth(source.data) > _MAX_BRACKET_DEPTH:
         finding = _python_syntax_finding(python_error, filename)
         return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
-    reduced, line_numbers = _reduced(source, tree) if tree is not None else (source, None)
+    code = source.text
+    if tree is not None:
+        code, source = _reduced(source, tree)
     try:
-        module = cst.parse_module(reduced)
+        module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
         if python_error is None:
             return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
@@ -78,15 +86,9 @@ def _lint_parsed(source: Union[bytes, str], filename: str, enabled: CodeFilter, 
         else:
             finding = _syntax_finding(error, filename)
         return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
-    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
-        return FileResult(filename, error=f"cannot decode: {error}")
-    findings = run_rules(module, filename, enabled, line_numbers)
+    findings = run_rules(module, filename, enabled, source)
     if findings and honour_noqa:
-        from bcast_lint.analysis.module import split_lines
-
-        text = source if isinstance(source, str) else source.decode(module.encoding, "replace")
-        lines = split_lines(text)
-        findings = [f for f in findings if not _suppressed(f, lines)]
+        findings = [f for f in findings if not is_suppressed(f.code, source.line(f.line))]
     return FileResult(filename, tuple(sorted(findings, key=_order)))
 
 
@@ -107,10 +109,9 @@ def _python_parse(source: Union[bytes, str], filename: str) -> tuple[Optional[as
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
         return None, error
 
-def _bracket_depth(source: Union[bytes, str]) -> int:
+def _bracket_depth(data: bytes) -> int:
     """The deepest bracket nesting, counting brackets in strings and comments too (an overestimate)."""
-    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    brackets = raw.translate(None, _NOT_BRACKETS)
+    brackets = data.translate(None, _NOT_BRACKETS)
     if len(brackets) <= _MAX_BRACKET_DEPTH:
         return len(brackets)
     depth = deepest = 0
@@ -126,25 +127,21 @@ def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
 
 
-def _reduced(source: Union[bytes, str], tree: ast.Module) -> tuple[Union[bytes, str], tuple[int, ...]]:
-    """The source LibCST should parse, and the original number of each of its lines."""
+def _reduced(source: Source, tree: ast.Module) -> tuple[str, Source]:
+    """The text LibCST should parse, and the source that maps its lines back to the file's."""
     from bcast_lint.reduce import reduce_source
 
-    if isinstance(source, bytes):
-        reduced = reduce_source(source, tree)
-        return reduced.source, reduced.line_numbers
-    reduced = reduce_source(source.encode("utf-8", "surrogatepass"), tree)
-    return reduced.source.decode("utf-8", "surrogatepass"), reduced.line_numbers
+    reduced = reduce_source(source, tree)
+    return reduced.text, source.parsed(reduced.line_numbers)
 
 
-def run_rules(module, filename: str, enabled: CodeFilter,
-              line_numbers: Optional[tuple[int, ...]] = None) -> list[Finding]:
+def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Source] = None) -> list[Finding]:
     from bcast_lint.analysis.bindings import forget_trees
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.codes import RULES
 
     try:
-        analysis = ModuleAnalysis(module, filename, line_numbers)
+        analysis = ModuleAnalysis(module, filename, source)
         if not analysis.calls:
             return []
         findings = []
@@ -167,11 +164,6 @@ def _syntax_finding(error, filename: str) -> Finding:
     message = f"SyntaxError: {error.message}"
     return Finding(SYNTAX_ERROR, message, filename, error.raw_line, error.raw_column + 1,
                    error.raw_line, error.raw_column + 1)
-
-
-def _suppressed(finding: Finding, lines: list[str]) -> bool:
-    line = lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""
-    return is_suppressed(finding.code, line)
 
 
 def _order(finding: Finding):

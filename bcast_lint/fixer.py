@@ -1,20 +1,25 @@
-"""Apply fixes to a file's text: edits as text ranges, repeated until nothing more applies.
+"""Check fixes before they are offered, and apply them: edits over the file's `Source`, repeated
+until nothing more applies.
+
+A fix is offered only if the fixer would apply it: applied to the file, the result must encode,
+compile, no longer hold the fix's finding and hold no finding the file did not have. A fix that
+fails is dropped from its finding, which keeps the reason (`Finding.fix_rejected`) for
+`--show-fixes`: no report says "fixable" of a fix that `--fix` then does not apply.
 
 Fixes are plain text edits (like ruff's), so several rules' fixes on one file are applied in one
-pass when they do not overlap; overlapping ones wait for the next pass, after a re-lint. The
-result is only ever returned if it still compiles.
+pass when they do not overlap; overlapping ones wait for the next pass, after a re-lint.
 """
 
 from __future__ import annotations
 
-import io
-import tokenize
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 from bcast_lint.engine import CodeFilter, lint_source
 from bcast_lint.model import SAFE, Edit, FileResult, Finding
+from bcast_lint.source import Source
 
 MAX_PASSES = 10
 
@@ -23,41 +28,121 @@ MAX_PASSES = 10
 class FixOutcome:
     source: bytes  # the fixed file, or the original when nothing applied
     applied: tuple[Finding, ...]
-    remaining: FileResult  # the findings left in the fixed file
-    error: str | None = None  # why fixing stopped early (the fix would not compile)
+    remaining: FileResult  # the findings left in the fixed file, their fixes checked
+    original: FileResult  # the findings of the original file, their fixes checked
 
 
 def applicable(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability == SAFE)
 
 
-def fix_source(source: bytes, filename: str, enabled: CodeFilter, unsafe: bool) -> FixOutcome:
+def lint_checked(data: bytes, filename: str, enabled: CodeFilter) -> FileResult:
+    """The file's findings, with every fix the fixer would reject dropped."""
+    return _Fixer(filename, enabled).checked(data, lint_source(data, filename, enabled))
+
+
+def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool) -> FixOutcome:
+    fixer = _Fixer(filename, enabled)
+    original = result = fixer.checked(data, lint_source(data, filename, enabled))
     applied: list[Finding] = []
-    result = lint_source(source, filename, enabled)
     for _ in range(MAX_PASSES):
         chosen = _non_overlapping([f for f in result.findings if applicable(f, unsafe)])
-        if not chosen:
+        attempt, result = fixer.apply_some(data, result, chosen)
+        if attempt is None:
             break
-        candidate = _rewrite(source, [edit for finding in chosen for edit in finding.fix.edits])
-        error = compile_error(candidate, filename)
+        data, result = attempt.data, fixer.checked(attempt.data, attempt.after)
+        applied.extend(attempt.chosen)
+    return FixOutcome(data, tuple(applied), result, original)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    chosen: tuple[Finding, ...]
+    data: bytes = b""  # the file with the chosen fixes applied, when they are accepted
+    after: Optional[FileResult] = None  # its findings
+    rejected: Optional[str] = None  # why the fixes are not accepted
+
+
+class _Fixer:
+    """Tries fixes on one file, remembering each attempt: checking the fixes and then applying
+    the same ones re-lints the file once, not twice."""
+
+    def __init__(self, filename: str, enabled: CodeFilter) -> None:
+        self._filename = filename
+        self._enabled = enabled
+        self._attempts: dict[tuple, _Attempt] = {}
+
+    def checked(self, data: bytes, result: FileResult) -> FileResult:
+        """`result` with the fixes that fail alone dropped. When all the non-overlapping fixes
+        succeed together, as they do in most files, that one attempt clears them all."""
+        offered = [f for f in result.findings if f.fix is not None]
+        batch = _non_overlapping(offered)
+        if len(batch) > 1 and self._attempt(data, result, batch).rejected is None:
+            offered = [f for f in offered if not any(f is other for other in batch)]
+        for finding in offered:
+            attempt = self._attempt(data, result, [finding])
+            if attempt.rejected is not None:
+                result = _without_fix(result, finding, attempt.rejected)
+        return result
+
+    def apply_some(self, data: bytes, result: FileResult,
+                   chosen: Sequence[Finding]) -> tuple[Optional[_Attempt], FileResult]:
+        """The attempt with all of `chosen` if it is accepted, else with the first fix accepted
+        alone (None when none is); `result` with the fixes rejected on the way dropped."""
+        if not chosen:
+            return None, result
+        attempt = self._attempt(data, result, chosen)
+        if attempt.rejected is None:
+            return attempt, result
+        for finding in chosen:
+            attempt = self._attempt(data, result, [finding])
+            if attempt.rejected is None:
+                return attempt, result
+            result = _without_fix(result, finding, attempt.rejected)
+        return None, result
+
+    def _attempt(self, data: bytes, before: FileResult, chosen: Sequence[Finding]) -> _Attempt:
+        key = (data, tuple((f, f.fix) for f in chosen))
+        if key not in self._attempts:
+            self._attempts[key] = self._try(data, before, tuple(chosen))
+        return self._attempts[key]
+
+    def _try(self, data: bytes, before: FileResult, chosen: tuple[Finding, ...]) -> _Attempt:
+        source = Source.from_bytes(data)
+        try:
+            fixed = source.apply(edit for finding in chosen for edit in finding.fix.edits)
+        except UnicodeEncodeError:
+            return _Attempt(chosen, rejected=f"its text cannot be written in {source.encoding}")
+        error = compile_error(fixed, self._filename)
         if error is not None:
-            return FixOutcome(source, tuple(applied), result, f"fix would not compile: {error}")
-        after = lint_source(candidate, filename, enabled)
-        if not _resolves_any(chosen, result, after):
-            break  # a fix that leaves its finding in place would be applied again on every pass
-        source, result = candidate, after
-        applied.extend(chosen)
-    return FixOutcome(source, tuple(applied), result)
+            return _Attempt(chosen, rejected=f"the fixed code would not compile ({error})")
+        after = lint_source(fixed, self._filename, self._enabled)
+        rejected = after.error or _left_in_place(chosen, before, after) or _added(before, after)
+        return _Attempt(chosen, fixed, after, rejected)
 
 
-def _resolves_any(chosen: Sequence[Finding], before: FileResult, after: FileResult) -> bool:
-    """Whether, for some fixed finding, fewer findings like it (same code and message) remain."""
+def _without_fix(result: FileResult, finding: Finding, reason: str) -> FileResult:
+    replacement = dataclasses.replace(finding, fix=None, fix_rejected=reason)
+    findings = tuple(replacement if f is finding else f for f in result.findings)
+    return dataclasses.replace(result, findings=findings)
+
+
+def _left_in_place(chosen: Sequence[Finding], before: FileResult, after: FileResult) -> Optional[str]:
+    """Why not, when some fixed finding (same code and message) is still there."""
+    fixed = Counter((f.code, f.message) for f in chosen)
     counts_before = Counter((f.code, f.message) for f in before.findings)
     counts_after = Counter((f.code, f.message) for f in after.findings)
-    return any(counts_after[key] < counts_before[key] for key in {(f.code, f.message) for f in chosen})
+    if any(counts_after[key] > counts_before[key] - count for key, count in fixed.items()):
+        return "the fixed code still has the finding"
+    return None
 
 
-def compile_error(source: bytes, filename: str) -> str | None:
+def _added(before: FileResult, after: FileResult) -> Optional[str]:
+    new = Counter(f.code for f in after.findings) - Counter(f.code for f in before.findings)
+    return f"the fixed code would have a new {', '.join(sorted(new))} finding" if new else None
+
+
+def compile_error(source: bytes, filename: str) -> Optional[str]:
     try:
         compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
@@ -80,37 +165,3 @@ def _span(edits: Sequence[Edit]) -> tuple:
     start = min((edit.line, edit.column) for edit in edits)
     end = max((edit.end_line, edit.end_column) for edit in edits)
     return (start, end)
-
-
-def _rewrite(source: bytes, edits: Sequence[Edit]) -> bytes:
-    """Apply `edits` to `source`, keeping its encoding, BOM and line endings."""
-    # Python's own detection: a coding cookie, or "utf-8-sig", which strips and restores a BOM.
-    encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
-    text = source.decode(encoding)
-    lines = text.splitlines(keepends=True)
-    newline = _newline(lines)
-    offsets = _line_offsets(lines)
-    for edit in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-        start = offsets[edit.line - 1] + edit.column - 1
-        end = offsets[edit.end_line - 1] + edit.end_column - 1
-        text = text[:start] + edit.content.replace("\n", newline) + text[end:]
-    return text.encode(encoding)
-
-
-def _newline(lines: Sequence[str]) -> str:
-    for line in lines:
-        if line.endswith("\r\n"):
-            return "\r\n"
-        if line.endswith(("\n", "\r")):
-            return line[-1]
-    return "\n"
-
-
-def _line_offsets(lines: Sequence[str]) -> list[int]:
-    offsets, total = [], 0
-    for line in lines:
-        offsets.append(total)
-        total += len(line)
-    offsets.append(total)  # an edit may start at the end of the file
-    return offsets
-

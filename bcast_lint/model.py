@@ -64,12 +64,14 @@ class Finding:
     end_column: int
     fix: Fix | None = field(default=None, compare=False)
     help: str | None = field(default=None, compare=False)  # the remedy; `message` says what is wrong
+    # Why the rule's fix is not offered: the fixer would reject it (see fixer.py).
+    fix_rejected: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Finding":
         fix = Fix.from_dict(data["fix"]) if data.get("fix") else None
         return cls(data["code"], data["message"], data["filename"], data["line"], data["column"],
-                   data["end_line"], data["end_column"], fix, data.get("help"))
+                   data["end_line"], data["end_column"], fix, data.get("help"), data.get("fix_rejected"))
 
     def as_dict(self) -> dict:
         return {
@@ -82,6 +84,7 @@ class Finding:
             "end_column": self.end_column,
             "fix": self.fix.as_dict() if self.fix else None,
             "help": self.help,
+            **({"fix_rejected": self.fix_rejected} if self.fix_rejected else {}),
         }
 
 

@@ -98,12 +98,16 @@ def _grouped_lines(findings: list[Finding]) -> list[str]:
 
 def _fix_section(findings: list[Finding]) -> list[str]:
     fixable = [f for f in findings if f.fix is not None]
-    if not fixable:
-        return []
-    lines = ["", "Available fixes:"]
-    for f in fixable:
-        lines.append(f"{f.filename}:{f.line}:{f.column}: {f.code} [{f.fix.applicability}] {f.fix.message}")
-    return lines + [""]
+    withheld = [f for f in findings if f.fix_rejected is not None]
+    lines = []
+    if fixable:
+        lines += ["", "Available fixes:"]
+        lines += [f"{f.filename}:{f.line}:{f.column}: {f.code} [{f.fix.applicability}] {f.fix.message}"
+                  for f in fixable]
+    if withheld:
+        lines += ["", "Fixes withheld (--fix would reject them):"]
+        lines += [f"{f.filename}:{f.line}:{f.column}: {f.code} {f.fix_rejected}" for f in withheld]
+    return lines + [""] if lines else []
 
 
 def _summary(findings: list[Finding], unchecked: int, fix_available_hint: bool,

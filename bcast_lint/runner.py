@@ -1,19 +1,25 @@
-"""Lint many files: read, pre-filter and consult the cache in this process, and parse only what is
-left, in worker processes when there is enough of it to pay for them."""
+"""Lint, fix, diff or add noqa to many files: read, pre-filter and consult the cache in this process,
+and run the per-file pipeline on what is left, in worker processes when there is enough of it to
+pay for them. Nothing here writes a file: the CLI writes what the outcomes say."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from bcast_lint import fixer
 from bcast_lint.codes import ALL_CODES
 from bcast_lint.config import Settings
-from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, lint_source, rare_garbage_collection
-from bcast_lint.model import FileResult
+from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, rare_garbage_collection
+from bcast_lint.fixer import applicable
+from bcast_lint.model import FileResult, Finding
+from bcast_lint.noqa import noqa_edits
 from bcast_lint.prefilter import may_have_findings
+from bcast_lint.source import Source
 
 if TYPE_CHECKING:
     from bcast_lint.cache import Cache
@@ -28,6 +34,7 @@ STDIN = "-"
 class Task:
     filename: str  # what to report
     source: bytes
+    from_stdin: bool = False
 
 
 def read_source(path: str) -> bytes:
@@ -38,54 +45,92 @@ def read_source(path: str) -> bytes:
         return handle.read()
 
 
-def lint_files(files: Sequence[tuple[str, str]], settings: Settings, jobs: Optional[int],
-               cache: Optional[Cache]) -> list[FileResult]:
-    """One FileResult per (path, filename to report), in order.
+# What a run does to each file: report its findings, fix it, show what --fix would change, or
+# add noqa comments.
+LINT, FIX, DIFF, ADD_NOQA = "lint", "fix", "diff", "add-noqa"
 
-    Only the sources that pass the pre-filter and miss the cache are kept in memory.
+
+@dataclass(frozen=True)
+class FileOutcome:
+    result: FileResult  # the findings the file holds once the mode is done (FIX: what remains)
+    fixed: tuple[Finding, ...] = ()  # FIX and DIFF: the findings whose fixes were applied
+    new: Optional[bytes] = None  # the contents the mode would write, when they differ
+    original: Optional[bytes] = None  # the contents read, when `new` is set or they came from stdin
+    before: Optional[FileResult] = None  # FIX and DIFF, when `new` is set: the findings of `original`
+
+
+def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: str, jobs: Optional[int],
+                  cache: Optional[Cache]) -> list[FileOutcome]:
+    """One FileOutcome per (path, filename to report), in order; nothing is written.
+
+    Only the sources that pass the pre-filter and need more than the cache holds are kept in memory.
     """
-    results: dict[int, FileResult] = {}
+    outcomes: dict[int, FileOutcome] = {}
     pending: list[tuple[int, str, Task]] = []  # index, cache key, task
     for index, (path, filename) in enumerate(files):
         try:
             source = read_source(path)
         except OSError as error:
-            results[index] = FileResult(filename, error=f"cannot read: {error.strerror or error}")
+            outcomes[index] = FileOutcome(FileResult(filename, error=f"cannot read: {error.strerror or error}"))
             continue
+        echoed = source if path == STDIN else None  # `--fix -` writes the source back to stdout
         if not may_have_findings(source):
-            results[index] = FileResult(filename)
+            outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
             continue
         key = cache.key(source, _enabled_codes(settings, filename)) if cache else ""
         cached = cache.get(key, filename) if cache else None
-        if cached is not None:
-            results[index] = cached
+        if cached is not None and not _needs_more(cached, mode, settings):
+            outcomes[index] = FileOutcome(cached, original=echoed)
         else:
-            pending.append((index, key, Task(filename, source)))
+            pending.append((index, key, Task(filename, source, path == STDIN)))
     with rare_garbage_collection():
-        linted = _lint_all([task for _, _, task in pending], settings, jobs or os.cpu_count() or 1)
-    for (index, key, _), result in zip(pending, linted):
-        results[index] = result
-        if cache is not None and result.error is None:
-            cache.put(key, result)
-    return [results[index] for index in range(len(files))]
+        processed = _process_all([task for _, _, task in pending], settings, mode, jobs or os.cpu_count() or 1)
+    for (index, key, task), outcome in zip(pending, processed):
+        if outcome.new is not None or task.from_stdin:
+            outcome = dataclasses.replace(outcome, original=task.source)
+        outcomes[index] = outcome
+        linted = outcome.before or outcome.result  # what a plain lint of these bytes gives
+        if cache is not None and linted.error is None:
+            cache.put(key, linted)
+    return [outcomes[index] for index in range(len(files))]
+
+
+def _needs_more(cached: FileResult, mode: str, settings: Settings) -> bool:
+    """Whether the mode has work the cached findings cannot do: fixes to apply, noqa to add."""
+    if mode in (FIX, DIFF):
+        return any(applicable(finding, settings.unsafe_fixes) for finding in cached.findings)
+    return mode == ADD_NOQA and bool(cached.findings)
 
 
 def _enabled_codes(settings: Settings, filename: str) -> list[str]:
     return [code for code in ALL_CODES if settings.is_enabled(code, filename)]
 
 
-def _lint_all(tasks: list[Task], settings: Settings, jobs: int) -> list[FileResult]:
+def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int) -> list[FileOutcome]:
     workers = min(jobs, len(tasks) // _MIN_FILES_PER_WORKER)
     if workers <= 1:
-        return [_lint_one(task, settings) for task in tasks]
+        return [process(task, settings, mode) for task in tasks]
     from concurrent.futures import ProcessPoolExecutor  # 15 ms to import: only when needed
 
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.set_threshold,
                              initargs=RARE_COLLECTION_THRESHOLDS) as pool:
         chunk = max(1, len(tasks) // (workers * 8))
-        return list(pool.map(_lint_one, tasks, [settings] * len(tasks), chunksize=chunk))
+        count = len(tasks)
+        return list(pool.map(process, tasks, [settings] * count, [mode] * count, chunksize=chunk))
 
 
-def _lint_one(task: Task, settings: Settings) -> FileResult:
-    return lint_source(task.source, task.filename,
-                       lambda code: settings.is_enabled(code, task.filename))
+def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
+    """The per-file pipeline: lint (fixes checked), then what the mode adds."""
+    def enabled(code: str) -> bool:
+        return settings.is_enabled(code, task.filename)
+
+    if mode in (FIX, DIFF):
+        fixed = fixer.fix_source(task.source, task.filename, enabled, settings.unsafe_fixes)
+        new = fixed.source if fixed.source != task.source else None
+        return FileOutcome(fixed.remaining, fixed.applied, new, before=fixed.original if new else None)
+    result = fixer.lint_checked(task.source, task.filename, enabled)
+    if mode == ADD_NOQA and result.findings:
+        source = Source.from_bytes(task.source)
+        new = source.apply(noqa_edits(source, result.findings))
+        return FileOutcome(result, new=new if new != task.source else None)
+    return FileOutcome(result)

@@ -7,16 +7,10 @@ changed since it was read is left alone, and its permissions are kept.
 
 from __future__ import annotations
 
-import io
 import os
-import re
 import shutil
 import stat
 import tempfile
-import tokenize
-from typing import Iterable
-
-from bcast_lint.model import Finding
 
 
 class WriteError(Exception):
@@ -67,40 +61,3 @@ def _remove_quietly(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-_NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z0-9, ]+)$", re.IGNORECASE)
-
-
-def add_noqa_comments(path: str, original: bytes, findings: Iterable[Finding]) -> None:
-    """Append `# noqa: CODE` to each line with a finding (merging with an existing noqa list)."""
-    codes_by_line: dict[int, set[str]] = {}
-    for finding in findings:
-        codes_by_line.setdefault(finding.line, set()).add(finding.code)
-    lines = original.splitlines(keepends=True)
-    commentable = _commentable_lines(original)
-    for number, codes in codes_by_line.items():
-        if 0 < number <= len(lines) and (commentable is None or number in commentable):
-            lines[number - 1] = _with_noqa(lines[number - 1], codes)
-    write_if_unchanged(path, original, b"".join(lines))
-
-
-def _commentable_lines(source: bytes) -> set[int] | None:
-    """The lines whose end is outside any string and not after a backslash: appending a comment
-    there changes no code. None when the file cannot be tokenized (then every line is taken)."""
-    try:
-        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    return {token.start[0] for token in tokens if token.type in (tokenize.NEWLINE, tokenize.NL)}
-
-
-def _with_noqa(line: bytes, codes: set[str]) -> bytes:
-    body = line.rstrip(b"\r\n")
-    ending = line[len(body):]
-    text = body.decode("utf-8", "surrogateescape")
-    existing = _NOQA_CODES.search(text)
-    if existing:
-        codes = codes | {c.strip() for c in existing.group("codes").split(",") if c.strip()}
-        text = text[: existing.start()].rstrip()
-    return f"{text}  # noqa: {', '.join(sorted(codes))}".encode("utf-8", "surrogateescape") + ending

@@ -7,9 +7,10 @@ import pytest
 
 from bcast_lint.engine import lint_source
 from bcast_lint.reduce import reduce_source
+from bcast_lint.source import Source
 from tests.fixture_files import identifier, programs
 
-SOURCE = b"""\
+SOURCE = """\
 import torch.distributed as dist
 from accelerate.utils import broadcast as bc
 
@@ -35,37 +36,56 @@ class Empty:
 """
 
 
-def _kept_lines_are_original(source: bytes, reduced) -> None:
-    original = source.splitlines(keepends=True)
-    lines = reduced.source.splitlines(keepends=True)
+def _reduce(text: str):
+    return reduce_source(Source.from_bytes(text.encode()), ast.parse(text))
+
+
+def _kept_lines_are_original(text: str, reduced) -> None:
+    original = Source.from_text(text).lines()
+    lines = Source.from_text(reduced.text).lines()
     assert len(lines) == len(reduced.line_numbers)
     for line, number in zip(lines, reduced.line_numbers):
-        assert line == original[number - 1] or line.lstrip().startswith((b"def ", b"class "))
+        assert line == original[number - 1] or line.lstrip().startswith(("def ", "class "))
 
 
 def test_irrelevant_code_is_cut_and_kept_lines_map_back():
-    reduced = reduce_source(SOURCE, ast.parse(SOURCE))
-    ast.parse(reduced.source)
-    assert b"return x + 1" not in reduced.source and b"def unrelated(): pass\n" in reduced.source
-    assert b"nothing to see" not in reduced.source and b"    def log(): pass\n" in reduced.source
-    assert reduced.source.count(b"\n") < SOURCE.count(b"\n")
+    reduced = _reduce(SOURCE)
+    ast.parse(reduced.text)
+    assert "return x + 1" not in reduced.text and "def unrelated(): pass\n" in reduced.text
+    assert "nothing to see" not in reduced.text and "    def log(): pass\n" in reduced.text
+    assert reduced.text.count("\n") < SOURCE.count("\n")
     _kept_lines_are_original(SOURCE, reduced)
-    for number, line in enumerate(SOURCE.splitlines(), start=1):
-        if b"bc(x)" in line or b"get_rank" in line:
-            assert reduced.source.splitlines()[reduced.line_numbers.index(number)] == line
+    for number, line in enumerate(SOURCE.split("\n"), start=1):
+        if "bc(x)" in line or "get_rank" in line:
+            assert reduced.text.split("\n")[reduced.line_numbers.index(number)] == line
 
 
-def test_crlf_and_tabs_survive():
-    source = SOURCE.replace(b"\n", b"\r\n")
-    reduced = reduce_source(source, ast.parse(source))
-    assert b"\n" not in reduced.source.replace(b"\r\n", b"")
-    ast.parse(reduced.source)
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_crlf_cr_and_tabs_survive(newline):
+    source = SOURCE.replace("\n", newline)
+    reduced = _reduce(source)
+    assert all(line.endswith(newline) for line in Source.from_text(reduced.text).lines())
+    ast.parse(reduced.text)
     _kept_lines_are_original(source, reduced)
 
 
+def test_characters_splitlines_breaks_on_are_not_line_ends():
+    source = SOURCE.replace("nothing to see", "nothing\x0c\x1c\x85\u2028 to see")
+    reduced = _reduce(source)
+    assert reduced.line_numbers == _reduce(SOURCE).line_numbers
+    _kept_lines_are_original(source, reduced)
+
+
+def test_a_form_feed_before_a_method_keeps_its_stub_in_the_class():
+    source = SOURCE.replace("    def log(self):", "\x0c    def log(self):")
+    reduced = _reduce(source)
+    assert "\x0c    def log(): pass\n" in reduced.text
+    ast.parse(reduced.text)
+
+
 def test_a_non_ascii_alias_keeps_its_caller():
-    source = "from accelerate.utils import broadcast as сбор\n\ndef sync(x):\n    сбор(x)\n".encode()
-    assert b"\xd1\x81\xd0\xb1\xd0\xbe\xd1\x80(x)" in reduce_source(source, ast.parse(source)).source
+    reduced = _reduce("from accelerate.utils import broadcast as сбор\n\ndef sync(x):\n    сбор(x)\n")
+    assert "сбор(x)" in reduced.text
 
 
 @pytest.mark.parametrize("program", programs(), ids=identifier)
@@ -74,6 +94,6 @@ def test_reduction_changes_no_finding(program, monkeypatch):
         return [(finding, finding.fix) for finding in result.findings]
 
     reduced = lint_source(program.read_bytes(), str(program))
-    monkeypatch.setattr("bcast_lint.engine._reduced", lambda source, tree: (source, None))
+    monkeypatch.setattr("bcast_lint.engine._reduced", lambda source, tree: (source.text, source))
     whole = lint_source(program.read_bytes(), str(program))
     assert with_fixes(reduced) == with_fixes(whole)

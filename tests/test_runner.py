@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from bcast_lint.cache import Cache
 from bcast_lint.config import Settings
-from bcast_lint.runner import lint_files
+from bcast_lint.runner import ADD_NOQA, DIFF, FIX, LINT, process_files
 from tests.fixture_files import programs
 
 
 def _files():
     return [(str(p), str(p)) for p in programs()]
+
+
+def lint_files(files, settings, jobs, cache):
+    return [outcome.result for outcome in process_files(files, settings, LINT, jobs, cache)]
 
 
 def test_workers_give_the_same_results_as_one_process():
@@ -43,3 +49,22 @@ def test_cache_key_depends_on_contents_and_selection(tmp_path):
 def test_unreadable_file_is_an_error_result(tmp_path):
     result = lint_files([(str(tmp_path / "gone.py"), "gone.py")], Settings(), jobs=1, cache=None)
     assert result[0].error and "cannot read" in result[0].error
+
+
+@pytest.mark.parametrize("mode", [FIX, DIFF, ADD_NOQA])
+def test_every_mode_gives_the_same_outcomes_in_workers_and_from_the_cache(tmp_path, mode):
+    unsafe = dataclasses.replace(Settings(), unsafe_fixes=True)
+    sequential = process_files(_files(), unsafe, mode, jobs=1, cache=None)
+    assert sequential == process_files(_files(), unsafe, mode, jobs=2, cache=None)
+    assert any(outcome.new for outcome in sequential)
+    cache = Cache(str(tmp_path / "cache"))
+    process_files(_files(), unsafe, LINT, jobs=1, cache=cache)
+    assert process_files(_files(), unsafe, mode, jobs=1, cache=cache) == sequential
+
+
+def test_a_fix_run_writes_nothing(tmp_path):
+    program = next(p for p in programs() if p.parent.name == "BCL003" and "lookalikes" not in p.name)
+    (tmp_path / "a.py").write_bytes(program.read_bytes())
+    outcome, = process_files([(str(tmp_path / "a.py"), "a.py")], Settings(), FIX, jobs=1, cache=None)
+    assert outcome.new is not None and outcome.fixed and outcome.original == program.read_bytes()
+    assert (tmp_path / "a.py").read_bytes() == program.read_bytes()

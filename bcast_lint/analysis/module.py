@@ -6,9 +6,8 @@ modules that contain a call named like a collective, and only for the scopes tha
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -21,8 +20,8 @@ from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.walk import Visitor
+from bcast_lint.source import Source
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
@@ -190,21 +189,14 @@ class _CandidateCollector(Visitor):
                                               self._main_first[-1], self._decorators[-1]))
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines as Python's tokenizer numbers them: not str.splitlines(), for which a form feed
-    or a line separator also ends a line."""
-    return _LINE_BREAK.split(text)
-
-
 class ModuleAnalysis:
-    def __init__(self, module: cst.Module, filename: str,
-                 line_numbers: Optional[Sequence[int]] = None):
-        """`line_numbers`: the original number of each line of `module`, when the engine cut
-        irrelevant code out of the file (see reduce.py); positions are reported in those."""
+    def __init__(self, module: cst.Module, filename: str, source: Optional[Source] = None):
+        """`source`: the file `module` was parsed from, which maps the lines of the text LibCST
+        parsed back to the file's when the engine cut irrelevant code out (see reduce.py);
+        positions are reported in the file's lines. By default, `module`'s own code."""
         self.module = module
         self.filename = filename
-        self._line_numbers = line_numbers
-        self._lines: Optional[dict[int, str]] = None
+        self.source = source or Source.from_text(module.code)
         self.calls: list[CallSite] = []
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
@@ -387,22 +379,16 @@ class ModuleAnalysis:
         return self.module.code_for_node(node)
 
     def line_text(self, line: int) -> str:
-        """The text of the original file's line `line`, which must lie in analysed code."""
-        if self._lines is None:
-            texts = split_lines(self.module.code)
-            self._lines = dict(zip(self._line_numbers or range(1, len(texts) + 1), texts))
-        return self._lines[line]
+        """The text of the original file's line `line`, without its line ending."""
+        return self.source.line(line)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is in the original file."""
         if self._positions is None:
             self._positions = self._wrapper.resolve(PositionProvider)
         where = self._positions[node]
-        if self._line_numbers is None:
+        if self.source.parsed_lines is None:
             return where
-        return CodeRange(CodePosition(self._original_line(where.start.line), where.start.column),
-                         CodePosition(self._original_line(where.end.line), where.end.column))
-
-    def _original_line(self, line: int) -> int:
-        numbers = self._line_numbers
-        return numbers[line - 1] if line <= len(numbers) else numbers[-1] + line - len(numbers)
+        original = self.source.original_line
+        return CodeRange(CodePosition(original(where.start.line), where.start.column),
+                         CodePosition(original(where.end.line), where.end.column))
