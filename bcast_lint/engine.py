@@ -136,22 +136,18 @@ def _reduced(source: Source, tree: ast.Module) -> tuple[str, Source]:
 
 
 def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Source] = None) -> list[Finding]:
-    from bcast_lint.analysis.bindings import forget_trees
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.codes import RULES
 
-    try:
-        analysis = ModuleAnalysis(module, filename, source)
-        if not analysis.calls:
-            return []
-        findings = []
-        for spec in RULES:
-            if enabled(spec.code):
-                reports = spec.load()().check(analysis)
-                findings.extend(_finding(analysis, spec.code, report) for report in reports)
-        return findings
-    finally:
-        forget_trees()
+    analysis = ModuleAnalysis(module, filename, source)
+    if not analysis.calls:
+        return []
+    findings = []
+    for spec in RULES:
+        if enabled(spec.code):
+            reports = spec.load()().check(analysis)
+            findings.extend(_finding(analysis, spec.code, report) for report in reports)
+    return findings
 
 
 def _finding(analysis, code: str, report) -> Finding:

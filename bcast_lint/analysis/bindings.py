@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import libcst as cst
 
 from bcast_lint.analysis.walk import Visitor
@@ -100,9 +98,6 @@ class _BindingCollector(Visitor):
         self.declared_elsewhere.update(item.name.value for item in node.names)
 
 
-# The data flow asks about the same statements once per world and loop pass; nodes hash by
-# identity, so a bounded cache answers repeats without walking the tree again.
-@functools.lru_cache(maxsize=8192)
 def bound_names(node: cst.CSTNode) -> tuple[str, ...]:
     """Names bound by `node` itself (a statement or an expression), in order."""
     collector = _BindingCollector()
@@ -119,19 +114,35 @@ def target_names(target: cst.CSTNode) -> list[str]:
     return collector.names
 
 
-@functools.lru_cache(maxsize=1024)
 def local_names(body: cst.CSTNode) -> frozenset[str]:
     """Names local to the scope whose body is `body`: bound in it and not declared global."""
     collector = _BindingCollector()
     collector.walk(body)
     return frozenset(collector.names) - collector.declared_elsewhere
 
+class Bindings:
+    """bound_names and local_names remembered for one tree.
 
+    The data flow asks about the same statements once per world and loop pass. Nodes hash by
+    identity and keep their tree alive, so the memo belongs to the ModuleAnalysis of that tree
+    and goes with it.
+    """
 
-def forget_trees() -> None:
-    """Empty the caches above: their keys are nodes, which keep a finished file's tree alive."""
-    bound_names.cache_clear()
-    local_names.cache_clear()
+    def __init__(self) -> None:
+        self._bound: dict[cst.CSTNode, tuple[str, ...]] = {}
+        self._local: dict[cst.CSTNode, frozenset[str]] = {}
+
+    def bound_names(self, node: cst.CSTNode) -> tuple[str, ...]:
+        found = self._bound.get(node)
+        if found is None:
+            found = self._bound[node] = bound_names(node)
+        return found
+
+    def local_names(self, body: cst.CSTNode) -> frozenset[str]:
+        found = self._local.get(body)
+        if found is None:
+            found = self._local[body] = local_names(body)
+        return found
 
 
 def parameter_names(params: cst.Parameters) -> list[str]:

@@ -25,7 +25,7 @@ import dataclasses
 import libcst as cst
 
 from bcast_lint.analysis.expressions import is_exit_call, is_none
-from bcast_lint.analysis.bindings import bound_names, local_names, parameter_names, target_names
+from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
 ASSIGNED = "assigned"  # `x = value`: the value is known
@@ -117,10 +117,11 @@ class _Walker:
     """Walks one scope's statements in one world, calling `observe(statement, env)` wherever a
     statement that owns a collective call is reached."""
 
-    def __init__(self, conditions: RankConditions, world: World, observe: Callable):
+    def __init__(self, conditions: RankConditions, world: World, observe: Callable, bindings: Bindings):
         self._conditions = conditions
         self._world = world
         self._observe = observe
+        self.bindings = bindings
         self._guards: list[Guard] = []
         self._loops: list[_Loop] = []
 
@@ -198,7 +199,7 @@ class _Walker:
         return state.rebind(name, written)
 
     def _delete(self, delete: cst.Del, state: _State) -> _State:
-        for name in bound_names(delete):
+        for name in self.bindings.bound_names(delete):
             if name in state.env:
                 state = state.bind(name, Definition(name, UNBOUND))
         return state
@@ -212,7 +213,7 @@ class _Walker:
         return state
 
     def _bind_unknown(self, node: cst.CSTNode, state: _State) -> _State:
-        for name in bound_names(node):
+        for name in self.bindings.bound_names(node):
             if name in state.env:
                 state = state.bind(name, Definition(name, OTHER, statement=node))
         return state
@@ -393,9 +394,9 @@ def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return body.body
 
 
-def _initial_state(scope: cst.CSTNode) -> _State:
+def _initial_state(scope: cst.CSTNode, bindings: Bindings) -> _State:
     body = scope if isinstance(scope, cst.Module) else scope.body
-    env = {name: frozenset((Definition(name, UNBOUND),)) for name in local_names(body)}
+    env = {name: frozenset((Definition(name, UNBOUND),)) for name in bindings.local_names(body)}
     if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
         for param in parameter_names(scope.params):
             env[param] = frozenset((Definition(param, OTHER),))
@@ -407,10 +408,10 @@ def scope_statements(scope: cst.CSTNode) -> Sequence[cst.CSTNode]:
 
 
 def walk_scope(scope: cst.CSTNode, worlds: Sequence[World], conditions: RankConditions,
-               observe: Callable[[World, cst.CSTNode, Env], None]) -> None:
+               observe: Callable[[World, cst.CSTNode, Env], None], bindings: Bindings) -> None:
     """Walk `scope` (a Module, FunctionDef or ClassDef) once per world."""
-    initial = _initial_state(scope)
+    initial = _initial_state(scope, bindings)
     statements = scope_statements(scope)
     for world in worlds:
-        walker = _Walker(conditions, world, lambda node, env, w=world: observe(w, node, env))
+        walker = _Walker(conditions, world, lambda node, env, w=world: observe(w, node, env), bindings)
         walker.block(statements, initial)

@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import last_name, names_in_payload
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
@@ -205,7 +206,8 @@ class ModuleAnalysis:
         self.conditions = RankConditions(self.qualified_names)
         collector = _CandidateCollector(module)
         collector.walk(module)
-        self._resolver = ImportResolver(module, collector.imports)
+        self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
+        self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
         candidates = collector.resolvable_candidates()
         if not candidates:
@@ -296,7 +298,7 @@ class ModuleAnalysis:
             focus, largest_group_literal = self.conditions.group_focus(
                 scope, [group_key(site.group) if site.group is not None else None for site in sites])
             self.worlds[scope] = make_worlds(max(literals, default=0), focus, largest_group_literal)
-            walk_scope(scope, self.worlds[scope], self.conditions, observe)
+            walk_scope(scope, self.worlds[scope], self.conditions, observe, self.bindings)
 
     # -- queries for rules -----------------------------------------------------------------
     def broadcasts(self) -> Iterator[CallSite]:

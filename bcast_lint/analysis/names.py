@@ -14,15 +14,17 @@ from typing import Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.bindings import local_names, parameter_names
+from bcast_lint.analysis.bindings import Bindings, parameter_names
 
 _BUILTINS = frozenset(dir(builtins))
 
 
 class ImportResolver:
-    def __init__(self, module: cst.Module, imports: list[tuple[cst.CSTNode, str, str]]):
+    def __init__(self, module: cst.Module, imports: list[tuple[cst.CSTNode, str, str]],
+                 bindings: Bindings):
         """`imports`: (scope, bound name, what it refers to) for every absolute import."""
         self._module = module
+        self._bindings = bindings
         self._imports: dict[cst.CSTNode, dict[str, str]] = {}
         for scope, name, target in imports:
             self._imports.setdefault(scope, {})[name] = target
@@ -50,7 +52,7 @@ class ImportResolver:
     def _non_import_names(self, scope: cst.CSTNode) -> set[str]:
         if scope not in self._shadowing:
             body = scope if isinstance(scope, cst.Module) else scope.body
-            names = local_names(body) - set(self._imports.get(scope, {}))
+            names = self._bindings.local_names(body) - set(self._imports.get(scope, {}))
             if isinstance(scope, cst.FunctionDef):
                 names |= set(parameter_names(scope.params))
             self._shadowing[scope] = names

@@ -580,7 +580,7 @@ def _environments_at(analysis: ModuleAnalysis, scope: cst.CSTNode, statement: cs
         if node is statement:  # twice inside a loop: the second visit sees the loop's own definitions
             found[world] = merge_envs((found.get(world, {}), env))
 
-    walk_scope(scope, analysis.worlds[scope], analysis.conditions, observe)
+    walk_scope(scope, analysis.worlds[scope], analysis.conditions, observe, analysis.bindings)
     return found
 
 
