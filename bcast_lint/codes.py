@@ -61,6 +61,7 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("BCL009", "source-mismatch", "source_mismatch:SourceMismatch", NEVER),
     RuleSpec("BCL010", "broadcast-into-temporary", "broadcast_into_temporary:BroadcastIntoTemporary",
              NEVER),
+    RuleSpec("BCL013", "object-list-mismatch", "object_list_mismatch:ObjectListMismatch", SOMETIMES),
 )
 
 RULES_BY_CODE = {spec.code: spec for spec in RULES}

@@ -42,7 +42,7 @@ def _accelerate_style(module: str, name: str, payload: str) -> Api:
     return Api(f"{module}.{name}", payload, "from_process", 1, 0, nested=payload == TENSOR)
 
 
-_TORCH_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d", "deepspeed.comm")
+TORCH_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d", "deepspeed.comm")
 _ACCELERATE_MODULES = ("accelerate.utils", "accelerate.utils.operations")
 _OTHER_TORCH_COLLECTIVES = (
     "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all",
@@ -54,7 +54,7 @@ _OTHER_ACCELERATE_COLLECTIVES = ("gather", "gather_object", "reduce", "pad_acros
 
 def _build_catalog() -> dict[str, Api]:
     apis = []
-    for module in _TORCH_MODULES:
+    for module in TORCH_MODULES:
         apis.append(_torch_style(module, "broadcast", TENSOR))
         apis.append(_torch_style(module, "broadcast_object_list", OBJECTS))
         apis.extend(Api(f"{module}.{name}", OTHER) for name in _OTHER_TORCH_COLLECTIVES)

@@ -17,7 +17,7 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import last_name, names_in_payload
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
-from bcast_lint.analysis.flow import Definition, Env, merge_envs, walk_scope
+from bcast_lint.analysis.flow import ASSIGNED, Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.walk import Visitor
@@ -366,6 +366,18 @@ class ModuleAnalysis:
         if definition.value is None:
             return []
         return list(self._choose(definition.value, world))
+
+    def values_in_world(self, site: CallSite, expr: cst.BaseExpression,
+                        world: World) -> Optional[list[cst.BaseExpression]]:
+        """What `expr` may be at `site` in `world`: for a local name, the values of the assignments
+        reaching it there (None when the name is bound some other way there: a parameter, a loop
+        target); otherwise `expr` itself, with `a if test else b` decided where the rank decides."""
+        if not isinstance(expr, cst.Name) or expr.value not in site.reached.get(world, {}):
+            return list(self._choose(expr, world))
+        definitions = site.reached[world][expr.value]
+        if any(definition.kind != ASSIGNED for definition in definitions):
+            return None
+        return [value for definition in definitions for value in self.values(definition, world)]
 
     def _choose(self, expr: cst.BaseExpression, world: World) -> Iterator[cst.BaseExpression]:
         if not isinstance(expr, cst.IfExp):
