@@ -62,6 +62,7 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("BCL010", "broadcast-into-temporary", "broadcast_into_temporary:BroadcastIntoTemporary",
              NEVER),
     RuleSpec("BCL013", "object-list-mismatch", "object_list_mismatch:ObjectListMismatch", SOMETIMES),
+    RuleSpec("BCL014", "root-only-list-on-every-rank", "root_only_list:RootOnlyListOnEveryRank", SOMETIMES),
 )
 
 RULES_BY_CODE = {spec.code: spec for spec in RULES}
