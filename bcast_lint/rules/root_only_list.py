@@ -48,7 +48,7 @@ class RootOnlyListOnEveryRank(Rule):
     room to receive; torch checks the list on every rank. Measured with gloo on 2 processes,
     `dist.scatter(t, scatter_list=lst, src=0)` called alike on every rank raises on rank 1
     `ValueError: Argument scatter_list must NOT be specified on non-source ranks.` (the same for
-    `gather_list` off `dst`), and rank 0 is left waiting for it. It is the broadcast idiom
+    `gather_list` off `dst`), and rank 0 then fails with `Connection closed by peer`. It is the broadcast idiom
     ("every rank passes a buffer of the right shape") applied where it does not hold.
 
     ## Example
@@ -193,7 +193,7 @@ def _report(analysis: ModuleAnalysis, site: CallSite, contract: _Contract, argum
         else f"the {contract.role} rank"
     message = (f"{called} is given {contract.list_keyword}={shown} on ranks other than {owner}: torch raises "
                f"\"ValueError: Argument {contract.reported_as} must NOT be specified on non-{contract.role} "
-               "ranks.\" there, while the root waits for them")
+               "ranks.\" there, and the root then fails with 'Connection closed by peer' (gloo) or hangs")
     help_text = (f"pass the list on the {contract.role} rank only and None elsewhere "
                  f"({contract.list_keyword}=... if rank == {contract.root_keyword} else None)")
     return Report(argument.value, message, _fix(analysis, site, argument, root), help_text)
