@@ -63,6 +63,8 @@ RULES: tuple[RuleSpec, ...] = (
              NEVER),
     RuleSpec("BCL013", "object-list-mismatch", "object_list_mismatch:ObjectListMismatch", SOMETIMES),
     RuleSpec("BCL014", "root-only-list-on-every-rank", "root_only_list:RootOnlyListOnEveryRank", SOMETIMES),
+    RuleSpec("BCL015", "gather-rank-dependent-shape", "gather_rank_dependent_shape:GatherRankDependentShape",
+             NEVER),
 )
 
 RULES_BY_CODE = {spec.code: spec for spec in RULES}

@@ -1,0 +1,299 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import keyword_argument, method_name
+from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.ranks import integer_literal
+from bcast_lint.analysis.walk import children
+from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+
+
+@dataclass(frozen=True)
+class _Gather:
+    """Where a gathering collective takes its input, and its per-rank buckets if the caller
+    gives them (None: the collective allocates them like the local input)."""
+
+    input_position: int
+    input_keyword: str
+    buckets_keyword: Optional[str] = None
+
+
+_TORCH_GATHERS = {
+    "all_gather": _Gather(1, "tensor", "tensor_list"),
+    "all_gather_into_tensor": _Gather(1, "input_tensor"),
+}
+_ACCELERATE_GATHERS = {
+    "accelerate.utils.gather": _Gather(0, "tensor"),
+    "accelerate.utils.operations.gather": _Gather(0, "tensor"),
+    "Accelerator.gather": _Gather(0, "tensor"),
+    "Accelerator.gather_for_metrics": _Gather(0, "input_data"),
+}
+# Functions and methods whose result has a data-dependent number of elements.
+_DATA_SIZED = {"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"}
+# Methods and torch functions that return a boolean mask of their input's shape.
+_MASK_METHODS = {"gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "isnan", "isinf", "isfinite",
+                 "isneginf", "isposinf", "logical_not", "logical_and", "logical_or", "logical_xor", "bool"}
+_MASK_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
+                     cst.Equal, cst.NotEqual)
+# Methods that keep the number of elements of their receiver.
+_SIZE_KEEPING = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool",
+                 "type", "detach", "clone", "contiguous", "flatten", "ravel", "abs", "neg", "exp",
+                 "log", "sigmoid", "softmax", "log_softmax", "squeeze", "unsqueeze", "view", "reshape"}
+_ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_MAX_DEPTH = 3
+
+
+class GatherRankDependentShape(Rule):
+    """
+    ## What it does
+    Flags a gather of a tensor whose length plainly depends on each rank's data or rank, into
+    buckets of one fixed shape: `dist.all_gather(buckets, x)` with buckets made alike
+    (`[torch.zeros_like(x) for _ in range(world_size)]`), `dist.all_gather_into_tensor`,
+    `accelerator.gather`, `accelerator.gather_for_metrics` and `accelerate.utils.gather` (which
+    allocate buckets shaped like the local tensor), when the gathered tensor is
+
+    - indexed by a boolean mask: `x[x > 0]`, `logits[labels != -100]`, `x[mask]` with
+      `mask = scores > threshold`;
+    - the result of `nonzero`, `masked_select`, `unique`, `argwhere`;
+    - a strided slice starting at the rank, `x[rank::world_size]`, whose length differs between
+      ranks unless `len(x)` is a multiple of the world size;
+
+    or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`).
+    A gather of a tensor of fixed size (a model output of a fixed batch size, a padded tensor, a
+    reduction) is not reported, nor is `all_gather` into buckets sized per rank (`[torch.zeros(n)
+    for n in sizes]`).
+
+    ## Why is this bad?
+    A gather moves the same number of bytes from every rank: each bucket must have exactly the
+    shape of what that rank sends. Measured with gloo on 2 processes, `dist.all_gather(buckets,
+    x[mask])` where the mask selects a different count on each rank, into `zeros_like` buckets,
+    aborts with `… 14 vs 10. Received data size doesn't match expected size`; NCCL may hang or
+    gather garbage. Accelerate's `gather` checks shapes only with `ACCELERATE_DEBUG_MODE=1`. A test
+    on one process, or on ranks whose data happens to give equal counts, passes.
+
+    ## Example
+    ```python
+    confident = scores[scores > threshold]
+    everything = accelerator.gather(confident)
+    ```
+
+    ## Use instead
+    ```python
+    confident = scores[scores > threshold]
+    padded = accelerator.pad_across_processes(confident, pad_index=-1)
+    everything = accelerator.gather(padded)
+    everything = everything[everything != -1]
+    ```
+    or gather Python objects: `dist.all_gather_object(gathered, confident.tolist())`.
+
+    ## Fix safety
+    No fix: padding needs a pad value that cannot occur in the data, and switching to an object
+    gather changes the transport and the result's type; both are the author's choice.
+
+    ## References
+    - [torch.distributed.all_gather](https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_gather)
+    - [Accelerator.pad_across_processes](https://huggingface.co/docs/accelerate/package_reference/accelerator#accelerate.Accelerator.pad_across_processes)
+    """
+
+    code = "BCL015"
+    VALID = (
+        Valid("logits = model(batch)\nall_logits = accelerator.gather(logits)"),
+        Valid("confident = scores[scores > 0.5]\npadded = accelerator.pad_across_processes(confident)\n"
+              "everything = accelerator.gather(padded)"),
+        Valid("x = torch.rand(8)\nbuckets = [torch.zeros_like(x) for _ in range(2)]\ndist.all_gather(buckets, x)"),
+        Valid("total = scores[scores > 0.5].sum()\nall_totals = accelerator.gather(total)"),
+        Valid("sel = scores[scores > 0.5]\nbuckets = [torch.zeros(int(n)) for n in sizes]\ndist.all_gather(buckets, sel)"),
+        Valid("sel = scores[scores > 0.5]\ndist.all_gather(buckets, sel)"),
+        Valid("gathered = [None, None]\ndist.all_gather_object(gathered, scores[scores > 0.5].tolist())"),
+        Valid("row = x[rank]\nout = accelerator.gather(row)"),
+        Valid("part = x[rank * 4:(rank + 1) * 4]\nout = accelerator.gather(part)"),
+        Valid("kept = scores[idx]\nout = accelerator.gather(kept)"),
+        Valid("out = accelerator.gather_for_metrics(scores[scores > 0.5], use_gather_object=True)"),
+        Valid("mask = scores > 0.5\nout = accelerator.gather(torch.where(mask, scores, 0.0))"),
+    )
+    INVALID = (
+        Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)"),
+        Invalid("mask = labels != -100\npreds = accelerator.gather_for_metrics(logits[mask].argmax(-1))"),
+        Invalid("local = scores[scores > t]\nbuckets = [torch.zeros_like(local) for _ in range(dist.get_world_size())]\n"
+                "dist.all_gather(buckets, local)"),
+        Invalid("mine = items[rank::world_size]\nout = gather(mine)"),
+        Invalid("idx = torch.nonzero(flags).flatten()\nout = torch.zeros(64, dtype=torch.long)\n"
+                "dist.all_gather_into_tensor(out, idx)"),
+        Invalid("sel = x[(x > 0) & ~torch.isnan(x)].float() * 2\nout = accelerator.gather(sel)"),
+        Invalid("out = accelerator.gather(x.unique())"),
+        Invalid("sel = x[x > 0]\ndist.all_gather([torch.empty_like(sel)] * 2, sel)"),
+    )
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        for site in analysis.calls:
+            gather = _gather(site)
+            if gather is None or not site.reached:
+                continue
+            argument = site.argument(gather.input_position, gather.input_keyword)
+            if argument is None or keyword_argument(site.call, "use_gather_object") is not None:
+                continue
+            reason = _varying(analysis, site, argument.value, 0)
+            if reason is not None and _fixed_buckets(analysis, site, gather):
+                yield _report(analysis, site, argument.value, reason)
+
+
+def _gather(site: CallSite) -> Optional[_Gather]:
+    module, _, name = site.api.qualified_name.rpartition(".")
+    if module in apis.TORCH_MODULES:
+        return _TORCH_GATHERS.get(name)
+    return _ACCELERATE_GATHERS.get(site.api.qualified_name)
+
+
+# -- what varies in size ----------------------------------------------------------------------
+def _varying(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+    """Why `expr` has a number of elements that depends on each rank's data or rank; None when
+    it plainly does not, or cannot be told."""
+    if isinstance(expr, cst.Name):
+        return _varying_name(analysis, site, expr, depth)
+    if isinstance(expr, cst.Subscript):
+        return _varying_subscript(analysis, site, expr, depth)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ELEMENTWISE):
+        return _varying(analysis, site, expr.left, depth) or _varying(analysis, site, expr.right, depth)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _varying(analysis, site, expr.expression, depth)
+    if isinstance(expr, cst.Call):
+        return _varying_call(analysis, site, expr, depth)
+    return None
+
+
+def _varying_name(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, depth: int) -> Optional[str]:
+    if depth >= _MAX_DEPTH:
+        return None
+    reasons = set()
+    for world in site.reached:
+        values = analysis.values_in_world(site, name, world)
+        if not values or any(value is name for value in values):
+            return None  # a parameter, a global, a loop variable: unknown
+        reasons.update(_varying(analysis, site, value, depth + 1) for value in values)
+    return None if None in reasons or not reasons else sorted(reasons)[0]
+
+
+def _varying_subscript(analysis: ModuleAnalysis, site: CallSite, subscript: cst.Subscript,
+                       depth: int) -> Optional[str]:
+    for element in subscript.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and _is_mask(analysis, site, index.value, depth):
+            return "a boolean mask keeps a data-dependent number of elements"
+        if isinstance(index, cst.Slice) and _rank_strided(analysis, index):
+            return (f"{analysis.code(subscript)} has a different length on each rank unless the length "
+                    "divides evenly by the stride")
+    if all(isinstance(element.slice, cst.Slice) for element in subscript.slice):
+        return _varying(analysis, site, subscript.value, depth)  # `sel[:]`, `sel[:, :4]`
+    return None
+
+
+def _rank_strided(analysis: ModuleAnalysis, index: cst.Slice) -> bool:
+    """`rank::world_size`: starts at the rank, steps by more than one."""
+    if index.lower is None or index.step is None or integer_literal(index.step) == 1:
+        return False
+    return analysis.conditions.quantity(index.lower) is not None
+
+
+def _is_mask(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, depth: int) -> bool:
+    """A boolean tensor: a comparison, a combination of masks, or a name holding one."""
+    if isinstance(expr, cst.Comparison):
+        return all(isinstance(target.operator, _MASK_COMPARISONS) for target in expr.comparisons)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return _is_mask(analysis, site, expr.expression, depth)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _is_mask(analysis, site, expr.left, depth) or _is_mask(analysis, site, expr.right, depth)
+    if isinstance(expr, cst.Call):
+        if _torch_function(analysis, expr) in _MASK_METHODS:
+            return True
+        return method_name(expr) in _MASK_METHODS and not _torch_function(analysis, expr)
+    if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+        for world in site.reached:
+            values = analysis.values_in_world(site, expr, world)
+            if not values or not all(value is not expr and _is_mask(analysis, site, value, depth + 1)
+                                     for value in values):
+                return False
+        return bool(site.reached)
+    return False
+
+
+def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, depth: int) -> Optional[str]:
+    function = _torch_function(analysis, call)
+    if function in _DATA_SIZED:
+        return f"torch.{function}() returns a data-dependent number of elements"
+    if function is not None or not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    if method in _DATA_SIZED:
+        return f".{method}() returns a data-dependent number of elements"
+    if method in _SIZE_KEEPING or method in ("argmax", "argmin") and _keeps_size(call):
+        return _varying(analysis, site, call.func.value, depth)
+    return None
+
+
+def _keeps_size(call: cst.Call) -> bool:
+    """`x.argmax(-1)` of a (n, k) tensor still has n elements; `x.argmax()` has one."""
+    return bool(call.args)
+
+
+def _torch_function(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
+    """`nonzero` for `torch.nonzero(...)`, however torch is imported; None for anything else."""
+    for qualified in analysis.qualified_names(call):
+        module, _, name = qualified.rpartition(".")
+        if module == "torch":
+            return name
+    return None
+
+
+# -- the buckets ------------------------------------------------------------------------------
+def _fixed_buckets(analysis: ModuleAnalysis, site: CallSite, gather: _Gather) -> bool:
+    """Whether every rank's buckets have one shape: always for the collectives that allocate
+    them, and for `[make() for _ in ...]`, `[make()] * n` and `[a, a]` lists."""
+    if gather.buckets_keyword is None:
+        return True
+    argument = site.argument(0, gather.buckets_keyword)
+    if argument is None:
+        return False
+    for world in site.reached:
+        values = analysis.values_in_world(site, argument.value, world)
+        if not values or not all(_alike(analysis, value) for value in values):
+            return False
+    return True
+
+
+def _alike(analysis: ModuleAnalysis, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.ListComp):
+        bound = set(_names(value.for_in.target))
+        return value.for_in.inner_for_in is None and not bound & set(_names(value.elt))
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return isinstance(value.left, cst.List) and len(value.left.elements) == 1
+    if isinstance(value, cst.List):
+        return len({analysis.code(element.value) for element in value.elements}) == 1
+    return False
+
+
+def _names(node: cst.CSTNode) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    for child in children(node):
+        if not (isinstance(node, cst.Attribute) and child is node.attr):
+            yield from _names(child)
+
+
+def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, reason: str) -> Report:
+    called = f"{analysis.code(site.call.func)}()"
+    shown = " ".join(analysis.code(expr).split())
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    buckets = {"all_gather": "buckets of one shape", "all_gather_into_tensor": "an output tensor of fixed size"}.get(
+        site.api.short_name, "buckets shaped like the local tensor")
+    message = (f"{called} gathers {shown}, whose length differs between ranks ({reason}), into {buckets}: "
+               "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\") "
+               "and NCCL may hang or gather garbage")
+    help_text = ("pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
+                 "pad), or gather Python objects (all_gather_object)")
+    return Report(expr, message, None, help_text)
