@@ -41,7 +41,10 @@ class RootOnlyListOnEveryRank(Rule):
     `gather_object(..., object_gather_list=...)` called with a non-empty list on ranks other than
     the source (`src`) or destination (`dst`): a list literal, a comprehension over
     `range(...)` or over `chunk`/`split`, `[t] * n`, or a local name holding one of those on
-    those ranks. A list chosen by rank (`buckets if rank == 0 else None`) or left empty is fine.
+    those ranks. A list chosen by rank (`buckets if rank == 0 else None`) or left empty is fine,
+    and so is a call in a function that also makes the same call without the list: such code
+    tells the root from the other ranks, by a test the analysis may not be able to read
+    (`if not is_main_process():`, a rank within a process group, `rank == src_rank`).
 
     ## Why is this bad?
     Only the source of a scatter has tensors to send and only the destination of a gather has
@@ -89,6 +92,8 @@ class RootOnlyListOnEveryRank(Rule):
         Valid("buckets = [torch.zeros(4) for _ in range(2)]\nif rank == 1:\n    dist.gather(t, buckets, dst=1)"),
         Valid("dist.gather(t, gather_list=[x for x in pieces], dst=0)"),
         Valid("gathered = gather(t)"),
+        Valid("def f(t, root):\n    if is_root():\n        buckets = [torch.zeros_like(t) for _ in range(2)]\n"
+              "        dist.gather(t, buckets, dst=root)\n    else:\n        dist.gather(t, dst=root)"),
     )
     INVALID = (
         Invalid("shards = [torch.zeros(4) for _ in range(2)]\nif rank == 0:\n    shards = list(batch.chunk(2))\n"
@@ -117,8 +122,8 @@ class RootOnlyListOnEveryRank(Rule):
             contract = _contract(site)
             if contract is None or not site.reached:
                 continue
-            argument = site.argument(_LIST_POSITION, contract.list_keyword)
-            if argument is None or is_none(argument.value):
+            argument = _list_argument(site, contract)
+            if argument is None or _has_listless_partner(analysis, site, contract):
                 continue
             root = _root(site, contract)
             if _passed_off_root(analysis, site, argument.value, root):
@@ -128,6 +133,19 @@ class RootOnlyListOnEveryRank(Rule):
 def _contract(site: CallSite) -> Optional[_Contract]:
     module, _, name = site.api.qualified_name.rpartition(".")
     return _CONTRACTS.get(name) if module in apis.TORCH_MODULES else None
+
+
+def _list_argument(site: CallSite, contract: _Contract) -> Optional[cst.Arg]:
+    argument = site.argument(_LIST_POSITION, contract.list_keyword)
+    return None if argument is None or is_none(argument.value) else argument
+
+
+def _has_listless_partner(analysis: ModuleAnalysis, site: CallSite, contract: _Contract) -> bool:
+    """Whether the same function also makes the call without the list: the author tells the root
+    from the other ranks, by a test the analysis may not read (`if not is_main_process():`, a
+    group rank, `rank == src_rank`)."""
+    return any(other is not site and other.scope is site.scope and other.api == site.api
+               and _list_argument(other, contract) is None for other in analysis.calls)
 
 
 def _root(site: CallSite, contract: _Contract) -> Optional[cst.BaseExpression]:
