@@ -117,16 +117,49 @@ class GatherRankDependentShape(Rule):
         Valid("mask = scores > 0.5\nout = accelerator.gather(torch.where(mask, scores, 0.0))"),
     )
     INVALID = (
-        Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)"),
-        Invalid("mask = labels != -100\npreds = accelerator.gather_for_metrics(logits[mask].argmax(-1))"),
+        Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)",
+                expected_message='accelerator.gather() gathers confident, whose length differs between ranks '
+                '(a boolean mask keeps a data-dependent number of elements), into buckets '
+                'shaped like the local tensor: where the counts differ, gloo aborts '
+                '("Received data size doesn\'t match expected size")', range=(2, 33, 2, 42)),
+        Invalid("mask = labels != -100\npreds = accelerator.gather_for_metrics(logits[mask].argmax(-1))",
+                expected_message='accelerator.gather_for_metrics() gathers logits[mask].argmax(-1), whose '
+                'length differs between ranks (a boolean mask keeps a data-dependent number '
+                'of elements), into buckets shaped like the local tensor: where the counts '
+                'differ, gloo aborts ("Received data size doesn\'t match expected size")', range=(2, 40, 2, 63)),
         Invalid("local = scores[scores > t]\nbuckets = [torch.zeros_like(local) for _ in range(dist.get_world_size())]\n"
-                "dist.all_gather(buckets, local)"),
-        Invalid("mine = items[rank::world_size]\nout = gather(mine)"),
+                "dist.all_gather(buckets, local)",
+                expected_message='dist.all_gather() gathers local, whose length differs between ranks (a '
+                'boolean mask keeps a data-dependent number of elements), into buckets of one'
+                ' shape: where the counts differ, gloo aborts ("Received data size doesn\'t '
+                'match expected size")', range=(3, 26, 3, 31)),
+        Invalid("mine = items[rank::world_size]\nout = gather(mine)",
+                expected_message='gather() gathers mine, whose length differs between ranks '
+                '(items[rank::world_size] has a different length on each rank unless the '
+                'length divides evenly by the stride), into buckets shaped like the local '
+                'tensor: where the counts differ, gloo aborts ("Received data size doesn\'t '
+                'match expected size")', range=(2, 14, 2, 18)),
         Invalid("idx = torch.nonzero(flags).flatten()\nout = torch.zeros(64, dtype=torch.long)\n"
-                "dist.all_gather_into_tensor(out, idx)"),
-        Invalid("sel = x[(x > 0) & ~torch.isnan(x)].float() * 2\nout = accelerator.gather(sel)"),
-        Invalid("out = accelerator.gather(x.unique())"),
-        Invalid("sel = x[x > 0]\ndist.all_gather([torch.empty_like(sel)] * 2, sel)"),
+                "dist.all_gather_into_tensor(out, idx)",
+                expected_message='dist.all_gather_into_tensor() gathers idx, whose length differs between '
+                'ranks (torch.nonzero() returns a data-dependent number of elements), into an'
+                ' output tensor of fixed size: where the counts differ, gloo aborts '
+                '("Received data size doesn\'t match expected size")', range=(3, 34, 3, 37)),
+        Invalid("sel = x[(x > 0) & ~torch.isnan(x)].float() * 2\nout = accelerator.gather(sel)",
+                expected_message='accelerator.gather() gathers sel, whose length differs between ranks (a '
+                'boolean mask keeps a data-dependent number of elements), into buckets shaped'
+                ' like the local tensor: where the counts differ, gloo aborts ("Received data'
+                ' size doesn\'t match expected size")', range=(2, 26, 2, 29)),
+        Invalid("out = accelerator.gather(x.unique())",
+                expected_message='accelerator.gather() gathers x.unique(), whose length differs between ranks '
+                '(.unique() returns a data-dependent number of elements), into buckets shaped'
+                ' like the local tensor: where the counts differ, gloo aborts ("Received data'
+                ' size doesn\'t match expected size")', range=(1, 26, 1, 36)),
+        Invalid("sel = x[x > 0]\ndist.all_gather([torch.empty_like(sel)] * 2, sel)",
+                expected_message='dist.all_gather() gathers sel, whose length differs between ranks (a boolean'
+                ' mask keeps a data-dependent number of elements), into buckets of one shape:'
+                ' where the counts differ, gloo aborts ("Received data size doesn\'t match '
+                'expected size")', range=(2, 46, 2, 49)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -292,8 +325,7 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
     buckets = {"all_gather": "buckets of one shape", "all_gather_into_tensor": "an output tensor of fixed size"}.get(
         site.api.short_name, "buckets shaped like the local tensor")
     message = (f"{called} gathers {shown}, whose length differs between ranks ({reason}), into {buckets}: "
-               "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\") "
-               "and NCCL may hang or gather garbage")
+               "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")")
     help_text = ("pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
                  "pad), or gather Python objects (all_gather_object)")
     return Report(expr, message, None, help_text)

@@ -104,23 +104,52 @@ class ObjectListMismatch(Rule):
     INVALID = (
         Invalid("if accelerator.is_main_process:\n    payload = [cfg, vocab]\nelse:\n    payload = [None]\n"
                 "cfg, vocab = broadcast_object_list(payload)",
+                expected_message="'payload' holds 2 objects on source rank 0 but 1 object on ranks where "
+                "'accelerator.is_main_process' is false: broadcast_object_list() needs one length on "
+                'every rank, and under gloo the receivers abort ("Received data size doesn\'t match '
+                'expected size")', range=(5, 14, 5, 44),
                 expected_replacement="if accelerator.is_main_process:\n    payload = [cfg, vocab]\nelse:\n"
                 "    payload = [None, None]\ncfg, vocab = broadcast_object_list(payload)"),
         Invalid("objs = [None] * 3\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' holds 2 objects on source rank 0 but 3 objects on ranks where 'rank == 0' is "
+                'false: broadcast_object_list() needs one length on every rank, and under gloo the '
+                'receivers abort ("Received data size doesn\'t match expected size")', range=(4, 1, 4, 40),
                 expected_replacement="objs = [None, None]\nif rank == 0:\n    objs = [cfg, vocab]\n"
                 "dist.broadcast_object_list(objs, src=0)"),
         Invalid("objs = [cfg, vocab] if rank == 0 else [None]\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' holds 2 objects on source rank 0 but 1 object on ranks where 'rank == 0' is "
+                'false: broadcast_object_list() needs one length on every rank, and under gloo the '
+                'receivers abort ("Received data size doesn\'t match expected size")', range=(2, 1, 2, 40),
                 expected_replacement="objs = [cfg, vocab] if rank == 0 else [None, None]\n"
                 "dist.broadcast_object_list(objs, src=0)"),
-        Invalid("objs = [step]\nif rank == 0:\n    objs = [step, cfg]\ndist.broadcast_object_list(objs, src=0)"),
+        Invalid("objs = [step]\nif rank == 0:\n    objs = [step, cfg]\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' holds 2 objects on source rank 0 but 1 object on ranks where 'rank == 0' is "
+                'false: broadcast_object_list() needs one length on every rank, and under gloo the '
+                'receivers abort ("Received data size doesn\'t match expected size")', range=(4, 1, 4, 40)),
         Invalid("step, seed = broadcast_object_list((step, seed))",
+                expected_message='broadcast_object_list() is given (step, seed), a tuple, not a list: the '
+                'receiving ranks raise "TypeError: \'tuple\' object does not support item '
+                'assignment"', range=(1, 14, 1, 49),
                 expected_replacement="step, seed = broadcast_object_list([step, seed])"),
-        Invalid("objs = (cfg,)\ndist.broadcast_object_list(objs, src=0)"),
-        Invalid("dist.broadcast_object_list((cfg,), src=0)"),
-        Invalid("broadcast_object_list((cfg,))"),
-        Invalid("state = broadcast_object_list({step, seed})"),
-        Invalid("name = broadcast_object_list(f'run-{step}')"),
-        Invalid("objs = tuple(items)\ndist.broadcast_object_list(objs, src=0)"),
+        Invalid("objs = (cfg,)\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="broadcast_object_list() is given 'objs' = (cfg,), a tuple, not a list: the receiving "
+                'ranks raise "TypeError: \'tuple\' object does not support item assignment"', range=(2, 1, 2, 40)),
+        Invalid("dist.broadcast_object_list((cfg,), src=0)",
+                expected_message='broadcast_object_list() is given (cfg,), a tuple, not a list: the receiving '
+                'ranks raise "TypeError: \'tuple\' object does not support item assignment"', range=(1, 1, 1, 42)),
+        Invalid("broadcast_object_list((cfg,))",
+                expected_message='broadcast_object_list() is given (cfg,), a tuple, not a list: the receiving '
+                'ranks raise "TypeError: \'tuple\' object does not support item assignment"', range=(1, 1, 1, 30)),
+        Invalid("state = broadcast_object_list({step, seed})",
+                expected_message='broadcast_object_list() is given {step, seed}, a set, not a list: the '
+                'receiving ranks raise "TypeError: \'set\' object does not support item '
+                'assignment"', range=(1, 9, 1, 44)),
+        Invalid("name = broadcast_object_list(f'run-{step}')",
+                expected_message="broadcast_object_list() is given f'run-{step}', a str, not a list: the receiving ranks "
+                'raise "TypeError: \'str\' object does not support item assignment"', range=(1, 8, 1, 44)),
+        Invalid("objs = tuple(items)\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="broadcast_object_list() is given 'objs' = tuple(items), a tuple, not a list: the "
+                'receiving ranks raise "TypeError: \'tuple\' object does not support item assignment"', range=(2, 1, 2, 40)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -152,8 +181,7 @@ def _not_a_list(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
         else _short(analysis, value)
     article = "an" if kind[0] in "aeiou" else "a"
     message = (f"{site.api.short_name}() is given {shown}, {article} {kind}, not a list: the receiving ranks "
-               f"assign the objects into it by index and raise \"TypeError: '{kind}' object does not "
-               "support item assignment\"")
+               f"raise \"TypeError: '{kind}' object does not support item assignment\"")
     return Report(site.call, message, _tuple_fix(analysis, site, value), _not_a_list_help(site, kind))
 
 
@@ -225,8 +253,8 @@ def _length_mismatch(analysis: ModuleAnalysis, site: CallSite) -> Optional[Repor
         return None
     received = {n for world in split.broken_worlds for n in lengths[world]}
     message = (f"'{name}' holds {_count(sent)} on source rank {site.source_rank} but {_count(received)} "
-               f"on ranks {split.where}; {site.api.short_name}() needs lists of the same length on "
-               f"every rank: under gloo the receivers abort (\"{_SIZE_ABORT}\") or read garbage sizes")
+               f"on ranks {split.where}: {site.api.short_name}() needs one length on every rank, and "
+               f"under gloo the receivers abort (\"{_SIZE_ABORT}\")")
     help_text = f"give '{name}' as many placeholders on every rank as the source sends"
     return Report(site.call, message, _length_fix(analysis, split, sent), help_text)
 

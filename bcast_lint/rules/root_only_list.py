@@ -98,21 +98,42 @@ class RootOnlyListOnEveryRank(Rule):
     INVALID = (
         Invalid("shards = [torch.zeros(4) for _ in range(2)]\nif rank == 0:\n    shards = list(batch.chunk(2))\n"
                 "dist.scatter(shard, scatter_list=shards, src=0)",
+                expected_message='dist.scatter() is given scatter_list=shards on ranks other than the source '
+                'rank (src=0): torch raises "ValueError: Argument scatter_list must NOT be '
+                'specified on non-source ranks." there', range=(4, 34, 4, 40),
                 expected_replacement="shards = [torch.zeros(4) for _ in range(2)]\nif rank == 0:\n"
                 "    shards = list(batch.chunk(2))\n"
                 "dist.scatter(shard, scatter_list=shards if dist.get_rank() == 0 else None, src=0)"),
         Invalid("buckets = [torch.zeros_like(t) for _ in range(dist.get_world_size())]\ndist.gather(t, buckets, dst=0)",
+                expected_message='dist.gather() is given gather_list=buckets on ranks other than the '
+                'destination rank (dst=0): torch raises "ValueError: Argument gather_list '
+                'must NOT be specified on non-destination ranks." there', range=(2, 16, 2, 23),
                 expected_replacement="buckets = [torch.zeros_like(t) for _ in range(dist.get_world_size())]\n"
                 "dist.gather(t, buckets if dist.get_rank() == 0 else None, dst=0)"),
         Invalid("dist.gather(t, gather_list=[torch.zeros(4), torch.zeros(4)])",
+                expected_message='dist.gather() is given gather_list=[torch.zeros(4), torch.zeros(4)] on ranks'
+                ' other than the destination rank (dst=0): torch raises "ValueError: Argument'
+                ' gather_list must NOT be specified on non-destination ranks." there', range=(1, 28, 1, 60),
                 expected_replacement="dist.gather(t, gather_list=[torch.zeros(4), torch.zeros(4)] "
                 "if dist.get_rank() == 0 else None)"),
         Invalid("results = [None] * 4\ndist.gather_object(score, results, dst=root)",
+                expected_message='dist.gather_object() is given object_gather_list=results on ranks other than'
+                ' the destination rank (dst=root): torch raises "ValueError: Argument '
+                'gather_list must NOT be specified on non-destination ranks." there', range=(2, 27, 2, 34),
                 expected_replacement="results = [None] * 4\n"
                 "dist.gather_object(score, results if dist.get_rank() == root else None, dst=root)"),
-        Invalid("buckets = [torch.zeros(4) for _ in range(2)]\ndist.gather(t, buckets, group_dst=0, group=g)"),
-        Invalid("from torch.distributed import scatter\nscatter(t, list(x.chunk(2)), 0)"),
+        Invalid("buckets = [torch.zeros(4) for _ in range(2)]\ndist.gather(t, buckets, group_dst=0, group=g)",
+                expected_message='dist.gather() is given gather_list=buckets on ranks other than the '
+                'destination rank: torch raises "ValueError: Argument gather_list must NOT be'
+                ' specified on non-destination ranks." there', range=(2, 16, 2, 23)),
+        Invalid("from torch.distributed import scatter\nscatter(t, list(x.chunk(2)), 0)",
+                expected_message='scatter() is given scatter_list=list(x.chunk(2)) on ranks other than the '
+                'source rank (src=0): torch raises "ValueError: Argument scatter_list must '
+                'NOT be specified on non-source ranks." there', range=(2, 12, 2, 28)),
         Invalid("buckets = [torch.zeros(4)] * 2 if rank == 0 else [torch.zeros(4)]\ndist.gather(t, buckets, dst=0)",
+                expected_message='dist.gather() is given gather_list=buckets on ranks other than the '
+                'destination rank (dst=0): torch raises "ValueError: Argument gather_list '
+                'must NOT be specified on non-destination ranks." there', range=(2, 16, 2, 23),
                 expected_replacement="buckets = [torch.zeros(4)] * 2 if rank == 0 else [torch.zeros(4)]\n"
                 "dist.gather(t, buckets if dist.get_rank() == 0 else None, dst=0)"),
     )
@@ -211,7 +232,7 @@ def _report(analysis: ModuleAnalysis, site: CallSite, contract: _Contract, argum
         else f"the {contract.role} rank"
     message = (f"{called} is given {contract.list_keyword}={shown} on ranks other than {owner}: torch raises "
                f"\"ValueError: Argument {contract.reported_as} must NOT be specified on non-{contract.role} "
-               "ranks.\" there, and the root then fails with 'Connection closed by peer' (gloo) or hangs")
+               "ranks.\" there")
     help_text = (f"pass the list on the {contract.role} rank only and None elsewhere "
                  f"({contract.list_keyword}=... if rank == {contract.root_keyword} else None)")
     return Report(argument.value, message, _fix(analysis, site, argument, root), help_text)
