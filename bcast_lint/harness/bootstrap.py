@@ -102,8 +102,9 @@ class Recorder:
 class Script:
     """The user's script: where it is, and how its lines are shown in reports."""
 
-    def __init__(self, path: str):
-        self.shown = path
+    def __init__(self, path: str, shown: str | None = None):
+        self.path = path
+        self.shown = shown or path
         self.absolute = os.path.abspath(path)
 
     def site(self, frame: types.FrameType | None) -> str:
@@ -218,9 +219,39 @@ def watched_names(frame: types.FrameType) -> tuple[str, ...]:
     return tuple(name for name in _sources(argument) if name is not None)
 
 
+# Instruction positions (`co_positions`) exist from Python 3.11; before, a frame only knows its line.
+HAS_POSITIONS = hasattr(types.CodeType, "co_positions")
+
+
 def _call_at(frame: types.FrameType) -> ast.Call | None:
-    """The call expression the frame is executing, from the instruction's source position, when
-    that call is the whole statement (its result discarded)."""
+    """The call expression the frame is executing, when that call is the whole statement (its
+    result discarded)."""
+    return _call_at_position(frame) if HAS_POSITIONS else _call_at_line(frame)
+
+
+def _call_at_line(frame: types.FrameType) -> ast.Call | None:
+    """Without instruction positions: the one expression statement that is a call and spans the
+    frame's current line. Two such statements on a line (`a(x); b(y)`) are ambiguous: none."""
+    tree = _parsed(frame.f_code.co_filename)
+    line = frame.f_lineno
+    calls = [
+        node.value for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        and node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]  # fmt: skip
+    return calls[0] if len(calls) == 1 else None
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(filename: str) -> ast.Module:
+    try:
+        return ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _call_at_position(frame: types.FrameType) -> ast.Call | None:
+    """From the instruction's source position."""
     positions = list(frame.f_code.co_positions())
     index = frame.f_lasti // 2
     if index >= len(positions) or None in positions[index]:
@@ -310,10 +341,12 @@ def instrument(original, op: str, family: str, recorder: Recorder, script: Scrip
         if getattr(_inside, "depth", 0):
             return original(*args, **kwargs)
         caller = sys._getframe(1)
-        argument = _first_argument(signature, args, kwargs)
+        bound = _bind(signature, args, kwargs)
+        argument = next(iter(bound.values()), None)
         call = recorder.next_call()
         site = script.site(caller)
-        recorder.write(protocol.ENTER, call=call, family=family, op=op, site=site, arg=describe(argument))
+        recorder.write(protocol.ENTER, call=call, family=family, op=op, site=site, arg=describe(argument),
+                       **_before(family, argument, bound))
         _inside.depth = 1
         try:
             result = original(*args, **kwargs)
@@ -329,13 +362,52 @@ def instrument(original, op: str, family: str, recorder: Recorder, script: Scrip
     return recorded
 
 
-def _first_argument(signature: inspect.Signature, args, kwargs):
+def _bind(signature: inspect.Signature, args, kwargs) -> dict:
+    """The call's arguments by parameter name, defaults included; empty when they do not bind."""
     try:
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError:
-        return None
-    first = next(iter(signature.parameters))
-    return bound.arguments.get(first)
+        return {}
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _before(family: str, argument, bound: dict) -> dict:
+    """What a broadcast's argument held before the call, and which rank sends it."""
+    if family != BROADCAST:
+        return {}
+    return {"src": source_rank(bound), "before": fingerprint(argument), "blank": is_blank(argument)}
+
+
+def source_rank(bound: dict) -> int | None:
+    """The global rank a broadcast sends from: torch's `src` (or `group_src` within `group`),
+    accelerate's `from_process` (a global rank too)."""
+    for name in ("src", "from_process"):
+        if isinstance(bound.get(name), int):
+            return bound[name]
+    if isinstance(bound.get("group_src"), int):
+        try:
+            return dist.get_global_rank(bound.get("group") or c10d._get_default_group(), bound["group_src"])
+        except (RuntimeError, ValueError):
+            return None
+    return None
+
+
+def is_blank(value) -> bool:
+    """Whether a value is only a placeholder: tensors of zeros, None, containers of those. An
+    empty tensor holds nothing either way and counts as blank."""
+    if value is None:
+        return True
+    if isinstance(value, torch.Tensor):
+        try:
+            return value.numel() == 0 or not bool(torch.count_nonzero(value.detach()))
+        except (RuntimeError, TypeError):  # sparse, quantized, meta: nothing to tell
+            return False
+    if isinstance(value, (list, tuple)):
+        return all(is_blank(item) for item in value)
+    if isinstance(value, dict):
+        return all(is_blank(item) for item in value.values())
+    return False
 
 
 def _outcome(family: str, argument, result, caller: types.FrameType, script: Script) -> dict:
@@ -349,9 +421,26 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+_initialised = threading.Event()  # set once the script initialises a process group
+
+
+def note_initialisation(original):
+    """`init_process_group` that remembers it ran: a script that destroys its group at the end
+    still initialised one, which tells "ran no collective" from "never went distributed"."""
+
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        _initialised.set()
+        return result
+
+    return init_process_group
+
+
 def patch_collectives(recorder: Recorder, script: Script) -> None:
-    """Replace every collective, in its home module and wherever it was imported by name."""
-    replacements = {}
+    """Replace every collective, in its home module and wherever it was imported by name, and
+    `init_process_group` by one that notes it ran."""
+    replacements = {id(c10d.init_process_group): note_initialisation(c10d.init_process_group)}
     for names, family in ((TORCH_BROADCASTS, BROADCAST), (TORCH_COLLECTIVES, OTHER_COLLECTIVE)):
         for name in names:
             original = getattr(c10d, name, None)
@@ -415,7 +504,7 @@ def redirect_output(record_dir: str, rank: int) -> None:
 
 def run_script(script: Script, args: list[str], recorder: Recorder) -> dict | None:
     """Run the script as `__main__`; the namespace it left, or None when it failed."""
-    sys.argv = [script.shown, *args]
+    sys.argv = [script.path, *args]
     sys.path[0] = os.path.dirname(script.absolute)
     try:
         return runpy.run_path(script.absolute, run_name="__main__")
@@ -432,7 +521,8 @@ def run_script(script: Script, args: list[str], recorder: Recorder) -> dict | No
 def finish(namespace: dict, recorder: Recorder, record_dir: str, world_size: int) -> None:
     checks = tuple(name for name in os.environ.get(protocol.CHECK_ENV, "").split(",") if name)
     still_initialized = dist.is_available() and dist.is_initialized()
-    recorder.write(protocol.FINISHED, watched=_fingerprint_in(namespace, checks), destroyed=still_initialized)
+    recorder.write(protocol.FINISHED, watched=_fingerprint_in(namespace, checks), destroyed=still_initialized,
+                   initialized=still_initialized or _initialised.is_set())
     wait_for_every_rank(record_dir, world_size)
     if still_initialized:
         dist.destroy_process_group()
@@ -451,16 +541,21 @@ def _has_finished(record_dir: str, rank: int) -> bool:
     return any(event.kind == protocol.FINISHED for event in protocol.read_events(record_dir, rank))
 
 
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
 def main(argv: list[str]) -> None:
     record_dir = os.environ[protocol.RECORD_DIR_ENV]
     rank = int(os.environ["RANK"])
     world_size = int(os.environ["WORLD_SIZE"])
     redirect_output(record_dir, rank)
-    script = Script(argv[0])
+    script = Script(argv[0], os.environ.get(protocol.SCRIPT_NAME_ENV))
     recorder = Recorder(record_dir, rank)
     default_partial_state_to_cpu()
     patch_collectives(recorder, script)
-    recorder.write(protocol.START, pid=os.getpid())
+    recorder.write(protocol.START, pid=os.getpid(), local_rank=_env_int("LOCAL_RANK"), node=_env_int("GROUP_RANK"))
     namespace = run_script(script, argv[1:], recorder)
     finish(namespace, recorder, record_dir, world_size)
 

@@ -1,32 +1,47 @@
-"""The `bcast-lint verify` subcommand; the main CLI hands it the arguments after `verify`."""
+"""The `bcast-lint verify` subcommand; the main CLI hands it the arguments after `verify`.
+
+Only the standard library is imported until the job starts, so `--help` and the one-line message
+naming the `[harness]` extra work where torch, accelerate or psutil are not installed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
 
-from bcast_lint.harness import verify
-from bcast_lint.harness.launcher import MIN_PROCESSES
-from bcast_lint.harness.report import render_text
+from bcast_lint.harness.protocol import MIN_PROCESSES
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
+HARNESS_MODULES = ("torch", "accelerate", "psutil")
+INSTALL_HINT = "pip install 'bcast-lint[harness]'"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bcast-lint verify",
-        usage="%(prog)s SCRIPT [--nproc N] [--timeout SECONDS] [--output-format {text,json}] [--check NAME] "
-        "[-- ARGS...]",
-        description="Run SCRIPT as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
-        "whether every rank ended with the same value. Outcomes: ok, error, hang, divergent.",
+        usage="%(prog)s SCRIPT [--fix [--unsafe-fixes]] [--nproc N] [--nnodes N] [--timeout SECONDS] "
+        "[--output-format {text,json}] [--check NAME] [-- ARGS...]",
+        description="Lint SCRIPT, run it as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
+        "whether every rank ended with the same value, tying each failure to the finding that predicted it. "
+        "Outcomes: ok, error, hang, divergent, unverified (no collective ran). "
+        f"Needs the harness extra: {INSTALL_HINT}.",
     )
     parser.add_argument("script", help="the Python program to run")
-    parser.add_argument("--nproc", type=int, default=2, help="number of processes (default 2, at least 2)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before the job is killed (default 60)")
+    parser.add_argument("--fix", action="store_true",
+                        help="also apply the fixes to a temporary copy (never to SCRIPT), run it, and report per "
+                             "finding whether the fixed copy is ok where the original failed")  # fmt: skip
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too")
+    parser.add_argument("--nproc", type=int, default=2, help="processes per node (default 2; at least 2 in all)")
+    parser.add_argument("--nnodes", type=int, default=1,
+                        help="simulated nodes on this host (default 1): one launcher agent per node, one "
+                             "rendezvous, so LOCAL_RANK and is_local_main_process behave as on N machines")  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds before a job is killed (default 60; --fix runs two jobs)")  # fmt: skip
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--check",
@@ -51,21 +66,43 @@ def main(argv: list[str]) -> int:
         parser.print_usage(sys.stderr)
         print(f"bcast-lint verify: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    result = verify(args.script, args.nproc, args.timeout, tuple(script_args), tuple(args.check))
-    if args.output_format == "json":
-        print(json.dumps(result.as_dict(), indent=2))
+    missing = missing_harness_modules()
+    if missing:
+        print(f"bcast-lint verify: needs {', '.join(missing)}, not installed here; install the harness extra: "
+              f"{INSTALL_HINT}", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    return _verify(args, tuple(script_args))
+
+
+def missing_harness_modules() -> list[str]:
+    """The harness extra's modules that cannot be imported (found without importing them)."""
+    return [name for name in HARNESS_MODULES if importlib.util.find_spec(name) is None]
+
+
+def _verify(args: argparse.Namespace, script_args: tuple[str, ...]) -> int:
+    from bcast_lint.harness.verdict import RunOptions, verify_fix, verify_script
+
+    options = RunOptions(args.nproc, args.nnodes, args.timeout, script_args, tuple(args.check))
+    if args.fix:
+        report = verify_fix(args.script, options, args.unsafe_fixes)
     else:
-        print(render_text(result, args.script))
-    return EXIT_OK if result.ok else EXIT_PROBLEM
+        report = verify_script(args.script, options)
+    if args.output_format == "json":
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        print(report.render_text())
+    return EXIT_OK if report.ok else EXIT_PROBLEM
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
     if not os.path.isfile(args.script):
         return f"no such file: {args.script}"
-    if args.nproc < MIN_PROCESSES:
-        return f"--nproc must be at least {MIN_PROCESSES}: a broadcast needs a receiver"
+    if args.nnodes < 1 or args.nproc < 1 or args.nproc * args.nnodes < MIN_PROCESSES:
+        return f"--nproc times --nnodes must be at least {MIN_PROCESSES}: a broadcast needs a receiver"
     if args.timeout <= 0:
         return "--timeout must be positive"
+    if args.unsafe_fixes and not args.fix:
+        return "--unsafe-fixes applies only with --fix"
     return None
 
 

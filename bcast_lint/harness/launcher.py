@@ -1,8 +1,12 @@
 """Start a script as a real multi-process CPU job under torchrun, with a hard timeout.
 
-The job is `python -m torch.distributed.run --nproc-per-node N --rdzv-backend c10d
+On one node the job is `python -m torch.distributed.run --nproc-per-node N --rdzv-backend c10d
 --rdzv-endpoint 127.0.0.1:PORT -m bcast_lint.harness.bootstrap SCRIPT ARGS...` on a free port
-chosen here, so two verifications can run side by side. The children see:
+chosen here, so two verifications can run side by side. With `nnodes` > 1 the job simulates that
+many machines on this host: one torchrun agent per node, started together, each with `--nnodes K
+--node-rank I --master-addr 127.0.0.1 --master-port PORT` (the same PORT), so RANK runs over all
+K*N processes while LOCAL_RANK, GROUP_RANK and accelerate's `is_local_main_process` behave as on
+K machines. The children see:
 
 - `ACCELERATE_USE_CPU=true`, so `Accelerator()` uses gloo (MULTI_CPU) instead of making every
   process its own main process;
@@ -15,7 +19,7 @@ chosen here, so two verifications can run side by side. The children see:
 DETAIL mode adds collectives of its own and turns some silent corruptions into errors, so the
 harness would no longer observe what the program does without it.
 
-On timeout the whole job is killed. torchrun is started in a session of its own, but it starts
+On timeout every agent is killed. torchrun is started in a session of its own, but it starts
 each worker in a new session too, so killing its process group is not enough: every descendant
 is killed as well.
 """
@@ -28,15 +32,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
 
 import bcast_lint
 from bcast_lint.harness import protocol
-from bcast_lint.harness.protocol import RankLog, Run
+from bcast_lint.harness.protocol import MIN_PROCESSES, RankLog, Run
 
-MIN_PROCESSES = 2
 TAIL_CHARS = 4000
 
 
@@ -46,24 +50,36 @@ def launch(
     timeout: float = 60.0,
     script_args: tuple[str, ...] = (),
     check: tuple[str, ...] = (),
+    nnodes: int = 1,
+    shown: str | None = None,
 ) -> Run:
-    nproc = max(MIN_PROCESSES, nproc)
+    """Run `script` on `nnodes` simulated nodes of `nproc` processes each; `shown` names it in
+    the records (the original's name for a fixed copy)."""
+    nnodes = max(1, nnodes)
+    nproc = max(-(-MIN_PROCESSES // nnodes), nproc)
     with tempfile.TemporaryDirectory(prefix="bcast-lint-verify-") as record_dir:
-        command = torchrun_command(script, nproc, free_port(), script_args)
-        output = Path(record_dir) / "torchrun.log"
-        timed_out, returncode = run_job(command, job_environment(record_dir, check), timeout, output)
-        ranks = tuple(collect_rank(record_dir, rank) for rank in range(nproc))
-        return Run(nproc, timed_out, returncode, ranks, _tail(output))
+        port = free_port()
+        commands = [torchrun_command(script, nproc, port, script_args, nnodes, node) for node in range(nnodes)]
+        outputs = [Path(record_dir) / f"torchrun-{node}.log" for node in range(nnodes)]
+        timed_out, returncode = run_jobs(commands, job_environment(record_dir, check, shown), timeout, outputs)
+        ranks = tuple(collect_rank(record_dir, rank) for rank in range(nproc * nnodes))
+        launcher_output = "".join(_tail(output) for output in outputs)[-TAIL_CHARS:]
+        return Run(nproc * nnodes, timed_out, returncode, ranks, launcher_output, nnodes)
 
 
-def torchrun_command(script: str, nproc: int, port: int, script_args: tuple[str, ...]) -> list[str]:
+def torchrun_command(
+    script: str, nproc: int, port: int, script_args: tuple[str, ...], nnodes: int = 1, node: int = 0
+) -> list[str]:
+    if nnodes == 1:
+        rendezvous = ["--nnodes", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
+    else:  # the static rendezvous: every agent names the same master and its own node rank
+        rendezvous = ["--nnodes", str(nnodes), "--node-rank", str(node),
+                      "--master-addr", "127.0.0.1", "--master-port", str(port)]  # fmt: skip
     return [
         sys.executable, "-m", "torch.distributed.run",
         "--nproc-per-node", str(nproc),
-        "--nnodes", "1",
+        *rendezvous,
         "--max-restarts", "0",
-        "--rdzv-backend", "c10d",
-        "--rdzv-endpoint", f"127.0.0.1:{port}",
         "-m", "bcast_lint.harness.bootstrap",
         script, *script_args,
     ]  # fmt: skip
@@ -75,7 +91,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def job_environment(record_dir: str, check: tuple[str, ...]) -> dict[str, str]:
+def job_environment(record_dir: str, check: tuple[str, ...], shown: str | None = None) -> dict[str, str]:
     # The bootstrap must import from this very checkout, installed or not.
     package_root = str(Path(bcast_lint.__file__).resolve().parent.parent)
     python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
@@ -86,22 +102,32 @@ def job_environment(record_dir: str, check: tuple[str, ...]) -> dict[str, str]:
         "CUDA_VISIBLE_DEVICES": "",
         protocol.RECORD_DIR_ENV: record_dir,
         protocol.CHECK_ENV: ",".join(check),
+        protocol.SCRIPT_NAME_ENV: shown or "",
     }
 
 
-def run_job(command: list[str], env: dict[str, str], timeout: float, output: Path) -> tuple[bool, int | None]:
-    """Run to completion or kill at the timeout: (timed out, torchrun's exit status)."""
-    with open(output, "wb") as log:
-        job = subprocess.Popen(
-            command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            return False, job.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return True, None
-        finally:
+def run_jobs(
+    commands: list[list[str]], env: dict[str, str], timeout: float, outputs: list[Path]
+) -> tuple[bool, int | None]:
+    """Run every agent to completion or kill them all at the timeout: (timed out, the first
+    non-zero exit status among the agents, else 0)."""
+    deadline = time.monotonic() + timeout
+    jobs: list[subprocess.Popen] = []
+    try:
+        for command, output in zip(commands, outputs):
+            with open(output, "wb") as log:
+                jobs.append(subprocess.Popen(
+                    command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                ))  # fmt: skip
+        statuses = [job.wait(timeout=max(0.0, deadline - time.monotonic())) for job in jobs]
+    except subprocess.TimeoutExpired:
+        return True, None
+    finally:
+        for job in jobs:
             if job.poll() is None:  # timed out, or the caller was interrupted (pytest-timeout, ^C)
                 kill_job(job)
+    return False, next((status for status in statuses if status), 0)
 
 
 def kill_job(job: subprocess.Popen) -> None:

@@ -7,14 +7,20 @@ everything it did up to that point. The schema is the `Event` dataclass below, w
 
 Kinds of event, in the order a rank writes them:
 
-- START: the bootstrap is about to run the script (`pid`).
-- ENTER: the rank is about to call into a collective (`call`, `op`, `site`, `arg`). Written before
-  the real collective runs, so on a hang the last unmatched ENTER says where the rank waits.
+- START: the bootstrap is about to run the script (`pid`, `local_rank`, `node`).
+- ENTER: the rank is about to call into a collective (`call`, `op`, `site`, `arg`; for a broadcast
+  also `src`, the global source rank, `before`, the argument's fingerprint before the call, and
+  `blank`, whether it held only a placeholder: zeros, None). Written before the real collective
+  runs, so on a hang the last unmatched ENTER says where the rank waits.
 - EXIT: that collective returned or raised (`value`, `result`, `watched` or `error`).
 - SCRIPT_ERROR: the script raised (`error`, `site`: the innermost line of the script in the
   traceback).
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
-  harness had to call `destroy_process_group()` because the script did not).
+  harness had to call `destroy_process_group()` because the script did not; `initialized`:
+  whether the process group was ever initialised).
+
+Fields added later have defaults, so records and synthetic events written without them still
+decode.
 
 It also holds what the launcher hands the report (`RankLog`, `Run`). Standard library only: the
 parent process never needs torch to read records.
@@ -27,7 +33,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+# A broadcast needs a receiver: a job has at least this many ranks in all.
+MIN_PROCESSES = 2
+
 RECORD_DIR_ENV = "BCAST_LINT_RECORD_DIR"
+# The script's name in reports, when the file run is a copy (`verify --fix` runs a fixed copy).
+SCRIPT_NAME_ENV = "BCAST_LINT_SCRIPT_NAME"
 # Comma-separated module-level names whose values the bootstrap fingerprints at script end.
 CHECK_ENV = "BCAST_LINT_CHECK"
 
@@ -59,6 +70,12 @@ class Event:
     watched: tuple[tuple[str, str], ...] = ()  # (variable name, fingerprint) pairs
     error: str | None = None  # "TypeError: message"
     destroyed: bool = False
+    local_rank: int | None = None  # LOCAL_RANK: the rank's index on its (simulated) node
+    node: int | None = None  # GROUP_RANK: which (simulated) node the rank runs on
+    src: int | None = None  # the broadcast's global source rank
+    before: str | None = None  # fingerprint of the broadcast argument before the call
+    blank: bool | None = None  # whether that argument held only a placeholder (all zeros, None)
+    initialized: bool = False
 
 
 def record_path(record_dir: str | Path, rank: int) -> Path:
@@ -108,8 +125,9 @@ class RankLog:
 class Run:
     """One finished (or killed) job, as the launcher hands it to the report."""
 
-    nproc: int
+    nproc: int  # ranks in all (the world size), over every node
     timed_out: bool
     returncode: int | None
     ranks: tuple[RankLog, ...]
     launcher_output: str = ""  # tail of torchrun's own output, for failures before any script ran
+    nnodes: int = 1

@@ -1,0 +1,153 @@
+"""Static findings and runtime events on one page: which finding predicted which failure.
+
+`verify` lints the script with the same engine as the CLI (`lint_script`, `fix_script`: the only
+two calls into it) and ties each runtime event to the findings it bears out. A finding is tied to
+an event when
+
+- the event happened inside the finding's range (a TypeError at the flagged broadcast, a rank
+  waiting in it, a broadcast that diverged there), or the finding binds a `--check` name that
+  ended different on the ranks; or
+- the collective the finding leads to is one the event involves: the first collective the run
+  reached at or after the finding's line in the same function. So a placeholder flagged where it
+  is allocated is tied to the divergence at the broadcast below it, and `x = dist.broadcast(x)`
+  to the AttributeError one line later, on the rank whose last completed broadcast it was.
+
+An event with script lines and no finding says "no static finding here" (what the linter still
+misses); a finding tied to no event was "not observed in this run" (BCL004 on a CPU run).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+from dataclasses import dataclass
+
+from bcast_lint.model import Finding
+from bcast_lint.harness.report import RuntimeEvent, VerifyResult
+
+
+# ---------------------------------------------------------------- the engine, called in one place
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """What fixing the script produced: its new bytes and the findings the fixes left."""
+
+    source: bytes
+    remaining: tuple[Finding, ...]
+    error: str | None = None
+
+
+def lint_script(path: str, source: bytes) -> tuple[Finding, ...]:
+    """The script's findings under the project's configuration, as `bcast-lint SCRIPT` reports them."""
+    from bcast_lint.engine import lint_source
+
+    return lint_source(source, path, _enabled(path)).findings
+
+
+def fix_script(path: str, source: bytes, unsafe: bool) -> Fixed:
+    """The script with every applicable fix applied, as `bcast-lint --fix [--unsafe-fixes]` would."""
+    from bcast_lint.fixer import fix_source
+
+    outcome = fix_source(source, path, _enabled(path), unsafe)
+    return Fixed(outcome.source, outcome.remaining.findings, outcome.error)
+
+
+def _enabled(path: str):
+    from bcast_lint.config import load_settings
+
+    settings = load_settings([path])
+    return lambda code: settings.is_enabled(code, path)
+
+
+# ---------------------------------------------------------------- tying findings to events
+
+
+@dataclass(frozen=True)
+class Script:
+    """The script's name as the run reports it in sites ("name:line"), and its parsed lines."""
+
+    shown: str
+    tree: ast.Module | None
+
+    @classmethod
+    def parse(cls, shown: str, source: bytes) -> "Script":
+        try:
+            return cls(shown, ast.parse(source))
+        except (SyntaxError, ValueError):
+            return cls(shown, None)
+
+    def line(self, site: str) -> int | None:
+        path, _, line = site.rpartition(":")
+        return int(line) if path == self.shown and line.isdigit() else None
+
+    def lines(self, sites: tuple[str, ...]) -> set[int]:
+        return {line for line in map(self.line, sites) if line is not None}
+
+    def binding_lines(self, name: str) -> set[int]:
+        """Lines that assign `name` (a `--check` name is a module-level variable)."""
+        if self.tree is None:
+            return set()
+        return {
+            node.lineno for node in ast.walk(self.tree)
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        }  # fmt: skip
+
+    def function_span(self, line: int) -> tuple[int, int]:
+        """The innermost function around `line`, or the whole file."""
+        span = (1, 10**9)
+        for node in ast.walk(self.tree) if self.tree else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                end = node.end_lineno or node.lineno
+                if node.lineno <= line <= end and node.lineno >= span[0]:
+                    span = (node.lineno, end)
+        return span
+
+
+def ties(findings: tuple[Finding, ...], result: VerifyResult, script: Script) -> tuple[tuple[int, ...], ...]:
+    """For each finding, the indices of the runtime events it is tied to."""
+    reached = sorted(script.lines(_collective_sites(result)))
+    return tuple(
+        tuple(index for index, event in enumerate(result.events) if _tied(finding, event, script, reached))
+        for finding in findings
+    )
+
+
+def _collective_sites(result: VerifyResult) -> tuple[str, ...]:
+    calls = tuple(call.site for broadcast in result.broadcasts for call in broadcast.calls)
+    return calls + tuple(site for event in result.events for site in event.collectives)
+
+
+def _tied(finding: Finding, event: RuntimeEvent, script: Script, reached: list[int]) -> bool:
+    here = script.lines(event.sites) | {line for name in event.names for line in script.binding_lines(name)}
+    if any(finding.line <= line <= finding.end_line for line in here):
+        return True
+    leads_to = _next_collective(finding.line, script, reached)
+    return leads_to is not None and leads_to in script.lines(event.collectives)
+
+
+def _next_collective(line: int, script: Script, reached: list[int]) -> int | None:
+    start, end = script.function_span(line)
+    return next((site for site in reached if line <= site <= end and site >= start), None)
+
+
+def has_script_lines(event: RuntimeEvent, script: Script) -> bool:
+    return bool(script.lines(event.sites) or event.names)
+
+
+# ---------------------------------------------------------------- a finding's place in the fixed copy
+
+
+def moved(finding: Finding, original: bytes, fixed: bytes, shown: str) -> Finding:
+    """The finding at the lines its code occupies in the fixed copy (the fixes may add lines)."""
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), fixed.splitlines(), autojunk=False)
+
+    def new_line(line: int) -> int:
+        for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
+            if a_start < line <= a_end:
+                return b_start + (line - a_start) if tag == "equal" else b_start + 1
+        return line
+
+    line = new_line(finding.line)
+    return dataclasses.replace(finding, filename=shown, line=line, end_line=max(line, new_line(finding.end_line)))
