@@ -36,29 +36,32 @@ class Fixed:
 
     source: bytes
     remaining: tuple[Finding, ...]
-    error: str | None = None
 
 
 def lint_script(path: str, source: bytes) -> tuple[Finding, ...]:
-    """The script's findings under the project's configuration, as `bcast-lint SCRIPT` reports them."""
-    from bcast_lint.engine import lint_source
+    """The script's findings under the project's configuration, as `bcast-lint SCRIPT` reports
+    them (a fix the fixer would reject already dropped, with its reason)."""
+    from bcast_lint.runner import LINT
 
-    return lint_source(source, path, _enabled(path)).findings
+    return _pipeline(path, source, LINT, unsafe=False).result.findings
 
 
 def fix_script(path: str, source: bytes, unsafe: bool) -> Fixed:
     """The script with every applicable fix applied, as `bcast-lint --fix [--unsafe-fixes]` would."""
-    from bcast_lint.fixer import fix_source
+    from bcast_lint.runner import FIX
 
-    outcome = fix_source(source, path, _enabled(path), unsafe)
-    return Fixed(outcome.source, outcome.remaining.findings, outcome.error)
+    outcome = _pipeline(path, source, FIX, unsafe)
+    return Fixed(outcome.new if outcome.new is not None else source, outcome.result.findings)
 
 
-def _enabled(path: str):
+def _pipeline(path: str, source: bytes, mode: str, unsafe: bool):
+    """The CLI's own per-file pipeline, with the configuration `bcast-lint SCRIPT` would find."""
     from bcast_lint.config import load_settings
+    from bcast_lint.runner import Task, process
 
     settings = load_settings([path])
-    return lambda code: settings.is_enabled(code, path)
+    settings = dataclasses.replace(settings, unsafe_fixes=settings.unsafe_fixes or unsafe)
+    return process(Task(path, source), settings, mode)
 
 
 # ---------------------------------------------------------------- tying findings to events

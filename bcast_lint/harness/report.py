@@ -15,7 +15,8 @@ with the n-th broadcast of the others. The outcome is decided in this order:
   the source sent a placeholder (all zeros, None), or while other receivers held placeholders (each
   node's local main process filled its own value and the broadcast sent node 0's to every node).
   Every rank ends with the same values there, so comparing them afterwards sees nothing.
-- `unverified`: every rank finished without calling any collective: nothing was checked.
+- `unverified`: every rank finished without calling any collective (and no `--check` name was
+  compared): nothing was checked.
 - `ok`: none of these; the verdict says how many collectives were checked on how many ranks.
 
 Each line of the verdict is a `RuntimeEvent` that carries the script lines it happened at, so the
@@ -287,7 +288,7 @@ def judge(run: Run) -> VerifyResult:
     divergences = _divergences(states, broadcasts)
     if divergences:
         return VerifyResult(DIVERGENT, tuple(divergences), **common)
-    if not common["collectives"]:
+    if not common["collectives"] and not any(state.finished.watched for state in states):
         return VerifyResult(UNVERIFIED, (_nothing_verified(states),), **common)
     return VerifyResult(OK, (), **common)
 

@@ -196,13 +196,13 @@ def verify_fix(script: str, options: RunOptions, unsafe: bool) -> FixProof:
     fixed = fix_script(script, source, unsafe)
     flags = _fixed_flags(findings, fixed.remaining) if fixed.source != source else [False] * len(findings)
     if not any(flags):
-        return FixProof(original, None, _proofs(original, findings, flags, unsafe, fixed.error, None))
+        return FixProof(original, None, _proofs(original, findings, flags, unsafe, None))
     shown = f"{script} (fixed)"
     with _temporary_copy(script, fixed.source) as copy:
         result = _run(copy, options, shown)
     moved_findings = tuple(moved(finding, source, fixed.source, shown) for finding in findings)
     fixed_run = link(shown, fixed.source, moved_findings, result)
-    return FixProof(original, fixed_run, _proofs(original, findings, flags, unsafe, fixed.error, fixed_run))
+    return FixProof(original, fixed_run, _proofs(original, findings, flags, unsafe, fixed_run))
 
 
 def _fixed_flags(findings: tuple[Finding, ...], remaining: tuple[Finding, ...]) -> list[bool]:
@@ -220,22 +220,24 @@ def _fixed_flags(findings: tuple[Finding, ...], remaining: tuple[Finding, ...]) 
     return flags
 
 
-def _proofs(original: LinkedRun, findings, fixed_flags, unsafe: bool, error: str | None,
+def _proofs(original: LinkedRun, findings, fixed_flags, unsafe: bool,
             fixed_run: LinkedRun | None) -> tuple[FindingProof, ...]:  # fmt: skip
     proofs = []
     for index, (finding, fixed) in enumerate(zip(findings, fixed_flags)):
         after = fixed_run.events_of(index) if fixed and fixed_run else ()
-        reason = "" if fixed else _not_fixed_because(finding, unsafe, error)
+        reason = "" if fixed else _not_fixed_because(finding, unsafe)
         proofs.append(FindingProof(finding, fixed, reason, original.events_of(index), after))
     return tuple(proofs)
 
 
-def _not_fixed_because(finding: Finding, unsafe: bool, error: str | None) -> str:
+def _not_fixed_because(finding: Finding, unsafe: bool) -> str:
+    if finding.fix_rejected:
+        return f"its fix was rejected: {finding.fix_rejected}"
     if finding.fix is None:
-        return "the rule has no automatic fix for it; see `bcast-lint rule " + finding.code + "`"
+        return f"the rule has no automatic fix for it; see `bcast-lint rule {finding.code}`"
     if finding.fix.applicability != SAFE and not unsafe:
         return "its fix is unsafe; --unsafe-fixes applies it"
-    return f"its fix was not applied ({error})" if error else "its fix was not applied"
+    return "its fix was not applied"
 
 
 @contextmanager
