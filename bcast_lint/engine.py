@@ -36,7 +36,7 @@ def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = 
         return FileResult(filename)
     try:
         model = model or Source.from_bytes(source)
-    except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: an unknown coding cookie
+    except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: from the cookie's lines
         return FileResult(filename, error=f"cannot decode: {error}")
     try:
         return _lint_parsed(source, model, filename, enabled, honour_noqa, tree)

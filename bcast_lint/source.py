@@ -36,8 +36,8 @@ class Source:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Source":
-        """Decode as Python would (coding cookie, BOM); raises SyntaxError for an unknown or
-        inconsistent coding cookie and UnicodeDecodeError for bytes that do not decode."""
+        """Decode as Python would (coding cookie, BOM). Bytes that do not decode raise
+        UnicodeDecodeError, or SyntaxError from the cookie's lines (an unknown codec, say)."""
         import tokenize  # only for files that pass the pre-filter
 
         encoding = tokenize.detect_encoding(_first_two_lines(data))[0]
