@@ -36,11 +36,21 @@ def method_name(call: cst.Call) -> Optional[str]:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
-def keyword_argument(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
+def argument(call: cst.Call, position: Optional[int] = None, keyword: Optional[str] = None) -> Optional[cst.Arg]:
+    """The argument passed as `keyword=`, or as the `position`-th (0-based) before any keyword or
+    star (TorchFix's get_specific_arg); None when it is not written out."""
+    for index, arg in enumerate(call.args):
+        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+        if arg.keyword is None and not arg.star and index == position:
+            return arg
     return None
+
+
+def argument_value(call: cst.Call, position: Optional[int] = None,
+                   keyword: Optional[str] = None) -> Optional[cst.BaseExpression]:
+    found = argument(call, position, keyword)
+    return found.value if found is not None else None
 
 
 def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
@@ -62,13 +72,7 @@ def is_none(expr: cst.BaseExpression) -> bool:
 
 def has_none_leaf(expr: cst.BaseExpression) -> bool:
     """None itself, or a list/tuple/dict literal with a None somewhere inside."""
-    if is_none(expr):
-        return True
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return any(has_none_leaf(e.value) for e in expr.elements if isinstance(e, cst.Element))
-    if isinstance(expr, cst.Dict):
-        return any(has_none_leaf(e.value) for e in expr.elements if isinstance(e, cst.DictElement))
-    return False
+    return any(is_none(leaf) for leaf in payload_leaves(expr, nested=True))
 
 
 def indexed_device_text(expr: cst.BaseExpression) -> Optional[str]:
@@ -101,17 +105,18 @@ def last_name(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def names_in_payload(expr: cst.BaseExpression, nested: bool) -> list[cst.Name]:
-    """The plain names a broadcast sends: the argument itself, or with `nested` (accelerate walks
-    lists, tuples and dicts) the names inside a literal container."""
-    if isinstance(expr, cst.Name) and expr.value != "None":
-        return [expr]
-    if not nested:
-        return []
-    if isinstance(expr, (cst.List, cst.Tuple)):
+def payload_leaves(expr: cst.BaseExpression, nested: bool) -> list[cst.BaseExpression]:
+    """What a broadcast sends: the argument itself, or with `nested` (accelerate walks lists,
+    tuples and dicts) the leaves of a literal container."""
+    if nested and isinstance(expr, (cst.List, cst.Tuple)):
         elements = [e.value for e in expr.elements if isinstance(e, cst.Element)]
-    elif isinstance(expr, cst.Dict):
+    elif nested and isinstance(expr, cst.Dict):
         elements = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
     else:
-        return []
-    return [name for element in elements for name in names_in_payload(element, nested)]
+        return [expr]
+    return [leaf for element in elements for leaf in payload_leaves(element, nested)]
+
+
+def names_in_payload(expr: cst.BaseExpression, nested: bool) -> list[cst.Name]:
+    """The plain names among the payload's leaves."""
+    return [leaf for leaf in payload_leaves(expr, nested) if isinstance(leaf, cst.Name) and not is_none(leaf)]

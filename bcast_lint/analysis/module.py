@@ -15,7 +15,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
-from bcast_lint.analysis.expressions import last_name, names_in_payload
+from bcast_lint.analysis.expressions import argument, argument_value, is_none, last_name, names_in_payload
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
 from bcast_lint.analysis.flow import ASSIGNED, Definition, Env, merge_envs, walk_scope
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
@@ -41,18 +41,10 @@ class CallSite:
     rank_decorator: Optional[cst.Decorator] = None
     reached: dict = field(default_factory=dict)  # World -> Env, for the worlds that reach it
 
-    def argument(self, position: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
-        for index, arg in enumerate(self.call.args):
-            if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
-                return arg
-            if arg.keyword is None and not arg.star and index == position:
-                return arg
-        return None
-
     @property
     def payload(self) -> Optional[cst.BaseExpression]:
         """The value being broadcast (the first argument)."""
-        first = self.argument(0, None)
+        first = argument(self.call, 0)
         if first is None:
             for arg in self.call.args:
                 if arg.keyword is not None and arg.keyword.value in ("tensor", "object_list", "self"):
@@ -62,16 +54,13 @@ class CallSite:
 
     @property
     def source(self) -> Optional[cst.BaseExpression]:
-        arg = self.argument(self.api.src_position, self.api.src_keyword)
-        return arg.value if arg is not None else None
+        return argument_value(self.call, self.api.src_position, self.api.src_keyword)
 
     @property
     def group(self) -> Optional[cst.BaseExpression]:
         """The `group=` the collective runs over; None for the default (every rank)."""
-        arg = self.argument(None, "group")
-        if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-            return None
-        return arg.value
+        group = argument_value(self.call, keyword="group")
+        return None if group is None or is_none(group) else group
 
     @property
     def source_rank(self) -> Optional[int]:
@@ -355,10 +344,9 @@ class ModuleAnalysis:
         """"where 'accelerator.is_main_process' is false": the rank test the fine ranks passed."""
         for definition in fine_definitions:
             if definition.guard is not None:
-                truth = "false" if definition.guard.polarity else "true"
-                return f"where '{self.code(definition.guard.test)}' is {truth}"
+                return f"where {self.test_phrase(definition.guard.test, not definition.guard.polarity)}"
             if isinstance(definition.value, cst.IfExp):
-                return f"where '{self.code(definition.value.test)}' is false"
+                return f"where {self.test_phrase(definition.value.test, False)}"
         return "on some ranks"
 
     def values(self, definition: Definition, world: World) -> list[cst.BaseExpression]:
@@ -391,6 +379,17 @@ class ModuleAnalysis:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def test_phrase(self, test: cst.BaseExpression, truth: bool) -> str:
+        """"'accelerator.is_main_process' is false": a condition and its value, as messages say it."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, truth = test.expression, not truth
+        text = self.code(test)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not truth \
+                and isinstance(test.comparisons[0].operator, cst.NotEqual):
+            text = f"{self.code(test.left)} == {self.code(test.comparisons[0].comparator)}"
+            truth = True  # "'rank == 0' is true" reads better than "'rank != 0' is false"
+        return f"'{text}' is {'true' if truth else 'false'}"
 
     def line_text(self, line: int) -> str:
         """The text of the original file's line `line`, without its line ending."""

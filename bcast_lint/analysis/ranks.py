@@ -20,7 +20,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.walk import Visitor
 
 RANK = "rank"
@@ -267,13 +267,8 @@ def _is_own_group_rank(group: str) -> bool:
 
 def _group_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The group of `dist.get_rank(group)` / `get_rank(group=g)`; None for the world."""
-    for arg in call.args:
-        if arg.keyword is None or arg.keyword.value == "group":
-            value = arg.value
-            if isinstance(value, cst.Name) and value.value == "None":
-                return None
-            return value
-    return None
+    group = argument_value(call, 0, "group")
+    return None if group is None or is_none(group) else group
 
 
 def integer_literal(expr: cst.BaseExpression) -> Optional[int]:

@@ -19,7 +19,7 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import keyword_argument, positional_arguments
+from bcast_lint.analysis.expressions import argument, argument_value, positional_arguments
 
 Dim = Union[int, str]  # a literal size, or the source text of a size expression
 QualifiedNames = Callable[[cst.CSTNode], set]
@@ -187,16 +187,16 @@ def _constructor_spec(call: cst.Call, qualified_names: QualifiedNames) -> Option
     if fields is None:
         return None
     spec = TensorSpec(qualified, call, **fields)
-    explicit = _keyword_arg(call, "dtype")
+    explicit = argument(call, keyword="dtype")
     if explicit is not None:
         spec = _with(spec, dtype=dtype_name(explicit.value, qualified_names), dtype_node=explicit)
-    device = keyword_argument(call, "device")
+    device = argument_value(call, keyword="device")
     return _with(spec, device=device) if device is not None else spec
 
 
 def _sized(call: cst.Call, names: QualifiedNames, dtype: Optional[str]) -> Optional[dict]:
     """zeros/ones/empty/rand/randn/new_zeros: `f(2, 3)`, `f((2, 3))`, `f(n)`, `f(size=(2, 3))`."""
-    keyword = keyword_argument(call, "size")
+    keyword = argument_value(call, keyword="size")
     args = [keyword] if keyword is not None else _leading_positionals(call)
     if any(arg.star for arg in call.args):
         return {"shape": None, "dtype": dtype}
@@ -212,9 +212,8 @@ def _sized(call: cst.Call, names: QualifiedNames, dtype: Optional[str]) -> Optio
 
 def _full(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
     """full(size, fill_value) / Tensor.new_full(size, fill_value): the fill value's type sets the dtype."""
-    positional = positional_arguments(call)
-    size = keyword_argument(call, "size") or (positional[0] if positional else None)
-    fill = keyword_argument(call, "fill_value") or (positional[1] if len(positional) > 1 else None)
+    size = argument_value(call, 0, "size")
+    fill = argument_value(call, 1, "fill_value")
     if size is None:
         return None
     shape, ambiguous = _sequence_shape(size)
@@ -224,7 +223,7 @@ def _full(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
 
 def _randint(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
     positional = positional_arguments(call)
-    size = keyword_argument(call, "size")
+    size = argument_value(call, keyword="size")
     if size is None and len(positional) in (2, 3):
         size = positional[-1]
     if size is None:
@@ -234,8 +233,7 @@ def _randint(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
 
 
 def _randperm(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
-    positional = positional_arguments(call)
-    n = keyword_argument(call, "n") or (positional[0] if positional else None)
+    n = argument_value(call, 0, "n")
     return None if n is None else {"shape": (_dim(n),), "dtype": "int64"}
 
 
@@ -255,15 +253,13 @@ def _arange(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
 
 
 def _linspace(call: cst.Call, names: QualifiedNames) -> Optional[dict]:
-    positional = positional_arguments(call)
-    steps = keyword_argument(call, "steps") or (positional[2] if len(positional) > 2 else None)
+    steps = argument_value(call, 2, "steps")
     return {"shape": None if steps is None else (_dim(steps),), "dtype": "float32"}
 
 
 def _data(call: cst.Call, names: QualifiedNames, inherits_dtype: bool = False) -> Optional[dict]:
     """tensor(data) / Tensor.new_tensor(data): shape and dtype of a literal nested list."""
-    positional = positional_arguments(call)
-    data = keyword_argument(call, "data") or (positional[0] if positional else None)
+    data = argument_value(call, 0, "data")
     if data is None:
         return None
     shape, dtype = _data_shape(data, names)
@@ -370,10 +366,6 @@ def _leading_positionals(call: cst.Call) -> list[cst.BaseExpression]:
             break
         leading.append(arg.value)
     return leading
-
-
-def _keyword_arg(call: cst.Call, keyword: str) -> Optional[cst.Arg]:
-    return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword), None)
 
 
 def _dim(expr: cst.BaseExpression) -> Dim:

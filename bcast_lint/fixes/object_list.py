@@ -14,6 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import argument
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.walk import Visitor
@@ -71,7 +72,7 @@ def _torch_edit(analysis, site, small, function: str, target: Optional[str]) -> 
     payload = site.payload
     if not isinstance(payload, cst.Name) or target not in (None, payload.value):
         return None
-    if any(arg.keyword is not None and arg.keyword.value == "async_op" for arg in site.call.args):
+    if argument(site.call, keyword="async_op") is not None:
         return None  # broadcast_object_list has no asynchronous form
     objects = _fresh_name(analysis, f"{payload.value}_objects")
     arguments = ", ".join([objects, *_other_arguments(analysis, site)])

@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import is_none, method_name, positional_arguments
+from bcast_lint.analysis.expressions import is_none, method_name, payload_leaves, positional_arguments
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
@@ -223,7 +223,7 @@ class BroadcastIntoTemporary(Rule):
             if not site.api.in_place or site.api.payload != apis.TENSOR or site.payload is None:
                 continue
             discarded = _result_discarded(site)
-            for expr in _tensor_leaves(site.payload, site.api.nested):
+            for expr in payload_leaves(site.payload, site.api.nested):
                 kind = _kind(analysis, expr)
                 if kind == COPY and discarded or kind in (STRIDED, PERMUTED):
                     message, remedy = _message(analysis, site, expr, kind)
@@ -243,18 +243,6 @@ def _result_discarded(site: CallSite) -> bool:
     statement = site.statement
     return isinstance(statement, cst.SimpleStatementLine) and any(
         isinstance(small, cst.Expr) and small.value is site.call for small in statement.body)
-
-
-def _tensor_leaves(expr: cst.BaseExpression, nested: bool) -> list[cst.BaseExpression]:
-    """The tensors a call receives into: the argument, or the leaves of a literal container for
-    accelerate's nested broadcast."""
-    if nested and isinstance(expr, (cst.List, cst.Tuple)):
-        return [leaf for e in expr.elements if isinstance(e, cst.Element)
-                for leaf in _tensor_leaves(e.value, nested)]
-    if nested and isinstance(expr, cst.Dict):
-        return [leaf for e in expr.elements if isinstance(e, cst.DictElement)
-                for leaf in _tensor_leaves(e.value, nested)]
-    return [expr]
 
 
 # -- what an expression is -------------------------------------------------------------------

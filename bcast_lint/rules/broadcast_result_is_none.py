@@ -4,7 +4,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import keyword_argument
+from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.walk import children
 from bcast_lint.fixes.edits import replace_node
@@ -120,10 +120,7 @@ def _may_return_work(site: CallSite) -> bool:
         return True
     if site.api.short_name != "broadcast":
         return False  # broadcast_object_list has no async_op
-    async_op = keyword_argument(site.call, "async_op")
-    if async_op is None:
-        positional = site.argument(_ASYNC_OP_POSITION, None)
-        async_op = positional.value if positional is not None else None
+    async_op = argument_value(site.call, _ASYNC_OP_POSITION, "async_op")
     return async_op is not None and not (isinstance(async_op, cst.Name) and async_op.value == "False")
 
 

@@ -352,15 +352,21 @@ def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:
 
 
 def _functions_within(scope: cst.CSTNode) -> set:
-    found: set = set()
+    collector = _FunctionCollector(scope)
+    collector.walk(scope)
+    return collector.found
 
-    class Collector(Visitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            if node is not scope:
-                found.add(node)
 
-    Collector().walk(scope)
-    return found
+class _FunctionCollector(Visitor):
+    """The functions defined inside a scope, at any depth."""
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found: set = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node is not self.scope:
+            self.found.add(node)
 
 
 # -- where the call stands in its scope ------------------------------------------------------
@@ -481,7 +487,7 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
     for chain, index in reversed(layout.enclosing.get(exit_.statement, [])):
         test, truth = _arm_test(chain, index)
         if any(analysis.conditions.evaluate(test, world) is (not truth) for world in worlds):
-            return _phrase(analysis, test, truth)
+            return analysis.test_phrase(test, truth)
     return None
 
 
@@ -502,21 +508,10 @@ def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Opt
     for test, truth in [*enclosing, *others]:
         values = [analysis.conditions.evaluate(test, world) for world in worlds]
         if None not in values and {w for w, v in zip(worlds, values) if v == truth} == reached:
-            return _phrase(analysis, test, truth)
+            return analysis.test_phrase(test, truth)
     if enclosing:
-        return _phrase(analysis, *enclosing[0])
+        return analysis.test_phrase(*enclosing[0])
     return None
-
-
-def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, truth = test.expression, not truth
-    text = analysis.code(test)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not truth \
-            and isinstance(test.comparisons[0].operator, cst.NotEqual):
-        text = f"{analysis.code(test.left)} == {analysis.code(test.comparisons[0].comparator)}"
-        truth = True  # "'rank == 0' is true" reads better than "'rank != 0' is false"
-    return f"'{text}' is {'true' if truth else 'false'}"
 
 
 # -- the fix: move the call after the branch --------------------------------------------------

@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import (call_chain, indexed_device_text, keyword_argument,
+from bcast_lint.analysis.expressions import (argument_value, call_chain, indexed_device_text,
                                              method_name, positional_arguments)
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.fixes.edits import replace_node
@@ -86,7 +86,7 @@ class HardcodedDevice(Rule):
                         call: cst.Call) -> Optional[tuple[str, cst.BaseExpression, bool]]:
         """(device, the expression naming it, whether the literal is written in the call)."""
         method = method_name(call)
-        candidates = [keyword_argument(call, "device")]
+        candidates = [argument_value(call, keyword="device")]
         if method in ("to", "cuda"):
             candidates.extend(positional_arguments(call)[:1])
         for candidate in filter(None, candidates):

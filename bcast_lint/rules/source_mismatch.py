@@ -4,6 +4,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.expressions import allocation, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
@@ -211,7 +212,7 @@ class _LoopNames(Visitor):
         self.names: set = set()
 
     def visit_For(self, node: cst.For) -> None:
-        self.names.update(_target_names(node.target))
+        self.names.update(target_names(node.target))
 
     def _enter_scope(self, node: cst.CSTNode) -> bool:
         return node is self.scope  # not a nested function, class or lambda
@@ -315,23 +316,13 @@ def _comprehension_targets(node: cst.CSTNode, call: cst.Call, bound: tuple) -> O
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
         comp_for = node.for_in
         while comp_for is not None:
-            bound = bound + tuple(_target_names(comp_for.target))
+            bound = bound + tuple(target_names(comp_for.target))
             comp_for = comp_for.inner_for_in
     for child in children(node):
         found = _comprehension_targets(child, call, bound)
         if found is not None:
             return found
     return None
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
@@ -378,8 +369,7 @@ def _fills(analysis: ModuleAnalysis, site: CallSite, name: str) -> dict:
 def _guard_phrase(analysis: ModuleAnalysis, guard) -> Optional[str]:
     if guard is None:
         return None
-    truth = "true" if guard.polarity else "false"
-    return f"'{analysis.code(guard.test)}' is {truth}"
+    return analysis.test_phrase(guard.test, guard.polarity)
 
 
 def _is_placeholder_write(analysis: ModuleAnalysis, write) -> bool:
