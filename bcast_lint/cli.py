@@ -12,34 +12,49 @@ import sys
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from bcast_lint import __version__
-from bcast_lint.codes import RULES, RULES_BY_CODE
+from bcast_lint.codes import ALL_CODES, RULES, RULES_BY_CODE, SYNTAX_ERROR, SYNTAX_ERROR_NAME
 from bcast_lint.config import ConfigError, Settings, load_settings
 from bcast_lint.files import STDIN, SourceFile, discover
 from bcast_lint.model import FileResult, Finding
-from bcast_lint.output import FORMATS
+from bcast_lint.output import DEFAULT_FORMAT, FORMATS
 
 if TYPE_CHECKING:
     from bcast_lint.runner import FileOutcome
+    from bcast_lint.source import Source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C
 _SUBCOMMANDS = ("rule", "verify")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Every command runs here, so a closed pipe or Ctrl-C ends each of them the same way."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "rule":
-            return _rule_command(argv[1:])
-        if argv and argv[0] == "verify":
-            from bcast_lint.harness.command import main as verify
-
-            return verify(argv[1:])
-        return _check_command(argv[1:] if argv and argv[0] == "check" else argv)
+        status = _dispatch(argv)
+        sys.stdout.flush()  # a closed pipe shows up here for output still in the buffer
+        return status
     except ConfigError as error:
         print(f"bcast-lint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader (`| head`) has what it wanted. Like ruff (and ripgrep), stop quietly with
+        # 0; point stdout at /dev/null so the interpreter's own flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLEAN
     except KeyboardInterrupt:
-        return EXIT_ERROR
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] == "rule":
+        return _rule_command(argv[1:])
+    if argv and argv[0] == "verify":
+        from bcast_lint.harness.command import main as verify
+
+        return verify(argv[1:])
+    return _check_command(argv[1:] if argv and argv[0] == "check" else argv)
 
 
 # -- check -------------------------------------------------------------------------------------
@@ -50,7 +65,9 @@ def _check_parser() -> argparse.ArgumentParser:
         epilog="Other commands: `bcast-lint rule CODE|--all` explains rules; "
                "`bcast-lint verify SCRIPT` runs a program on 2+ processes and compares ranks.",
     )
-    parser.add_argument("paths", nargs="*", default=["."], help="files or directories; - reads stdin")
+    parser.add_argument("paths", nargs="*",
+                        help="files or directories (default: ., or stdin with --stdin-filename); "
+                             "- reads stdin")
     parser.add_argument("--version", action="version", version=f"bcast-lint {__version__}")
     parser.add_argument("--config", help="use this configuration file instead of searching for one")
     selection = parser.add_argument_group("rule selection")
@@ -59,6 +76,10 @@ def _check_parser() -> argparse.ArgumentParser:
     selection.add_argument("--extend-select", type=_codes, help="codes to enable on top of the selection")
     selection.add_argument("--exclude", type=_codes, help="comma-separated globs replacing the excludes")
     selection.add_argument("--extend-exclude", type=_codes, help="globs to exclude on top")
+    selection.add_argument("--force-exclude", action="store_true", default=None,
+                           help="apply the excludes to paths named on the command line too "
+                                "(for pre-commit, which names every file)")
+    selection.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
     fixing = parser.add_argument_group("fixes")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes and write the files")
     fixing.add_argument("--unsafe-fixes", action="store_true", default=None,
@@ -70,8 +91,9 @@ def _check_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when anything was fixed, even if nothing remains")
     output = parser.add_argument_group("output")
-    output.add_argument("--output-format", default="text", choices=FORMATS,
-                        help="how to print findings (default: text)")
+    output.add_argument("--output-format", default=DEFAULT_FORMAT, choices=FORMATS,
+                        help="how to print findings: full shows the source line and the remedy, "
+                             "concise (or text) one line each (default: full)")
     output.add_argument("--statistics", action="store_true", help="count findings per code")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
@@ -92,19 +114,21 @@ def _codes(text: str) -> tuple[str, ...]:
 
 def _check_command(argv: list[str]) -> int:
     args = _check_parser().parse_args(argv)
+    if not args.paths:  # as ruff: code piped in with a name to report needs no "-"
+        args.paths = [STDIN] if args.stdin_filename else ["."]
     settings = load_settings(args.paths, config_file=args.config, overrides={
         "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
         "exclude": args.exclude, "extend_exclude": args.extend_exclude,
-        "unsafe_fixes": args.unsafe_fixes,
+        "unsafe_fixes": args.unsafe_fixes, "force_exclude": args.force_exclude,
     })
     if args.show_settings:
         print(_describe_settings(settings))
         return EXIT_CLEAN
     sources = list(discover(args.paths, settings))
-    missing = [s for s in sources if s.error and not os.path.lexists(s.path)]
+    if not sources:
+        print("warning: No Python files found under the given path(s)", file=sys.stderr)
     outcomes = [_write(outcome, source, args) for source, outcome in zip(sources, _process(sources, settings, args))]
-    status = _report(outcomes, args, settings)
-    return max(status, EXIT_ERROR) if missing else status
+    return _report(outcomes, args, settings)
 
 
 def _mode(args) -> str:
@@ -190,38 +214,75 @@ def _report(outcomes: list["FileOutcome"], args, settings: Settings) -> int:
     fixed = [finding for outcome in outcomes for finding in outcome.fixed]
     errors = output.render_errors(results)
     if errors:
-        sys.stderr.write(errors if errors.endswith("\n") else errors + "\n")
-    if args.diff:
-        return EXIT_FINDINGS if fixed else EXIT_CLEAN
-    shown = output.render(results, args.output_format, show_fixes=args.show_fixes,
-                          statistics=args.statistics, unsafe_fixes=settings.unsafe_fixes,
-                          summary=not args.quiet)
-    if fixed and args.output_format == "text" and not args.quiet:
-        shown += _fixed_summary(fixed, args.show_fixes)
-    # `--fix -` puts the fixed source on stdout, so the report goes to stderr.
-    stream = sys.stderr if args.fix and not args.diff and STDIN in args.paths else sys.stdout
-    if shown:
-        stream.write(shown if shown.endswith("\n") else shown + "\n")
-    remaining = any(result.findings for result in results)
+        sys.stderr.write(errors)
+    if args.add_noqa:
+        added = sum(outcome.noqa_added for outcome in outcomes if not outcome.result.error)
+        if added and not args.quiet:  # ruff's wording; the findings are now silenced, not shown
+            print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    elif args.diff:
+        # The diff is on stdout; the summary goes to stderr so the diff can be applied as it is.
+        if not args.quiet:
+            sys.stderr.write(output.would_fix_summary(fixed, results, settings.unsafe_fixes))
+    else:
+        shown = output.render(results, args.output_format, show_fixes=args.show_fixes,
+                              statistics=args.statistics, unsafe_fixes=settings.unsafe_fixes,
+                              summary=not args.quiet, fixed=tuple(fixed),
+                              source_line=_SourceLines(outcomes).line)
+        # `--fix -` puts the fixed source on stdout, so the report goes to stderr.
+        (sys.stderr if args.fix and STDIN in args.paths else sys.stdout).write(shown)
+    return _exit_status(results, fixed, args)
+
+
+class _SourceLines:
+    """The reported files' lines, for the full format: read once each, and only for files with
+    findings. A file --fix wrote is read back, so the lines are those its findings are in."""
+
+    def __init__(self, outcomes: list["FileOutcome"]) -> None:
+        # stdin cannot be read twice: its outcome holds it (and, fixed, what --fix made of it).
+        self._held = {o.result.filename: o.new or o.original for o in outcomes
+                      if o.original is not None and not o.result.error}
+        self._sources: dict[str, Optional[Source]] = {}
+
+    def line(self, filename: str, number: int) -> Optional[str]:
+        if filename not in self._sources:
+            self._sources[filename] = self._read(filename)
+        source = self._sources[filename]
+        return source.line(number) if source is not None and 0 < number <= source.line_count else None
+
+    def _read(self, filename: str) -> Optional[Source]:
+        from bcast_lint.runner import read_source
+        from bcast_lint.source import Source
+
+        try:
+            held = self._held.get(filename)
+            return Source.from_bytes(held if held is not None else read_source(filename))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return None
+
+
+def _exit_status(results: list[FileResult], fixed: list[Finding], args) -> int:
+    """The exit code of a check run, decided here only (the README's "Exit codes" says the same).
+
+    0: nothing to report. 1: findings remain, a path could not be checked (missing, unreadable,
+    undecodable, or not writable by --fix/--add-noqa), --diff would change something, or
+    --exit-non-zero-on-fix and something was fixed. --exit-zero turns every 1 into 0. Usage,
+    configuration and internal errors exit 2 before a run starts.
+    """
     failed = any(result.error for result in results)
-    if args.exit_zero:
-        return EXIT_CLEAN
-    if remaining or failed or (fixed and args.exit_non_zero_on_fix):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def _fixed_summary(fixed: list[Finding], show_fixes: bool) -> str:
-    lines = [f"Fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}."]
-    if show_fixes:
-        lines += [f"  {f.filename}:{f.line}:{f.column}: {f.code} {f.fix.message}" for f in fixed]
-    return "\n".join(lines) + "\n"
+    if args.add_noqa:
+        problem = failed  # the findings were just silenced
+    elif args.diff:
+        problem = failed or bool(fixed)
+    else:
+        remaining = any(result.findings for result in results)
+        problem = failed or remaining or bool(fixed and args.exit_non_zero_on_fix)
+    return EXIT_FINDINGS if problem and not args.exit_zero else EXIT_CLEAN
 
 
 def _describe_settings(settings: Settings) -> str:
     lines = [f"Settings from: {settings.source or 'defaults (no configuration file found)'}"]
     for field in ("select", "extend_select", "ignore", "exclude", "extend_exclude",
-                  "per_file_ignores", "unsafe_fixes", "respect_gitignore"):
+                  "per_file_ignores", "unsafe_fixes", "respect_gitignore", "force_exclude"):
         lines.append(f"  {field.replace('_', '-')} = {getattr(settings, field)!r}")
     lines.append(f"  enabled = {settings.selection()!r}")
     return "\n".join(lines)
@@ -238,9 +299,15 @@ def _rule_command(argv: list[str]) -> int:
             opt_in = "opt-in " if spec.opt_in else ""
             print(f"{spec.code}  {spec.name:34} {opt_in}{spec.load().summary()}")
         return EXIT_CLEAN
-    spec = RULES_BY_CODE.get(args.code.upper())
+    code = args.code.upper()
+    if code == SYNTAX_ERROR:
+        from bcast_lint.docs import SYNTAX_ERROR_DOCUMENTATION
+
+        print(f"# {SYNTAX_ERROR_NAME} ({SYNTAX_ERROR})\n\n{SYNTAX_ERROR_DOCUMENTATION}", end="")
+        return EXIT_CLEAN
+    spec = RULES_BY_CODE.get(code)
     if spec is None:
-        known = ", ".join(RULES_BY_CODE)
+        known = ", ".join(ALL_CODES)
         print(f"bcast-lint: error: unknown rule {args.code!r} (known: {known})", file=sys.stderr)
         return EXIT_ERROR
     opt_in = "\n\nOpt-in: enabled only by selecting it by its full code." if spec.opt_in else ""

@@ -72,6 +72,7 @@ RULE_NAMES = {spec.code: spec.name for spec in RULES}
 
 # Not a rule: reported for a file that cannot be parsed, so a pre-commit run shows it like a finding.
 SYNTAX_ERROR = "BCL900"
+SYNTAX_ERROR_NAME = "syntax-error"
 ALL_CODES = (*RULE_NAMES, SYNTAX_ERROR)
 OPT_IN_CODES = frozenset(spec.code for spec in RULES if spec.opt_in)
 

@@ -72,6 +72,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     unsafe_fixes: bool = False
     respect_gitignore: bool = True
+    force_exclude: bool = False
     source: str | None = None
     root: str | None = None
 
@@ -100,8 +101,15 @@ class Settings:
 
     def is_excluded(self, path: str) -> bool:
         """Whether `path` itself matches an exclude glob; discovery asks this of each entry."""
-        globs = _compile_globs(self.exclude + self.extend_exclude, self.root or os.getcwd())
-        return globs.matches(path, parents=False)
+        return self._excludes().matches(path, parents=False)
+
+    def is_force_excluded(self, path: str) -> bool:
+        """Whether a path named on the command line is skipped: with force-exclude, when it or a
+        directory above it matches an exclude glob (pre-commit names every file it checks)."""
+        return self.force_exclude and self._excludes().matches(path, parents=True)
+
+    def _excludes(self) -> _GlobSet:
+        return _compile_globs(self.exclude + self.extend_exclude, self.root or os.getcwd())
 
     def _file_ignores(self, filename: str) -> tuple[str, ...]:
         root = self.root or os.getcwd()
@@ -358,7 +366,8 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
 
 
 def _codes(value: object, where: str) -> tuple[str, ...]:
-    codes = _strings(value, where)
+    # Codes are case-insensitive everywhere, as in noqa comments and `bcast-lint rule`.
+    codes = tuple(code.upper() for code in _strings(value, where))
     for code in codes:
         if not is_known_selector(code):
             raise ConfigError(f"{where}: unknown rule code or prefix {code!r}")
@@ -386,6 +395,7 @@ _CONVERTERS: dict[str, Callable[[object, str], object]] = {
     "per-file-ignores": _per_file,
     "unsafe-fixes": _boolean,
     "respect-gitignore": _boolean,
+    "force-exclude": _boolean,
 }
 
 _EXTENDING = ("extend_select", "extend_exclude")

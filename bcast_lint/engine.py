@@ -72,7 +72,7 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
         return FileResult(filename, error="too deeply nested to parse (Python's own parser gives up too)")
     if isinstance(python_error, SyntaxError) and _bracket_depth(source.data) > _MAX_BRACKET_DEPTH:
         finding = _python_syntax_finding(python_error, filename)
-        return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
+        return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
     code = source.text
     if tree is not None:
         code, source = _reduced(source, tree)
@@ -85,7 +85,7 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
             finding = _python_syntax_finding(python_error, filename)  # LibCST says 1:1 for tokenizer errors
         else:
             finding = _syntax_finding(error, filename)
-        return FileResult(filename, (finding,) if enabled(SYNTAX_ERROR) else ())
+        return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
     findings = run_rules(module, filename, enabled, source)
     if findings and honour_noqa:
         findings = [f for f in findings if not is_suppressed(f.code, source.line(f.line))]

@@ -59,12 +59,15 @@ def _from_argument(argument: str, settings: Settings) -> Iterator[SourceFile]:
         yield SourceFile(STDIN)
         return
     path = os.path.normpath(argument)
+    if settings.is_force_excluded(path):
+        return
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
         yield SourceFile(path, _describe(exc))
         return
-    # A named file is linted whatever its suffix and whatever the excludes say.
+    # A named file is linted whatever its suffix, and whatever the excludes say unless
+    # force-exclude is on.
     if stat.S_ISDIR(mode):
         yield from _walk(path, settings)
     else:

@@ -10,22 +10,28 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bcast_lint import __version__
-from bcast_lint.codes import RULE_NAMES, SYNTAX_ERROR
+from bcast_lint.codes import RULE_NAMES, SYNTAX_ERROR, SYNTAX_ERROR_NAME
 from bcast_lint.model import UNSAFE, Edit, FileResult, Finding, Fix
 
-FORMATS = ("text", "concise", "json", "json-lines", "github", "grouped", "sarif")
+# "full" (the default, as ruff's) shows each finding's source line and its help; "concise" is one
+# line per finding, and "text" its older name, kept for existing scripts.
+FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "grouped", "sarif")
+DEFAULT_FORMAT = "full"
+_HUMAN_FORMATS = ("full", "concise", "text", "grouped")
 
 TOOL_NAME = "bcast-lint"
+# Where each rule's page (docs/rules/CODE.md) is published: the release tag of this version.
+RULE_DOCS_URL = "https://github.com/bcast-lint/bcast-lint/blob/v{version}/docs/rules/{code}.md"
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 
 # BCL900 is not a rule, so it has no entry in RULE_NAMES; reports still need a name for it.
-_CODE_NAMES = {**RULE_NAMES, SYNTAX_ERROR: "syntax-error"}
+_CODE_NAMES = {**RULE_NAMES, SYNTAX_ERROR: SYNTAX_ERROR_NAME}
 
 
 def render(
@@ -37,28 +43,52 @@ def render(
     fix_available_hint: bool = True,
     unsafe_fixes: bool = False,
     summary: bool = True,
+    fixed: Sequence[Finding] = (),
+    source_line: SourceLine | None = None,
 ) -> str:
     """The report for `results` in format `fmt` (one of FORMATS).
 
     File errors are left to render_errors(). `statistics` replaces the per-finding lines with a
     count per code (JSON for "json", the text table for any other format, as ruff does).
-    `show_fixes` (text only) lists the available fixes. `fix_available_hint` adds the
-    "[*] N fixable" line; `unsafe_fixes` says whether unsafe fixes count as available there.
-    `summary=False` (--quiet) leaves out the closing summary lines.
+    `show_fixes` (human formats) lists the available fixes, and those applied. `fix_available_hint`
+    adds the "[*] N fixable" line; `unsafe_fixes` says whether unsafe fixes count as available
+    there. `summary=False` (--quiet) leaves out the closing summary lines. `fixed` are the
+    findings --fix applied (`results` hold what remains). `source_line(filename, number)` gives
+    the "full" format a line of a file (None: not available, and the line is left out).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     findings = _sorted_findings(results)
     unchecked = sum(1 for result in results if result.error)
-    closing = _summary(findings, unchecked, fix_available_hint, unsafe_fixes) if summary else []
+    closing = (_summary(findings, len(fixed), unchecked, fix_available_hint, unsafe_fixes)
+               if summary else [])
     if statistics:
         return _statistics_json(findings) if fmt == "json" else _lines(_statistics_lines(findings) + closing)
     if fmt in _MACHINE_FORMATS:
         return _MACHINE_FORMATS[fmt](findings)
-    body = _grouped_lines(findings) if fmt == "grouped" else [_concise_line(f) for f in findings]
-    if show_fixes and fmt == "text":
-        body += _fix_section(findings)
+    if fmt == "full":
+        body = _full_lines(findings, source_line or _no_source, unsafe_fixes)
+    elif fmt == "grouped":
+        body = _grouped_lines(findings)
+    else:
+        body = [_concise_line(f) for f in findings]
+    if show_fixes:
+        body += _fix_section(findings) + _fixed_section(fixed)
     return _lines(body + closing)
+
+
+def would_fix_summary(fixed: Sequence[Finding], results: Sequence[FileResult],
+                      unsafe_fixes: bool) -> str:
+    """What --diff says under the diff, in ruff's words ("Would fix 2 errors.")."""
+    remaining = _sorted_findings(results)
+    hidden = 0 if unsafe_fixes else sum(1 for f in remaining if f.fix and f.fix.applicability == UNSAFE)
+    if fixed:
+        more = f" ({_plural(hidden, 'additional fix', 'additional fixes')} available with --unsafe-fixes)"
+        return _lines([f"Would fix {_plural(len(fixed), 'error')}{more if hidden else ''}."])
+    if hidden:
+        return _lines([f"No errors would be fixed ({_plural(hidden, 'fix', 'fixes')} available with "
+                       "--unsafe-fixes)."])
+    return ""
 
 
 def render_errors(results: Sequence[FileResult]) -> str:
@@ -75,11 +105,49 @@ def _lines(lines: list[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+SourceLine = Callable[[str, int], "str | None"]
+
+
+def _no_source(filename: str, number: int) -> None:
+    return None
+
+
 def _plural(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word if count == 1 else plural or word + 's'}"
 
 
-# --- text, concise, grouped ------------------------------------------------------------------
+# --- full, concise, grouped ------------------------------------------------------------------
+
+
+def _full_lines(findings: list[Finding], source_line: SourceLine, unsafe_fixes: bool) -> list[str]:
+    """Ruff's full form: the header line, the source line with a caret under the range, and the
+    remedy, each finding followed by a blank line."""
+    lines: list[str] = []
+    for finding in findings:
+        applicable = finding.fix is not None and (unsafe_fixes or finding.fix.applicability != UNSAFE)
+        marker = "[*] " if applicable else ""
+        header = (f"{finding.filename}:{finding.line}:{finding.column}: {finding.code} "
+                  f"{marker}{finding.message}")
+        lines += [header, *_snippet(finding, source_line(finding.filename, finding.line))]
+        if finding.help:
+            lines.append(f"{' ' * len(str(finding.line))} = help: {finding.help}")
+        lines.append("")
+    return lines
+
+
+def _snippet(finding: Finding, text: str | None) -> list[str]:
+    if text is None:
+        return []
+    number = str(finding.line)
+    gutter = " " * len(number)
+    start = min(finding.column - 1, len(text))
+    # A range over several lines is underlined to the end of its first one.
+    end = finding.end_column - 1 if finding.end_line == finding.line else len(text)
+    width = max(1, end - start)
+    # Tabs stay tabs under the line, so the caret lines up however the terminal shows them.
+    padding = "".join(char if char == "\t" else " " for char in text[:start])
+    return [f"{gutter} |", f"{number} | {text}", f"{gutter} | {padding}{'^' * width} {finding.code}",
+            f"{gutter} |"]
 
 
 def _concise_line(finding: Finding) -> str:
@@ -110,13 +178,27 @@ def _fix_section(findings: list[Finding]) -> list[str]:
     return lines + [""] if lines else []
 
 
-def _summary(findings: list[Finding], unchecked: int, fix_available_hint: bool,
+def _fixed_section(fixed: Sequence[Finding]) -> list[str]:
+    if not fixed:
+        return []
+    lines = [f"Fixed {_plural(len(fixed), 'error')}:"]
+    for f in sorted(fixed, key=lambda f: (f.filename, f.line, f.column, f.code)):
+        lines.append(f"{f.filename}:{f.line}:{f.column}: {f.code} {f.fix.message if f.fix else ''}")
+    return lines + [""]
+
+
+def _summary(findings: list[Finding], fixed: int, unchecked: int, fix_available_hint: bool,
              unsafe_fixes: bool) -> list[str]:
-    if not findings and unchecked:
+    """Ruff's closing lines: "Found 4 errors (1 fixed, 3 remaining)." and the fix hint."""
+    if fixed:
+        total = fixed + len(findings)
+        lines = [f"Found {_plural(total, 'error')} ({fixed} fixed, {len(findings)} remaining)."]
+    elif findings:
+        lines = [f"Found {_plural(len(findings), 'error')}."]
+    elif unchecked:
         return [f"No findings, but {_plural(unchecked, 'file')} could not be checked."]
-    if not findings:
+    else:
         return ["All checks passed!"]
-    lines = [f"Found {_plural(len(findings), 'error')}."]
     return lines + (_fix_hint(findings, unsafe_fixes) if fix_available_hint else [])
 
 
@@ -204,8 +286,18 @@ def _sarif(findings: list[Finding]) -> str:
 
 
 def _sarif_rules() -> list[dict]:
+    """Every rule with its summary and the link to its page, which code scanning shows."""
+    from bcast_lint.codes import RULES  # loading the rules (for their summaries) needs libcst
+
     return [
-        {"id": code, "name": name, "shortDescription": {"text": name}} for code, name in RULE_NAMES.items()
+        {
+            "id": spec.code,
+            "name": spec.name,
+            "shortDescription": {"text": spec.name},
+            "fullDescription": {"text": spec.load().summary()},
+            "helpUri": RULE_DOCS_URL.format(version=__version__, code=spec.code),
+        }
+        for spec in RULES
     ]
 
 

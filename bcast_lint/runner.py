@@ -57,6 +57,7 @@ class FileOutcome:
     new: Optional[bytes] = None  # the contents the mode would write, when they differ
     original: Optional[bytes] = None  # the contents read, when `new` is set or they came from stdin
     before: Optional[FileResult] = None  # FIX and DIFF, when `new` is set: the findings of `original`
+    noqa_added: int = 0  # ADD_NOQA: the lines `new` gives a noqa comment
 
 
 def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: str, jobs: Optional[int],
@@ -110,13 +111,22 @@ def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int) ->
     workers = min(jobs, len(tasks) // _MIN_FILES_PER_WORKER)
     if workers <= 1:
         return [process(task, settings, mode) for task in tasks]
-    from concurrent.futures import ProcessPoolExecutor  # 15 ms to import: only when needed
+    from functools import partial
+    from multiprocessing import Pool  # only when needed: workers cost more than their import
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=gc.set_threshold,
-                             initargs=RARE_COLLECTION_THRESHOLDS) as pool:
+    # Leaving the block terminates the workers, so Ctrl-C stops them at once instead of waiting
+    # for their current chunk (concurrent.futures would wait).
+    with Pool(workers, initializer=_start_worker) as pool:
         chunk = max(1, len(tasks) // (workers * 8))
-        count = len(tasks)
-        return list(pool.map(process, tasks, [settings] * count, [mode] * count, chunksize=chunk))
+        return pool.map(partial(process, settings=settings, mode=mode), tasks, chunksize=chunk)
+
+
+def _start_worker() -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent handles it and ends the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*RARE_COLLECTION_THRESHOLDS)
 
 
 def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
@@ -131,6 +141,7 @@ def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
     result = fixer.lint_checked(task.source, task.filename, enabled)
     if mode == ADD_NOQA and result.findings:
         source = Source.from_bytes(task.source)
-        new = source.apply(noqa_edits(source, result.findings))
-        return FileOutcome(result, new=new if new != task.source else None)
+        edits = noqa_edits(source, result.findings)
+        new = source.apply(edits)
+        return FileOutcome(result, new=new if new != task.source else None, noqa_added=len(edits))
     return FileOutcome(result)

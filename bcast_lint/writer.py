@@ -51,9 +51,11 @@ def _replace_atomically(path: str, data: bytes) -> None:
             os.fsync(handle.fileno())
         shutil.copymode(path, temporary)
         os.replace(temporary, path)
-    except OSError as error:
+    except BaseException as error:  # Ctrl-C too: never leave the half-written temporary behind
         _remove_quietly(temporary)
-        raise WriteError(f"not fixed: cannot write the file: {error.strerror or error}") from error
+        if isinstance(error, OSError):
+            raise WriteError(f"not fixed: cannot write the file: {error.strerror or error}") from error
+        raise
 
 
 def _remove_quietly(path: str) -> None:

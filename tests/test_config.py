@@ -121,6 +121,16 @@ def test_overrides_replace_file_values_and_extend_ones_add(tmp_path):
     assert settings.ignore == ()
 
 
+def test_codes_are_case_insensitive_in_files_and_on_the_command_line(tmp_path):
+    write(tmp_path / "bcast-lint.toml",
+          "ignore = ['bcl003']\nper-file-ignores = { 'tests/*' = ['Bcl005'] }\n")
+    settings = load_settings([str(tmp_path)], overrides={"select": ["bcl00"], "extend_select": ["all"]})
+    assert settings.select == ("BCL00",) and settings.extend_select == ("ALL",)
+    assert settings.ignore == ("BCL003",)
+    assert settings.per_file_ignores == (("tests/*", ("BCL005",)),)
+    assert not settings.is_enabled("BCL003", "train.py") and settings.is_enabled("BCL001", "train.py")
+
+
 def test_override_with_unknown_code_names_the_option(tmp_path):
     with pytest.raises(ConfigError, match=r"command line: 'select': unknown rule code or prefix 'XYZ1'"):
         load_settings([str(tmp_path)], config_file=str(write(tmp_path / "c.toml")), overrides={"select": ["XYZ1"]})
@@ -139,7 +149,7 @@ def test_unknown_override_name_is_an_error(tmp_path):
     [
         ("selec = ['BCL001']", "selec", "unknown key"),
         ("select = ['BCL999']", "select", "unknown rule code or prefix 'BCL999'"),
-        ("ignore = ['bcl001']", "ignore", "unknown rule code or prefix 'bcl001'"),
+        ("ignore = ['bcl999']", "ignore", "unknown rule code or prefix 'BCL999'"),
         ("select = 'BCL001'", "select", "expected a list of strings, got str"),
         ("exclude = ['a', 3]", "exclude", "expected a list of strings, found 3"),
         ("unsafe-fixes = 'yes'", "unsafe-fixes", "expected true or false"),
@@ -250,6 +260,17 @@ def test_default_excludes_match_the_name_of_the_entry(tmp_path):
 def test_exclusion_judges_the_entry_not_its_parents(tmp_path):
     # Discovery prunes at each directory, so an explicitly named build/ is still walked.
     assert not Settings(root=str(tmp_path)).is_excluded(str(tmp_path / "build" / "a.py"))
+
+
+def test_force_exclude_judges_named_paths_and_their_parents(tmp_path):
+    write(tmp_path / "bcast-lint.toml", "extend-exclude = ['third_party', 'gen/*.py']\nforce-exclude = true\n")
+    settings = load_settings([str(tmp_path)])
+    assert settings.force_exclude is True
+    assert settings.is_force_excluded(str(tmp_path / "third_party" / "vendored.py"))
+    assert settings.is_force_excluded(str(tmp_path / "gen" / "a.py"))
+    assert not settings.is_force_excluded(str(tmp_path / "src" / "train.py"))
+    off = load_settings([str(tmp_path)], overrides={"force_exclude": False})
+    assert not off.is_force_excluded(str(tmp_path / "third_party" / "vendored.py"))
 
 
 def test_exclude_replaces_defaults_and_extend_exclude_adds(tmp_path):

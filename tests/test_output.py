@@ -43,9 +43,84 @@ def test_text_lists_findings_sorted_with_a_summary():
     )
 
 
-def test_concise_matches_text_without_fix_listing():
+def test_text_is_the_older_name_of_concise():
     assert render(RESULTS, "concise") == render(RESULTS, "text")
-    assert render(RESULTS, "concise", show_fixes=True) == render(RESULTS, "text")
+    assert render(RESULTS, "concise", show_fixes=True) == render(RESULTS, "text", show_fixes=True)
+
+
+# --- full ------------------------------------------------------------------------------------
+
+HELPED = Finding("BCL001", "'ids' is None on other ranks", "t.py", 10, 7, 10, 21, SAFE_FIX,
+                 help="Allocate a placeholder on every rank")
+SOURCE = {("t.py", 10): "ids = broadcast(ids)", ("t.py", 3): "\tx = dist.broadcast("}
+
+
+def _line(filename, number):
+    return SOURCE.get((filename, number))
+
+
+def test_full_shows_the_source_line_a_caret_under_the_range_and_the_help():
+    assert render([FileResult("t.py", (HELPED,))], "full", source_line=_line) == (
+        "t.py:10:7: BCL001 [*] 'ids' is None on other ranks\n"
+        "   |\n"
+        "10 | ids = broadcast(ids)\n"
+        "   |       ^^^^^^^^^^^^^^ BCL001\n"
+        "   |\n"
+        "   = help: Allocate a placeholder on every rank\n"
+        "\n"
+        "Found 1 error.\n"
+        "[*] 1 fixable with the --fix option.\n"
+    )
+
+
+def test_full_marks_only_fixes_that_apply_and_underlines_a_multiline_range_to_its_line_end():
+    multiline = Finding("BCL006", "broadcast returns None", "t.py", 3, 6, 5, 2, UNSAFE_FIX)
+    text = render([FileResult("t.py", (multiline,))], "full", source_line=_line)
+    assert text.startswith("t.py:3:6: BCL006 broadcast returns None\n")  # unsafe: no [*]
+    assert "3 | \tx = dist.broadcast(\n  | \t    ^^^^^^^^^^^^^^^ BCL006\n" in text  # tab kept
+    assert "help:" not in text
+    with_unsafe = render([FileResult("t.py", (multiline,))], "full", source_line=_line, unsafe_fixes=True)
+    assert with_unsafe.startswith("t.py:3:6: BCL006 [*] broadcast returns None\n")
+
+
+def test_full_without_the_source_keeps_the_header_and_the_help():
+    text = render([FileResult("gone.py", (HELPED,))], "full")
+    assert text.splitlines()[:3] == ["t.py:10:7: BCL001 [*] 'ids' is None on other ranks",
+                                     "   = help: Allocate a placeholder on every rank", ""]
+
+
+def test_full_is_the_default_format():
+    from bcast_lint.output import DEFAULT_FORMAT
+
+    assert DEFAULT_FORMAT == "full" and FORMATS[0] == "full"
+
+
+# --- summaries after --fix and --diff --------------------------------------------------------
+
+
+def test_after_fix_the_summary_counts_fixed_and_remaining_as_ruff_does():
+    text = render(RESULTS, "concise", fixed=(PLAIN,))
+    assert "Found 4 errors (1 fixed, 3 remaining).\n" in text
+    everything_fixed = render([FileResult("clean.py")], "concise", fixed=(PLAIN, PLAIN))
+    assert everything_fixed == "Found 2 errors (2 fixed, 0 remaining).\n"
+
+
+def test_show_fixes_lists_what_was_fixed():
+    text = render([FileResult("clean.py")], "concise", fixed=(WITH_SAFE_FIX,), show_fixes=True)
+    assert "Fixed 1 error:\npkg/train.py:3:5: BCL006 Drop the assignment\n" in text
+
+
+def test_would_fix_summary_after_diff():
+    from bcast_lint.output import would_fix_summary
+
+    hidden = [FileResult("a.py", (WITH_UNSAFE_FIX,))]
+    assert would_fix_summary((PLAIN, PLAIN), [], False) == "Would fix 2 errors.\n"
+    assert would_fix_summary((PLAIN,), hidden, False) == (
+        "Would fix 1 error (1 additional fix available with --unsafe-fixes).\n")
+    assert would_fix_summary((), hidden, False) == (
+        "No errors would be fixed (1 fix available with --unsafe-fixes).\n")
+    assert would_fix_summary((), hidden, True) == ""
+    assert would_fix_summary((), [FileResult("x.py", (PLAIN,))], False) == ""  # no hidden fixes
 
 
 def test_no_findings_passes():
@@ -239,12 +314,19 @@ def test_sarif_describes_the_tool_and_its_rules():
     assert driver["name"] == "bcast-lint"
     assert driver["version"] == bcast_lint.__version__
     assert [rule["id"] for rule in driver["rules"]] == list(RULE_NAMES)
+    from bcast_lint.codes import RULES_BY_CODE
+
     assert driver["rules"][0] == {
         "id": "BCL001",
         "name": RULE_NAMES["BCL001"],
         "shortDescription": {"text": RULE_NAMES["BCL001"]},
+        "fullDescription": {"text": RULES_BY_CODE["BCL001"].load().summary()},
+        "helpUri": f"https://github.com/bcast-lint/bcast-lint/blob/v{bcast_lint.__version__}"
+                   "/docs/rules/BCL001.md",
     }
-    assert all("helpUri" not in rule for rule in driver["rules"])
+    for rule in driver["rules"]:  # each links the page that exists for it in this checkout
+        assert rule["fullDescription"]["text"].startswith("Flags ")
+        assert (Path(__file__).parent.parent / "docs" / "rules" / f"{rule['id']}.md").is_file()
 
 
 def test_sarif_results_locations_and_rule_index():

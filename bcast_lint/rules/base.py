@@ -76,10 +76,24 @@ class Rule:
 
     @classmethod
     def summary(cls) -> str:
-        """The first sentence under 'What it does'."""
+        """The first sentence under 'What it does'.
+
+        A first paragraph ending in a colon leads into a list: that lead-in is the sentence.
+        """
         match = re.search(r"## What it does\s+(.+?)(?:\n\n|$)", cls.documentation(), re.S)
-        return " ".join(match.group(1).split()) if match else ""
+        paragraph = " ".join(match.group(1).split()) if match else ""
+        if paragraph.endswith(":"):
+            paragraph = paragraph[:-1] + "."
+        return _first_sentence(paragraph)
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         raise NotImplementedError
 
+
+# A code span, or a full stop that ends a sentence; a stop inside `code` ends nothing.
+_CODE_OR_STOP = re.compile(r"`[^`]*`|\.(?=\s)")
+
+
+def _first_sentence(text: str) -> str:
+    stop = next((m for m in _CODE_OR_STOP.finditer(text) if m.group() == "."), None)
+    return text[: stop.end()] if stop else text
