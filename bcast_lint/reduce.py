@@ -3,7 +3,9 @@
 LibCST's parser and visitors cost far more than CPython's `ast`, and in a large module the
 broadcast usually sits in one function of hundreds. `ast` finds the top-level statements (and
 the methods of top-level classes) whose text names no collective; each is replaced by a one-line
-stub and its other lines are dropped. Every kept line keeps its text and columns, and
+stub and its other lines are dropped. A kept class keeps its `__init__` and setup methods
+(apis.SETUP_METHOD), and the methods that assign an attribute of `self` named on a collective's
+line: another method may broadcast what they assign. Every kept line keeps its text and columns, and
 `Reduced.line_numbers` maps it back to its number in the original file (`Source.parsed` keeps the
 map), so findings, fixes and noqa comments refer to the original. Imports and other module-level statements are always kept:
 they decide what names mean.
@@ -16,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import CALL_WORDS
+from bcast_lint.analysis.apis import CALL_WORDS, SETUP_METHOD
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -37,9 +39,11 @@ def reduce_source(source: Source, tree: ast.Module) -> Reduced:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
+            assigning = _assignments_of(lines, statement, _sent_attributes(lines, statement, calling))
             for member in statement.body:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
-                        and not _mentions(member, calling)):
+                        and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
+                        and not _mentions(member, assigning)):
                     _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
@@ -50,6 +54,26 @@ def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:
     # Not \b: an alias may end a word that starts with a non-ASCII letter.
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words))) + r")\s*\(")
     return {number for number, line in enumerate(lines, start=1) if pattern.search(line)}
+
+
+def _sent_attributes(lines: list, statement: ast.ClassDef, calling: set[int]) -> set[str]:
+    """`weights` for `broadcast(self.weights)` on a collective's line inside the class."""
+    return {name for number in calling if statement.lineno <= number <= statement.end_lineno
+            for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
+
+
+def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) -> set[int]:
+    """1-based numbers of the class's lines assigning one of `self`'s `attributes` (`self.x = `,
+    `self.x += `)."""
+    if not attributes:
+        return set()
+    pattern = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(attributes)))
+                         + r")\s*(?:[-+*/|&]?=(?!=))")
+    return {number for number in range(statement.lineno, statement.end_lineno + 1)
+            if lines[number - 1] and pattern.search(lines[number - 1])}
+
+
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
 
 
 def _aliases(text: str) -> set[str]:

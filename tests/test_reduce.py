@@ -97,3 +97,35 @@ def test_reduction_changes_no_finding(program, monkeypatch):
     monkeypatch.setattr("bcast_lint.engine._reduced", lambda source, tree: (source.text, source))
     whole = lint_source(program.read_bytes(), str(program))
     assert with_fixes(reduced) == with_fixes(whole)
+
+
+ATTRIBUTES = """\
+import torch.distributed as dist
+
+
+class Syncer:
+    def __init__(self):
+        if dist.get_rank() == 0:
+            self.weights = load()
+
+    def setup_cache(self):
+        self.cache = {}
+
+    def refresh(self):
+        self.weights = reload()
+
+    def log(self):
+        print(self.weights)
+
+    def sync(self):
+        dist.broadcast(self.weights, 0)
+"""
+
+
+def test_a_kept_class_keeps_its_setup_methods_and_those_assigning_a_broadcast_attribute():
+    reduced = _reduce(ATTRIBUTES)
+    assert "self.weights = load()" in reduced.text  # __init__
+    assert "self.cache = {}" in reduced.text  # setup_cache: a setup method
+    assert "self.weights = reload()" in reduced.text  # refresh: assigns what sync() sends
+    assert "print(self.weights)" not in reduced.text and "    def log(): pass\n" in reduced.text
+    _kept_lines_are_original(ATTRIBUTES, reduced)

@@ -7,6 +7,7 @@ API and a local function that happens to be called `broadcast` is not.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 TENSOR = "tensor"  # broadcasts a tensor (or, for accelerate, a nested structure of tensors)
@@ -87,3 +88,7 @@ UNAMBIGUOUS_ACCELERATOR_METHODS = frozenset({"gather_for_metrics", "wait_for_eve
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS)
 )
+
+# Methods taken to run before a class's other methods: what they assign to `self` is there when a
+# later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).
+SETUP_METHOD = re.compile(r"__init__$|_*(setup|init|initialize|build|prepare|load|configure)(_|$)|on_\w*start$")

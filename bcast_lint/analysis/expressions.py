@@ -57,6 +57,24 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def attribute_key(expr: cst.BaseExpression) -> Optional[str]:
+    """"self.weights" for `self.weights`, "state.best" for `state.best`: an attribute of a name,
+    which the data flow can follow like a local (analysis.flow)."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        return f"{expr.value.value}.{expr.attr.value}"
+    return None
+
+
+def payload_attributes(expr: cst.BaseExpression, nested: bool) -> list[cst.Attribute]:
+    """The `obj.attr` values a broadcast sends, as names_in_payload finds plain names."""
+    if attribute_key(expr) is not None:
+        return [expr]
+    if not nested or not isinstance(expr, (cst.List, cst.Tuple, cst.Dict)):
+        return []
+    elements = [e.value for e in expr.elements if isinstance(e, (cst.Element, cst.DictElement))]
+    return [found for element in elements for found in payload_attributes(element, nested)]
+
+
 def is_exit_call(call: cst.Call) -> bool:
     """`sys.exit(...)`, `exit()`, `quit()`, `os._exit(...)`: the process stops here."""
     func = call.func

@@ -13,6 +13,10 @@ recorded on the definitions it modifies (Definition.writes), so rules that ask w
 holds still see its allocation, and rules that ask what the tensor contains see the writes.
 A test `x is None` / `x is not None` narrows `x` in each arm: a `None` assignment does not reach
 the arm where `x` is known not to be None.
+
+Attributes (`self.weights`, `obj.x`) are followed like locals when the caller asks for them: their
+names ("self.weights") are keys of the environment from the start (walk_scope's `entry`), and
+rebinding `obj` itself forgets what was known of `obj.x`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import dataclasses
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import is_exit_call, is_none
+from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World
 
@@ -117,13 +121,16 @@ class _Walker:
     """Walks one scope's statements in one world, calling `observe(statement, env)` wherever a
     statement that owns a collective call is reached."""
 
-    def __init__(self, conditions: RankConditions, world: World, observe: Callable, bindings: Bindings):
+    def __init__(self, conditions: RankConditions, world: World, observe: Callable, bindings: Bindings,
+                 attributes: frozenset = frozenset()):
         self._conditions = conditions
         self._world = world
         self._observe = observe
         self.bindings = bindings
         self._guards: list[Guard] = []
         self._loops: list[_Loop] = []
+        self._attributes = attributes  # the "obj.attr" keys followed, see walk_scope
+        self.returns: list[_State] = []  # the states leaving the scope through `return`
 
     # -- blocks and statements -------------------------------------------------------------
     def block(self, statements: Sequence[cst.CSTNode], state: _State) -> _State:
@@ -150,7 +157,10 @@ class _Walker:
     _SimpleStatementSuite = _SimpleStatementLine  # `if c: x = 1` on one line
 
     def _small_statement(self, small, line, state: _State) -> _State:
-        if isinstance(small, (cst.Return, cst.Raise)):
+        if isinstance(small, cst.Return):
+            self.returns.append(self._bind_unknown(small, state))
+            return _DEAD
+        if isinstance(small, cst.Raise):
             return _DEAD
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and is_exit_call(small.value):
             return _DEAD
@@ -184,12 +194,21 @@ class _Walker:
         if isinstance(target, cst.Subscript):  # `buf[:k] = x` writes into `buf`
             state = self._bind_unknown(target, state)
             return self._write(written_name(target), target, line, _is_whole_slice(target), state)
-        if not isinstance(target, cst.Name):
+        key = attribute_key(target) if isinstance(target, cst.Attribute) else None
+        if key is None and not isinstance(target, cst.Name):
             return self._bind_target(target, state)
-        if target.value not in state.env:
-            return state  # not a local of this scope
+        name = key or target.value
+        if name not in state.env:
+            return state  # not a local of this scope, nor an attribute followed
         guard = self._guards[-1] if self._guards else None
-        return state.bind(target.value, Definition(target.value, ASSIGNED, value, line, guard))
+        return self._forget_attributes(name, state).bind(name, Definition(name, ASSIGNED, value, line, guard))
+
+    def _forget_attributes(self, name: str, state: _State) -> _State:
+        """`obj = ...` makes what was known of `obj.x` unknown."""
+        for key in self._attributes:
+            if key.startswith(name + ".") and key in state.env:
+                state = state.bind(key, Definition(key, OTHER, statement=None))
+        return state
 
     def _write(self, name: Optional[str], node, line, whole: bool, state: _State) -> _State:
         if name is None or name not in state.env:
@@ -350,7 +369,7 @@ def in_place_call(call: cst.Call) -> tuple[Optional[str], bool]:
         if isinstance(receiver, cst.Subscript):
             whole = whole and _is_whole_slice(receiver)
         elif receiver.attr.value != "data":
-            return None, False  # `model.weight.copy_(x)`: not a local tensor
+            return attribute_key(receiver), whole  # `self.buf.copy_(x)`; `a.b.c.copy_(x)`: None
         receiver = receiver.value
     return (receiver.value, whole) if isinstance(receiver, cst.Name) else (None, False)
 
@@ -360,7 +379,7 @@ def written_name(target: cst.BaseExpression) -> Optional[str]:
     while isinstance(target, cst.Subscript) or (isinstance(target, cst.Attribute)
                                                 and target.attr.value == "data"):
         target = target.value
-    return target.value if isinstance(target, cst.Name) else None
+    return target.value if isinstance(target, cst.Name) else attribute_key(target)
 
 
 def _is_whole_slice(subscript: cst.Subscript) -> bool:
@@ -408,10 +427,27 @@ def scope_statements(scope: cst.CSTNode) -> Sequence[cst.CSTNode]:
 
 
 def walk_scope(scope: cst.CSTNode, worlds: Sequence[World], conditions: RankConditions,
-               observe: Callable[[World, cst.CSTNode, Env], None], bindings: Bindings) -> None:
-    """Walk `scope` (a Module, FunctionDef or ClassDef) once per world."""
+               observe: Callable[[World, cst.CSTNode, Env], None], bindings: Bindings,
+               entry: Optional[Callable[[World], Env]] = None) -> None:
+    """Walk `scope` (a Module, FunctionDef or ClassDef) once per world. `entry(world)` gives the
+    definitions of attributes to follow ("self.weights") when the scope starts."""
     initial = _initial_state(scope, bindings)
     statements = scope_statements(scope)
     for world in worlds:
-        walker = _Walker(conditions, world, lambda node, env, w=world: observe(w, node, env), bindings)
-        walker.block(statements, initial)
+        extra = entry(world) if entry is not None else {}
+        walker = _Walker(conditions, world, lambda node, env, w=world: observe(w, node, env), bindings,
+                         frozenset(extra))
+        walker.block(statements, _State({**initial.env, **extra}) if extra else initial)
+
+
+def final_env(scope: cst.FunctionDef, world: World, conditions: RankConditions, bindings: Bindings,
+              entry: Env) -> Env:
+    """What `entry`'s keys hold when a call of `scope` ends in `world` (falling off its end or
+    returning); `entry` itself when no path ends there."""
+    initial = _initial_state(scope, bindings)
+    walker = _Walker(conditions, world, lambda node, env: None, bindings, frozenset(entry))
+    end = walker.block(scope_statements(scope), _State({**initial.env, **entry}))
+    finished = _merge(end, *walker.returns)
+    if not finished.live:
+        return entry
+    return {key: finished.env[key] for key in entry}

@@ -15,9 +15,11 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
-from bcast_lint.analysis.expressions import argument, argument_value, is_none, last_name, names_in_payload
+from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
+                                             last_name, names_in_payload, payload_attributes)
 from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
-from bcast_lint.analysis.flow import ASSIGNED, Definition, Env, merge_envs, walk_scope
+from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
+                                      merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.walk import Visitor
@@ -71,6 +73,15 @@ class CallSite:
 
 
 @dataclass(frozen=True)
+class AttributeName:
+    """A broadcast payload such as `self.weights`, which the data flow follows like a local named
+    "self.weights" (see _attribute_entry): `value` is that name, as for a cst.Name."""
+
+    value: str
+    node: cst.Attribute
+
+
+@dataclass(frozen=True)
 class RankSplit:
     broken_worlds: tuple[World, ...]
     broken_definitions: tuple[Definition, ...]  # those that make it broken there
@@ -101,6 +112,7 @@ class _CandidateCollector(Visitor):
         self._call_words = set(apis.CALL_WORDS)
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
+        self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -115,6 +127,8 @@ class _CandidateCollector(Visitor):
         leave_Try = leave_TryStar = leave_Match = _leave_statement
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if isinstance(self._scopes[-1], cst.ClassDef):
+            self.method_classes[node] = self._scopes[-1]
         self._statements.append(node)
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
@@ -198,6 +212,7 @@ class ModuleAnalysis:
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
+        self._method_classes = collector.method_classes
         candidates = collector.resolvable_candidates()
         if not candidates:
             return
@@ -282,31 +297,77 @@ class ModuleAnalysis:
                 exit_.reached.add(world)
 
         for scope, sites in scopes.items():
-            literals = self.conditions.compared_literals(scope)
+            setup = self._setup_methods(scope, _attribute_keys(sites))
+            literals = [n for part in (scope, *setup) for n in self.conditions.compared_literals(part)]
             literals += [site.source_rank or 0 for site in sites]
             focus, largest_group_literal = self.conditions.group_focus(
                 scope, [group_key(site.group) if site.group is not None else None for site in sites])
             self.worlds[scope] = make_worlds(max(literals, default=0), focus, largest_group_literal)
-            walk_scope(scope, self.worlds[scope], self.conditions, observe, self.bindings)
+            entry = self._attribute_entry(scope, _attribute_keys(sites), setup)
+            walk_scope(scope, self.worlds[scope], self.conditions, observe, self.bindings, entry)
+
+    # -- attributes followed across a class's methods ---------------------------------------
+    def _setup_methods(self, scope: cst.CSTNode, keys: set) -> list:
+        """`__init__` and the setup-like methods of `scope`'s class, in that order, when `scope`
+        is a method that broadcasts one of its own attributes: what they assign is taken to be
+        there when `scope` runs. Empty when another method assigns such an attribute too (then
+        nothing is known of it when `scope` runs)."""
+        owner = self._method_classes.get(scope)
+        own = _self_name(scope)
+        if owner is None or own is None or not any(key.startswith(own + ".") for key in keys):
+            return []
+        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s is not scope]
+        setup = [m for m in methods if m.name.value == "__init__"]
+        setup += [m for m in methods if apis.SETUP_METHOD.match(m.name.value) and m.name.value != "__init__"]
+        if any(_assigns(m, keys) for m in methods if m not in setup):
+            return []
+        return setup
+
+    def _attribute_entry(self, scope: cst.CSTNode, keys: set, setup: list):
+        """World -> the definitions of the attributes broadcast in `scope` when it starts: for
+        the method's own attributes (`self.weights`), what `__init__` and the setup methods leave
+        in that world (unbound where no `__init__` of this class assigns them on that rank); for
+        other objects (`obj.x`), unknown."""
+        if not keys:
+            return None
+        own = _self_name(scope)
+        unknown = {key: frozenset((Definition(key, OTHER),)) for key in keys}
+        owned = {key for key in keys if own is not None and key.startswith(own + ".")}
+        if not setup or not owned:
+            return lambda world: unknown
+        has_init = setup[0].name.value == "__init__"
+        start = {key: frozenset((Definition(key, UNBOUND if has_init else OTHER),)) for key in owned}
+
+        def entry(world: World) -> Env:
+            env = start
+            for method in setup:
+                env = final_env(method, world, self.conditions, self.bindings, env)
+            return {**unknown, **env}
+
+        return entry
 
     # -- queries for rules -----------------------------------------------------------------
     def broadcasts(self) -> Iterator[CallSite]:
         return (site for site in self.calls if site.api.is_broadcast)
 
-    def payload_names(self, site: CallSite) -> list[cst.Name]:
-        """Local names whose values the call broadcasts."""
+    def payload_names(self, site: CallSite) -> list:
+        """Local names (cst.Name) and followed attributes (AttributeName) whose values the call
+        broadcasts."""
         if site.payload is None:
             return []
-        return [name for name in names_in_payload(site.payload, site.api.nested)
+        attributes = [AttributeName(attribute_key(node), node)
+                      for node in payload_attributes(site.payload, site.api.nested)]
+        return [name for name in (*names_in_payload(site.payload, site.api.nested), *attributes)
                 if any(name.value in env for env in site.reached.values())]
 
     def definitions(self, site: CallSite, name: str) -> dict[World, frozenset]:
         """World -> the definitions of local `name` that reach `site` there."""
         return {world: env[name] for world, env in site.reached.items() if name in env}
 
-    def reaching_values(self, site: CallSite, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-        """`expr` itself, or for a local name every value assigned to it that reaches `site`."""
-        if not isinstance(expr, cst.Name):
+    def reaching_values(self, site: CallSite, expr) -> Iterator[cst.BaseExpression]:
+        """`expr` itself, or for a local name (or a followed attribute) every value assigned to it
+        that reaches `site`."""
+        if not isinstance(expr, (cst.Name, AttributeName)):
             yield expr
             return
         for world, definitions in self.definitions(site, expr.value).items():
@@ -316,7 +377,7 @@ class ModuleAnalysis:
     def reaching_contents(self, site: CallSite, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         """As reaching_values, without the values an in-place write (`buf.zero_()`) overwrote
         whole on the way: what the tensor holds may still come from the others."""
-        if not isinstance(expr, cst.Name):
+        if not isinstance(expr, (cst.Name, AttributeName)):
             yield expr
             return
         for world, definitions in self.definitions(site, expr.value).items():
@@ -405,3 +466,42 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+def _self_name(scope: cst.CSTNode) -> Optional[str]:
+    """The first parameter of a method: `self`."""
+    if not isinstance(scope, cst.FunctionDef) or not scope.params.params:
+        return None
+    return scope.params.params[0].name.value
+
+
+def _attribute_keys(sites: list) -> set:
+    """The `obj.attr` payloads ("self.weights") that the scope's broadcasts send."""
+    return {attribute_key(node) for site in sites if site.api.is_broadcast and site.payload is not None
+            for node in payload_attributes(site.payload, site.api.nested)}
+
+
+def _assigns(method: cst.FunctionDef, keys: set) -> bool:
+    """`self.x = ...` (or `self.x += ...`) for one of `keys` anywhere in `method`."""
+    collector = _AttributeAssignments(keys)
+    collector.walk(method)
+    return collector.found
+
+
+class _AttributeAssignments(Visitor):
+    def __init__(self, keys: set) -> None:
+        self._keys = keys
+        self.found = False
+
+    def _target(self, target: cst.CSTNode) -> None:
+        if attribute_key(target) in self._keys:
+            self.found = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)

@@ -18,6 +18,10 @@ class BroadcastArgMaybeNone(Rule):
     placeholder allocated under `if x is None:` before the broadcast replaces the `None` on the
     ranks that still held it, so that code is not reported.
 
+    Attributes are followed as BCL002 describes: `self.x = None` in `__init__`, set only when
+    `self.rank == 0` in `setup()`, and broadcast in a third method is reported; so is `obj.x`
+    of a local object.
+
     ## Why is this bad?
     Only the source rank's value matters, but every rank must pass a tensor of the same shape and
     dtype to receive it into. Accelerate's `broadcast` raises on the receiving ranks
@@ -57,6 +61,9 @@ class BroadcastArgMaybeNone(Rule):
 
     code = "BCL001"
     VALID = (
+        # `obj` is rebound: what was known of `obj.x` no longer holds.
+        Valid("obj = make()\nobj.x = None\nif accelerator.is_main_process:\n    obj.x = torch.randn(3)\n"
+              "obj = make()\nbroadcast(obj.x)"),
         Valid("ids = torch.zeros(8)\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)"),
         Valid("obj = [None]\nif accelerator.is_main_process:\n    obj = [load()]\nbroadcast_object_list(obj)"),
         Valid("ids = None\nif accelerator.num_processes > 1:\n    ids = torch.randn(8)\nbroadcast(ids)"),
@@ -67,6 +74,24 @@ class BroadcastArgMaybeNone(Rule):
               "    ids = torch.zeros(8)\nbroadcast(ids)"),
     )
     INVALID = (
+        # None in __init__, set on rank 0 only in setup(), broadcast in a third method.
+        Invalid("class K:\n    def __init__(self):\n        self.rank = dist.get_rank()\n        self.x = None\n"
+                "    def setup(self):\n        if self.rank == 0:\n            self.x = torch.randn(3)\n"
+                "    def share(self):\n        dist.broadcast(self.x, 0)",
+                expected_replacement="class K:\n    def __init__(self):\n        self.rank = dist.get_rank()\n"
+                "        self.x = torch.zeros(3, dtype=torch.float32)\n"
+                "    def setup(self):\n        if self.rank == 0:\n            self.x = torch.randn(3)\n"
+                "    def share(self):\n        dist.broadcast(self.x, 0)",
+                expected_message="'self.x' is None on ranks where 'self.rank == 0' is false when it reaches "
+                "broadcast()",
+                range=(9, 9, 9, 34)),
+        Invalid("state = make_state()\nstate.best = None\nif accelerator.is_main_process:\n"
+                "    state.best = torch.randn(1)\nbroadcast(state.best)",
+                expected_replacement="state = make_state()\nstate.best = torch.zeros(1, dtype=torch.float32)\n"
+                "if accelerator.is_main_process:\n    state.best = torch.randn(1)\nbroadcast(state.best)",
+                expected_message="'state.best' is None on ranks where 'accelerator.is_main_process' is false when it "
+                "reaches broadcast()",
+                range=(5, 1, 5, 22)),
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = torch.randn(8)\nbroadcast(ids)",
                 expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
                 "when it reaches broadcast()", range=(4, 1, 4, 15),

@@ -118,6 +118,13 @@ class SourceMismatch(Rule):
               "    dist.broadcast(x, src=src, group=group)"),
     )
     INVALID = (
+        Invalid("class K:\n    def sync(self):\n        self.buf = torch.zeros(4)\n"
+                "        if accelerator.is_last_process:\n            self.buf.copy_(measure())\n"
+                "        broadcast(self.buf)",
+                expected_message="'self.buf' is filled only on the rank where 'accelerator.is_last_process' is true, "
+                "but broadcast() sends from rank 0 (the default from_process=0), so every rank "
+                "receives rank 0's placeholder",
+                range=(6, 9, 6, 28)),
         Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)",
                 expected_message="'x' is filled only on the rank where 'rank == 1' is true, but "
                 "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from bcast_lint.analysis.flow import UNBOUND
-from bcast_lint.analysis.module import ModuleAnalysis
+from bcast_lint.analysis.module import AttributeName, ModuleAnalysis
 from bcast_lint.fixes.placeholder import placeholder_or_object_list_fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -16,9 +16,15 @@ class BroadcastArgUnbound(Rule):
     Flags a broadcast whose argument is assigned only inside a rank-conditional branch, so it is
     not bound at all on the other ranks.
 
+    An attribute of the object a method runs on is followed across the class's methods: one
+    assigned only under a rank condition in `__init__` or a setup method (`setup*`, `init*`,
+    `build*`, `prepare*`, `load*`, `configure*`, `on_*start`), which are taken to run first, and
+    broadcast in another method (`self.weights` set under `if accelerator.is_main_process:` in
+    `__init__`, sent in `sync()`). When any other method assigns it too, nothing is assumed.
+
     ## Why is this bad?
-    The ranks that skipped the branch raise `NameError` (module level) or `UnboundLocalError`
-    (in a function) at the broadcast, and the source rank then fails with
+    The ranks that skipped the branch raise `NameError` (module level), `UnboundLocalError`
+    (in a function) or `AttributeError` (an attribute never set there) at the broadcast, and the source rank then fails with
     `Connection closed by peer` (gloo) or waits in the collective until the backend timeout.
 
     ## Example
@@ -44,6 +50,15 @@ class BroadcastArgUnbound(Rule):
 
     code = "BCL002"
     VALID = (
+        # Another method assigns the attribute too: nothing is known of it when sync() runs.
+        Valid("class K:\n    def __init__(self):\n        if accelerator.is_main_process:\n"
+              "            self.w = torch.randn(3)\n    def reset(self):\n        self.w = torch.zeros(3)\n"
+              "    def sync(self):\n        broadcast(self.w)"),
+        Valid("class K:\n    def __init__(self):\n        self.w = torch.zeros(3)\n"
+              "        if accelerator.is_main_process:\n            self.w = torch.randn(3)\n"
+              "    def sync(self):\n        broadcast(self.w)"),
+        Valid("class K(Base):\n    def setup(self):\n        if accelerator.is_main_process:\n"
+              "            self.w = torch.randn(3)\n    def sync(self):\n        broadcast(self.w)"),
         Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\nelse:\n    x = torch.zeros(3)\nbroadcast(x)"),
         Valid("def f(x):\n    if rank == 0:\n        x = torch.randn(3)\n    dist.broadcast(x, 0)"),
         Valid("if rank == 0:\n    x = torch.zeros(3)\nelse:\n    x, _ = make()\ndist.broadcast(x, 0)"),
@@ -51,6 +66,15 @@ class BroadcastArgUnbound(Rule):
               "dist.broadcast(x, 0)"),
     )
     INVALID = (
+        # An attribute set only on the main process in __init__, broadcast in another method.
+        Invalid("class K:\n    def __init__(self):\n        if accelerator.is_main_process:\n"
+                "            self.w = torch.randn(3)\n    def sync(self):\n        return broadcast(self.w)",
+                expected_replacement="class K:\n    def __init__(self):\n"
+                "        self.w = torch.zeros(3, dtype=torch.float32)\n        if accelerator.is_main_process:\n"
+                "            self.w = torch.randn(3)\n    def sync(self):\n        return broadcast(self.w)",
+                expected_message="'self.w' is unbound on ranks where 'accelerator.is_main_process' is false when it "
+                "reaches broadcast(), which raises AttributeError there",
+                range=(6, 16, 6, 33)),
         Invalid("if accelerator.is_main_process:\n    x = torch.randn(3)\nbroadcast(x)",
                 expected_message="'x' is unbound on ranks where 'accelerator.is_main_process' is false "
                 "when it reaches broadcast(), which raises NameError there", range=(3, 1, 3, 13),
@@ -78,6 +102,8 @@ class BroadcastArgUnbound(Rule):
                 split = analysis.split_ranks(site, name.value, lambda d, world: d.kind == UNBOUND)
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
+                    # `self.weights` never assigned on a rank: the attribute is missing there.
+                    error = "AttributeError" if isinstance(name, AttributeName) else "NameError"
                     message = (f"'{name.value}' is unbound on ranks {split.where} when it reaches "
-                               f"{site.api.short_name}(), which raises NameError there")
+                               f"{site.api.short_name}(), which raises {error} there")
                     yield Report(site.call, message, fix, _HELP)
