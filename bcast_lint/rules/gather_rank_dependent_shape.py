@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import keyword_argument, method_name
+from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
 from bcast_lint.analysis.walk import children
@@ -167,8 +167,8 @@ class GatherRankDependentShape(Rule):
             gather = _gather(site)
             if gather is None or not site.reached:
                 continue
-            argument = site.argument(gather.input_position, gather.input_keyword)
-            if argument is None or keyword_argument(site.call, "use_gather_object") is not None:
+            argument = call_argument(site.call, gather.input_position, gather.input_keyword)
+            if argument is None or argument_value(site.call, None, "use_gather_object") is not None:
                 continue
             reason = _varying(analysis, site, argument.value, 0)
             if reason is not None and _fixed_buckets(analysis, site, gather):
@@ -288,7 +288,7 @@ def _fixed_buckets(analysis: ModuleAnalysis, site: CallSite, gather: _Gather) ->
     them, and for `[make() for _ in ...]`, `[make()] * n` and `[a, a]` lists."""
     if gather.buckets_keyword is None:
         return True
-    argument = site.argument(0, gather.buckets_keyword)
+    argument = call_argument(site.call, 0, gather.buckets_keyword)
     if argument is None:
         return False
     for world in site.reached:

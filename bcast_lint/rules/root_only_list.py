@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import is_none, last_name
+from bcast_lint.analysis.expressions import argument as call_argument, is_none, last_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
 from bcast_lint.fixes.edits import replace_node
@@ -157,7 +157,7 @@ def _contract(site: CallSite) -> Optional[_Contract]:
 
 
 def _list_argument(site: CallSite, contract: _Contract) -> Optional[cst.Arg]:
-    argument = site.argument(_LIST_POSITION, contract.list_keyword)
+    argument = call_argument(site.call, _LIST_POSITION, contract.list_keyword)
     return None if argument is None or is_none(argument.value) else argument
 
 
@@ -171,9 +171,9 @@ def _has_listless_partner(analysis: ModuleAnalysis, site: CallSite, contract: _C
 
 def _root(site: CallSite, contract: _Contract) -> Optional[cst.BaseExpression]:
     """The root rank's expression; `0` when defaulted; None for a rank within a group."""
-    if site.argument(None, f"group_{contract.root_keyword}") is not None:
+    if call_argument(site.call, None, f"group_{contract.root_keyword}") is not None:
         return None
-    argument = site.argument(_ROOT_POSITION, contract.root_keyword)
+    argument = call_argument(site.call, _ROOT_POSITION, contract.root_keyword)
     return cst.Integer("0") if argument is None else argument.value
 
 
