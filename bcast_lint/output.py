@@ -23,8 +23,10 @@ DEFAULT_FORMAT = "full"
 _HUMAN_FORMATS = ("full", "concise", "text", "grouped")
 
 TOOL_NAME = "bcast-lint"
-# Where each rule's page (docs/rules/CODE.md) is published: the release tag of this version.
-RULE_DOCS_URL = "https://github.com/bcast-lint/bcast-lint/blob/v{version}/docs/rules/{code}.md"
+# Where the project is published (the README's pre-commit example names it too), and each rule's
+# page there (docs/rules/CODE.md) at the release tag of this version.
+REPOSITORY_URL = "https://github.com/bcast-lint/bcast-lint"
+RULE_DOCS_URL = REPOSITORY_URL + "/blob/v{version}/docs/rules/{code}.md"
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
