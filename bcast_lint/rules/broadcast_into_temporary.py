@@ -5,7 +5,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import is_none, method_name, payload_leaves, positional_arguments
+from bcast_lint.analysis.expressions import (argument_value, is_none, method_name, payload_leaves,
+                                             positional_arguments)
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
@@ -25,6 +26,27 @@ _NEW_TENSOR_FUNCTIONS = {
         "stack", "hstack", "vstack", "clone", "where",
     )
 }
+# Any other function of these namespaces returns a new tensor, except those listed below.
+_TORCH_NAMESPACES = {"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"}
+_NEW_TENSOR_ELSEWHERE = {"torch.nn.utils.parameters_to_vector",
+                         "torch.nn.utils.convert_parameters.parameters_to_vector"}
+# Views and aliases of an argument (writing into them writes into it), functions that may return
+# their input itself (dropout when not training, atleast_1d of a 1-D tensor), and functions that
+# return no tensor at all.
+_SHARING_TORCH_FUNCTIONS = {
+    "from_numpy", "as_tensor", "asarray", "frombuffer", "from_dlpack", "as_strided", "narrow",
+    "select", "squeeze", "unsqueeze", "flatten", "ravel", "reshape", "unflatten", "view_as_real",
+    "view_as_complex", "chunk", "split", "tensor_split", "hsplit", "vsplit", "dsplit", "unbind",
+    "detach", "diagonal", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "real", "imag", "conj", "resolve_conj", "resolve_neg", "positive", "alias",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+}
+_NOT_TENSOR_TORCH_FUNCTIONS = {
+    "device", "dtype", "finfo", "iinfo", "is_tensor", "is_storage", "is_floating_point",
+    "is_complex", "is_nonzero", "numel", "typename", "get_default_dtype", "manual_seed", "seed",
+    "initial_seed", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled",
+    "is_grad_enabled", "compile", "save",
+}
 _PERMUTING_FUNCTIONS = {"torch.t", "torch.transpose", "torch.permute", "torch.swapaxes",
                         "torch.swapdims", "torch.movedim", "torch.moveaxis", "torch.adjoint"}
 # Methods returning a new tensor. The converting ones return the tensor itself when there is
@@ -34,7 +56,10 @@ _COPYING_METHODS = {"clone", "to", "cuda", "cpu", "float", "half", "double", "lo
                     "new_zeros", "new_ones", "new_empty", "new_full", "add", "sub", "mul", "div",
                     "neg", "abs", "exp", "log", "sqrt", "pow", "sum", "mean", "round", "clamp",
                     "sign", "sigmoid", "softmax", "log_softmax", "argmax", "argmin", "masked_fill",
-                    "index_select", "gather", "repeat", "tile"}
+                    "index_select", "gather", "repeat", "tile", "matmul", "mm", "bmm", "norm",
+                    "prod", "cumsum", "cumprod", "flip", "roll", "std", "var", "square", "rsqrt",
+                    "reciprocal", "tanh", "relu", "floor", "ceil", "trunc", "masked_select",
+                    "nonzero", "unique"}
 _PERMUTING_METHODS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim", "moveaxis",
                       "adjoint"}
 _PERMUTING_ATTRIBUTES = {"T", "mT", "H", "mH"}
@@ -52,7 +77,10 @@ class BroadcastIntoTemporary(Rule):
     result is discarded) that receives into a tensor nobody reads afterwards, or into memory laid
     out differently from what it looks like:
 
-    - a new tensor: `dist.broadcast(torch.tensor([seed]), 0)`, `dist.broadcast(x + 1, 0)`;
+    - a new tensor: `dist.broadcast(torch.tensor([seed]), 0)`, `dist.broadcast(x + 1, 0)`, and
+      the result of any torch function that makes one (`torch.cat(...)`, `torch.abs(x)`,
+      `F.normalize(x)`, `torch.load(path)`, `parameters_to_vector(model.parameters())`), or of a
+      tensor method that does (`x.sum(0)`, `x.matmul(w)`, `x.flip(0)`);
     - a copy: `x.clone()`, `x.float()`, `x.to(device)`, `x.cuda()`, `x.cpu()`, `x.detach().clone()`;
     - a non-contiguous view: `x[:, ::2]`, `x[:, 1:]`, `x[:, 0]`, `x.narrow(1, ...)`, and the
       transposes `x.t()`, `x.T`, `x.mT`, `x.transpose(...)`, `x.permute(...)`.
@@ -65,8 +93,15 @@ class BroadcastIntoTemporary(Rule):
     the call makes the same kind of view. Non-contiguous views are reported even where
     accelerate's result is used: what it returns is the same view.
 
+    Calls that return their argument or a view of it are not temporaries: `torch.from_numpy(a)`,
+    `torch.as_tensor(t)`, `torch.flatten(x)`, `torch.squeeze(x)`, `torch.chunk(x, 2)[0]`, in-place
+    functions (`torch.relu_(x)`, `F.relu(x, inplace=True)`), `F.dropout(x, training=False)` (which
+    returns `x` itself), and any call given `out=buf` (it returns `buf`).
+
     What cannot be known is not guessed at: `x[idx]` is taken for a row (an integer `idx`), not a
-    gather (a tensor of indices, which copies), and an index after `...` is not judged.
+    gather (a tensor of indices, which copies), an index after `...` is not judged, and a call of
+    the project's own functions (`get_flat_params(model)`, `module.get_buffer("b")`) is not
+    judged either: it may return a tensor it keeps.
 
     ## Why is this bad?
     An in-place broadcast writes the source's value into the tensor it is given, on every
@@ -119,6 +154,17 @@ class BroadcastIntoTemporary(Rule):
     code = "BCL010"
     VALID = (
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x, 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.flatten(x), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.chunk(x, 2)[0], 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.relu_(x), 0)"),
+        Valid("import torch.nn.functional as F\nx = torch.zeros(8, 4)\ndist.broadcast(F.relu(x, inplace=True), 0)"),
+        Valid("import torch.nn.functional as F\nx = torch.zeros(8, 4)\ndist.broadcast(F.dropout(x, training=False), 0)"),
+        Valid("x = torch.zeros(8, 4)\nflat = torch.zeros(64)\ndist.broadcast(torch.cat([x, x], out=flat), 0)"),
+        Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.as_tensor(x), 0)"),
+        Valid("dist.broadcast(get_flat_params(model), 0)"),
+        Valid("dist.broadcast(model.get_buffer('running_mean'), 0)"),
+        Valid("from torch.nn.utils import parameters_to_vector\nflat = parameters_to_vector(model.parameters())\n"
+              "dist.broadcast(flat, 0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[:2], 0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[2:5], src=0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x[1], 0)"),
@@ -141,6 +187,32 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
+        Invalid("from torch.nn.utils import parameters_to_vector\n"
+                "dist.broadcast(parameters_to_vector(model.parameters()), 0)",
+                expected_message='dist.broadcast() writes into parameters_to_vector(model.parameters()), a new'
+                ' tensor nobody keeps, so the received value is lost', range=(2, 16, 2, 56)),
+        Invalid("dist.broadcast(torch.nn.utils.parameters_to_vector(model.parameters()), src=0)",
+                expected_message='dist.broadcast() writes into '
+                'torch.nn.utils.parameters_to_vector(model.parameters()), a new tensor nobody'
+                ' keeps, so the received value is lost', range=(1, 16, 1, 71)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(torch.abs(x), 0)",
+                expected_message='dist.broadcast() writes into torch.abs(x), a new tensor nobody keeps, so the'
+                ' received value is lost', range=(2, 16, 2, 28)),
+        Invalid("import torch.nn.functional as F\nx = torch.zeros(8, 4)\ndist.broadcast(F.normalize(x), 0)",
+                expected_message='dist.broadcast() writes into F.normalize(x), a new tensor nobody keeps, so '
+                'the received value is lost', range=(3, 16, 3, 30)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.sum(0), 0)",
+                expected_message='dist.broadcast() writes into x.sum(0), a temporary copy of x: the receiving '
+                "ranks' x keeps its own value", range=(2, 16, 2, 24)),
+        Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.matmul(x.T), 0)",
+                expected_message='dist.broadcast() writes into x.matmul(x.T), a temporary copy of x: the '
+                "receiving ranks' x keeps its own value", range=(2, 16, 2, 29)),
+        Invalid("dist.broadcast(torch.load(path), 0)",
+                expected_message='dist.broadcast() writes into torch.load(path), a new tensor nobody keeps, so'
+                ' the received value is lost', range=(1, 16, 1, 32)),
+        Invalid("x = torch.zeros(8, 4)\nbroadcast(torch.cat([x, x]))",
+                expected_message='broadcast() writes into torch.cat([x, x]), a temporary whose received value '
+                'is discarded', range=(2, 11, 2, 28)),
         Invalid("dist.broadcast(torch.tensor([seed]), 0)",
                 expected_message="dist.broadcast() writes into torch.tensor([seed]), a new tensor nobody "
                 "keeps, so the received value is lost", range=(1, 16, 1, 36)),
@@ -268,7 +340,9 @@ def _permuted(base: Optional[str]) -> str:
 
 def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
     qualified = analysis.qualified_names(call)
-    if qualified & _NEW_TENSOR_FUNCTIONS:
+    if argument_value(call, keyword="out") is not None:
+        return None  # returns `out`, an existing tensor
+    if qualified & _NEW_TENSOR_FUNCTIONS or any(_new_from_torch(name, call) for name in qualified):
         return COPY
     if qualified & _PERMUTING_FUNCTIONS:
         arguments = positional_arguments(call)
@@ -290,6 +364,21 @@ def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
     if method == "diagonal":
         return base if base == COPY else STRIDED
     return None
+
+
+def _new_from_torch(qualified: str, call: cst.Call) -> bool:
+    """`torch.abs(x)`, `F.normalize(x)`, `parameters_to_vector(...)`: a torch function that
+    returns a new tensor. Not an in-place one (`torch.relu_`, `inplace=True`), which returns its
+    argument, nor one that shares memory with it or returns no tensor."""
+    if qualified in _NEW_TENSOR_ELSEWHERE:
+        return True
+    module, _, name = qualified.rpartition(".")
+    if module not in _TORCH_NAMESPACES or not name[:1].islower() or name.endswith("_"):
+        return False
+    inplace = argument_value(call, keyword="inplace")
+    if inplace is not None and not (isinstance(inplace, cst.Name) and inplace.value == "False"):
+        return False
+    return name not in _SHARING_TORCH_FUNCTIONS and name not in _NOT_TENSOR_TORCH_FUNCTIONS
 
 
 def _is_tensor_method(analysis: ModuleAnalysis, call: cst.Call) -> bool:
