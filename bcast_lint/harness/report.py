@@ -399,7 +399,8 @@ def _whereabouts(states: list[RankState]) -> list[RuntimeEvent]:
             site = state.waiting_in.site
             events.append(RuntimeEvent(f"rank {state.rank}: waiting in {state.waiting_in.op} at {site}", (site,), (site,)))
         elif state.started:
-            events.append(RuntimeEvent(f"rank {state.rank}: running script code outside any collective"))
+            events.append(RuntimeEvent(f"rank {state.rank}: running script code, not in a collective the harness "
+                                       "records (DDP's gradient all-reduce is not recorded, for one)"))
         else:
             events.append(RuntimeEvent(f"rank {state.rank}: had not reached any collective"))
     return events
