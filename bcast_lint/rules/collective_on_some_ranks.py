@@ -142,6 +142,11 @@ class CollectiveOnSomeRanks(Rule):
     )
     INVALID = (
         # Framework spellings of the main process and of the rank.
+        Invalid("import deepspeed.comm as ds\ndef f(x):\n    if ds.get_rank() == 0:\n        ds.all_reduce(x)\n"
+                "        log(x)",
+                expected_message="all_reduce() runs only on ranks where 'ds.get_rank() == 0' is true: the other ranks "
+                "never join it and every rank hangs until the timeout",
+                range=(4, 9, 4, 25)),
         Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'trainer.is_global_zero' is true: "
                 "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
