@@ -22,7 +22,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.source import Source
 
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
@@ -97,6 +97,7 @@ class _Candidate:
     statement: cst.CSTNode
     main_process_first: Optional[cst.With]
     rank_decorator: Optional[cst.Decorator]
+    statements: tuple[cst.CSTNode, ...]  # every statement around the call, outermost first
 
 
 class _CandidateCollector(Visitor):
@@ -190,7 +191,8 @@ class _CandidateCollector(Visitor):
         name = last_name(node.func)
         if name in self._call_words and self._statements:
             self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
-                                              self._main_first[-1], self._decorators[-1]))
+                                              self._main_first[-1], self._decorators[-1],
+                                              tuple(self._statements)))
 
 
 class ModuleAnalysis:
@@ -213,6 +215,8 @@ class ModuleAnalysis:
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
         self._method_classes = collector.method_classes
+        self._statements_around = {c.call: c.statements for c in collector.candidates}
+        self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         candidates = collector.resolvable_candidates()
         if not candidates:
             return
@@ -347,6 +351,14 @@ class ModuleAnalysis:
         return entry
 
     # -- queries for rules -----------------------------------------------------------------
+    def ancestors(self, site: CallSite) -> tuple[cst.CSTNode, ...]:
+        """Every node from the call's scope down to the call's parent, outermost first; found
+        once per call, from the statements the collector saw around it."""
+        found = self._ancestors.get(site.call)
+        if found is None:
+            found = self._ancestors[site.call] = _ancestors(site, self._statements_around[site.call])
+        return found
+
     def broadcasts(self) -> Iterator[CallSite]:
         return (site for site in self.calls if site.api.is_broadcast)
 
@@ -505,3 +517,11 @@ class _AttributeAssignments(Visitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target)
+def _ancestors(site: CallSite, statements: tuple[cst.CSTNode, ...]) -> tuple[cst.CSTNode, ...]:
+    inside = next((i + 1 for i, statement in enumerate(statements) if statement is site.scope), 0)
+    outer = (site.scope, *statements[inside:])  # ends with site.statement
+    path: list[cst.CSTNode] = []
+    for node, inner in zip(outer, outer[1:]):
+        path.extend(path_to(node, inner) or ())
+    path.extend(path_to(site.statement, site.call, skip_suites=True) or ())
+    return tuple(path)

@@ -11,9 +11,10 @@ node's children, and `leave_<Class>(node)` runs after them.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import typing
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 from libcst._maybe_sentinel import MaybeSentinel
@@ -51,6 +52,24 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield from value
         elif _is_node(value):
             yield value
+
+
+def path_to(root: cst.CSTNode, target: cst.CSTNode, *, skip_suites: bool = False) -> Optional[tuple]:
+    """The nodes from `root` down to `target`'s parent, or None when `target` is not below `root`.
+    `skip_suites`: do not look inside statement bodies (the target is in `root`'s header).
+
+    Breadth first: the target is a few levels down (a statement in an arm's block, a call in a
+    statement), and a depth-first search would first wander through whole sibling blocks."""
+    queue = collections.deque([(root, ())])
+    while queue:
+        node, above = queue.popleft()
+        path = (*above, node)
+        for child in children(node):
+            if child is target:
+                return path
+            if not (skip_suites and isinstance(child, cst.BaseSuite)):
+                queue.append((child, path))
+    return None
 
 
 def _child_fields(node_class: type) -> tuple[str, ...]:

@@ -6,7 +6,6 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.walk import children
 from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import SAFE, UNSAFE, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -107,11 +106,10 @@ class BroadcastResultIsNone(Rule):
         for site in analysis.calls:
             if not site.api.returns_none or _may_return_work(site):
                 continue
-            path = _path_to(site.statement, site.call)
-            use = _use(site.call, path)
+            use = _use(site.call, analysis.ancestors(site))
             if use is not None:
                 message, remedy = _message(analysis, site, use)
-                yield Report(site.call, message, _fix(analysis, site, use, path), remedy)
+                yield Report(site.call, message, _fix(analysis, site, use), remedy)
 
 
 def _may_return_work(site: CallSite) -> bool:
@@ -124,25 +122,11 @@ def _may_return_work(site: CallSite) -> bool:
     return async_op is not None and not (isinstance(async_op, cst.Name) and async_op.value == "False")
 
 
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list:
-    """The nodes from `root` down to `target`'s parent; the bodies of compound statements are
-    skipped, since the innermost statement holding the call holds it in its header."""
-    stack = [(root, [])]
-    while stack:
-        node, ancestors = stack.pop()
-        for child in children(node):
-            if child is target:
-                return [*ancestors, node]
-            if not isinstance(child, cst.BaseSuite):
-                stack.append((child, [*ancestors, node]))
-    return []
-
-
-def _use(call: cst.Call, path: list) -> Optional[cst.CSTNode]:
+def _use(call: cst.Call, ancestors: tuple) -> Optional[cst.CSTNode]:
     """The node that uses the call's value, or None when the value is discarded. Through a
     comprehension the use is of the comprehension, reported as a plain use of the value."""
     value: cst.CSTNode = call
-    for parent in reversed(path):
+    for parent in reversed(ancestors):
         if isinstance(parent, _COMPREHENSIONS) and parent.elt is value:
             value = parent
             continue
@@ -190,11 +174,11 @@ def _assigned_name(use: cst.CSTNode) -> Optional[str]:
     return target.value if isinstance(target, cst.Name) else None
 
 
-def _fix(analysis: ModuleAnalysis, site: CallSite, use: cst.CSTNode, path: list) -> Optional[Fix]:
+def _fix(analysis: ModuleAnalysis, site: CallSite, use: cst.CSTNode) -> Optional[Fix]:
     """Only a plain `name = call` line: the call stays, the assignment goes."""
     target = _assigned_name(use) if isinstance(use, cst.Assign) else None
     statement = site.statement
-    if target is None or use.value is not site.call or path[:-1] != [statement]:
+    if target is None or use.value is not site.call or analysis.ancestors(site)[-2] is not statement:
         return None
     call = analysis.code(site.call)
     if isinstance(site.payload, cst.Name) and target == site.payload.value:

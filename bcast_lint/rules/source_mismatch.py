@@ -9,7 +9,7 @@ from bcast_lint.analysis.expressions import allocation, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World, integer_literal
-from bcast_lint.analysis.walk import Visitor, children
+from bcast_lint.analysis.walk import Visitor
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Values that only reserve room for what the source sends: receiving into them is their purpose.
@@ -207,8 +207,8 @@ def _source_rank(analysis: ModuleAnalysis, site: CallSite, world: World) -> Opti
     """The source rank in `world`, or None when it cannot be known."""
     if site.source is None:
         return site.api.default_src
-    loop_names = _comprehension_targets(site.statement, site.call, ())
-    return _integer_value(analysis, site, world, site.source, loop_names or set(), _NAME_DEPTH)
+    loop_names = _comprehension_targets(analysis.ancestors(site))
+    return _integer_value(analysis, site, world, site.source, loop_names, _NAME_DEPTH)
 
 
 class _LoopNames(Visitor):
@@ -298,38 +298,27 @@ def _reached_unconditionally(analysis: ModuleAnalysis, site: CallSite) -> bool:
     the sender may pass its own rank while the receivers pass the sender's, in another call."""
     worlds = analysis.worlds[site.scope]
     return all(analysis.conditions.evaluate(test, world) is not None
-               for test in _enclosing_tests(site.scope, site.call, []) or () for world in worlds)
+               for test in _enclosing_tests(analysis.ancestors(site)) for world in worlds)
 
 
-def _enclosing_tests(node: cst.CSTNode, call: cst.Call, tests: list) -> Optional[list]:
-    """The tests of the `if`s and conditional expressions around `call` (None: not found)."""
-    if node is call:
-        return tests
-    if isinstance(node, (cst.If, cst.IfExp)):
-        tests = [*tests, node.test]
-    for child in children(node):
-        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue  # another scope
-        found = _enclosing_tests(child, call, tests)
-        if found is not None:
-            return found
-    return None
+def _enclosing_tests(ancestors: tuple) -> list:
+    """The tests of the `if`s and conditional expressions around the call; none inside a lambda,
+    whose body runs where it is called, not where it stands."""
+    if any(isinstance(node, cst.Lambda) for node in ancestors):
+        return []
+    return [node.test for node in ancestors if isinstance(node, (cst.If, cst.IfExp))]
 
 
-def _comprehension_targets(node: cst.CSTNode, call: cst.Call, bound: tuple) -> Optional[set]:
-    """Names bound by the comprehensions around `call` inside `node` (None: call not found)."""
-    if node is call:
-        return set(bound)
-    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-        comp_for = node.for_in
-        while comp_for is not None:
-            bound = bound + tuple(target_names(comp_for.target))
-            comp_for = comp_for.inner_for_in
-    for child in children(node):
-        found = _comprehension_targets(child, call, bound)
-        if found is not None:
-            return found
-    return None
+def _comprehension_targets(ancestors: tuple) -> set:
+    """Names bound by the comprehensions around the call."""
+    bound: set = set()
+    for node in ancestors:
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            comp_for = node.for_in
+            while comp_for is not None:
+                bound.update(target_names(comp_for.target))
+                comp_for = comp_for.inner_for_in
+    return bound
 
 
 def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
