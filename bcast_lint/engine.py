@@ -24,22 +24,24 @@ def _everything(code: str) -> bool:
     return True
 
 
-def lint_source(source: Union[bytes, str], filename: str, enabled: CodeFilter = _everything,
+def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeFilter = _everything,
                 honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> FileResult:
     """Findings for one file's contents; never raises for bad input (see FileResult.error).
 
-    Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded.
+    Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded; a
+    Source is the file already decoded by a caller that reads it too (the fixer, --add-noqa).
     `tree` is CPython's parse of `source`, when the caller has one (flake8 does).
     """
-    model = Source.from_text(source) if isinstance(source, str) else None
-    if not may_have_findings(model.data if model else source):
+    given = source.data if isinstance(source, Source) else source
+    model = source if isinstance(source, Source) else Source.from_text(source) if isinstance(source, str) else None
+    if not may_have_findings(model.data if model else given):
         return FileResult(filename)
     try:
-        model = model or Source.from_bytes(source)
+        model = model or Source.from_bytes(given)
     except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: from the cookie's lines
         return FileResult(filename, error=f"cannot decode: {error}")
     try:
-        return _lint_parsed(source, model, filename, enabled, honour_noqa, tree)
+        return _lint_parsed(given, model, filename, enabled, honour_noqa, tree)
     except RecursionError:
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
 

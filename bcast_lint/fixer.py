@@ -38,12 +38,13 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
 
 def lint_checked(data: bytes, filename: str, enabled: CodeFilter) -> FileResult:
     """The file's findings, with every fix the fixer would reject dropped."""
-    return _Fixer(filename, enabled).checked(data, lint_source(data, filename, enabled))
+    fixer = _Fixer(filename, enabled)
+    return fixer.checked(data, fixer.lint(data))
 
 
 def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool) -> FixOutcome:
     fixer = _Fixer(filename, enabled)
-    original = result = fixer.checked(data, lint_source(data, filename, enabled))
+    original = result = fixer.checked(data, fixer.lint(data))
     applied: list[Finding] = []
     for _ in range(MAX_PASSES):
         chosen = _non_overlapping([f for f in result.findings if applicable(f, unsafe)])
@@ -64,13 +65,26 @@ class _Attempt:
 
 
 class _Fixer:
-    """Tries fixes on one file, remembering each attempt: checking the fixes and then applying
-    the same ones re-lints the file once, not twice."""
+    """Tries fixes on one file, remembering each attempt (checking the fixes and then applying
+    the same ones re-lints the file once, not twice) and the Source of each version of the file."""
 
     def __init__(self, filename: str, enabled: CodeFilter) -> None:
         self._filename = filename
         self._enabled = enabled
         self._attempts: dict[tuple, _Attempt] = {}
+        self._sources: dict[bytes, Source] = {}
+
+    def lint(self, data: bytes) -> FileResult:
+        try:
+            source = self._source(data)
+        except (UnicodeDecodeError, SyntaxError):
+            source = data  # the engine reports why it cannot be decoded
+        return lint_source(source, self._filename, self._enabled)
+
+    def _source(self, data: bytes) -> Source:
+        if data not in self._sources:
+            self._sources[data] = Source.from_bytes(data)
+        return self._sources[data]
 
     def checked(self, data: bytes, result: FileResult) -> FileResult:
         """`result` with the fixes that fail alone dropped. When all the non-overlapping fixes
@@ -108,7 +122,7 @@ class _Fixer:
         return self._attempts[key]
 
     def _try(self, data: bytes, before: FileResult, chosen: tuple[Finding, ...]) -> _Attempt:
-        source = Source.from_bytes(data)
+        source = self._source(data)
         try:
             fixed = source.apply(edit for finding in chosen for edit in finding.fix.edits)
         except UnicodeEncodeError:
@@ -116,7 +130,7 @@ class _Fixer:
         error = compile_error(fixed, self._filename)
         if error is not None:
             return _Attempt(chosen, rejected=f"the fixed code would not compile ({error})")
-        after = lint_source(fixed, self._filename, self._enabled)
+        after = self.lint(fixed)
         rejected = after.error or _left_in_place(chosen, before, after) or _added(before, after)
         return _Attempt(chosen, fixed, after, rejected)
 

@@ -1,0 +1,1 @@
+"""The benchmarks (see README.md): run.py drives corpus, tools, timing and report."""

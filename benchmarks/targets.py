@@ -1,0 +1,52 @@
+"""The speed targets of issue 7, as data: what each compares, its limit, and which way is better."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from benchmarks.timing import Measurement, baseline
+
+Row = tuple[str, str]  # (measurement name, scope)
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str
+    limit: float
+    unit: str
+    wall: Optional[Row] = None  # the median wall time of this row...
+    per: Optional[Row] = None  # ...divided by this row's
+    quantity: Optional[str] = None  # or one of QUANTITIES
+    higher_is_better: bool = False
+
+
+PEAK_RSS, SCALING_DISTANCE = "bcast-lint peak RSS", "scaling distance"
+QUANTITIES = (PEAK_RSS, SCALING_DISTANCE)
+
+TARGETS = (
+    Target("bcast-lint / ruff, corpus, 1 process", 2.5, "x",
+           wall=("bcast-lint", "corpus"), per=("ruff", "corpus")),
+    Target("TorchFix / bcast-lint, slice", 200, "x",
+           wall=("torchfix", "slice"), per=("bcast-lint", "slice"), higher_is_better=True),
+    Target("bcast-lint --jobs, warm cache, corpus", 1.0, " s", wall=("bcast-lint warm cache", "corpus")),
+    Target("bcast-lint, tiny file", 0.120, " s", wall=("bcast-lint", "tiny")),
+    Target("flake8 BCL / flake8 without plugin", 1.1, "x",
+           wall=("flake8 --select BCL", "corpus"), per=("flake8 --select BCL (no plugin)", "corpus")),
+    Target("bcast-lint peak RSS (largest process)", 300, " MB", quantity=PEAK_RSS),
+    Target("scaling: largest distance from a line", 10, "%", quantity=SCALING_DISTANCE),
+)
+
+
+def measured(target: Target, measurements: list[Measurement], fit) -> Optional[float]:
+    """The target's value in this run, None when something it needs did not run."""
+    if target.quantity == PEAK_RSS:
+        peaks = [m.max_rss_mb for m in measurements if m.name.startswith("bcast-lint") and m.max_rss_mb]
+        return max(peaks, default=None)
+    if target.quantity == SCALING_DISTANCE:
+        return fit and 100 * fit[2]
+    value = baseline(measurements, *target.wall)
+    if target.per is None or value is None:
+        return value
+    divisor = baseline(measurements, *target.per)
+    return value / divisor if divisor else None
