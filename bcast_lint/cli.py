@@ -1,7 +1,7 @@
 """The `bcast-lint` command: lint paths, fix them, explain rules, verify programs.
 
-Exit codes: 0 no findings, 1 findings (or files that could not be checked), 2 usage,
-configuration or internal error.
+Exit codes (`_exit_status` decides them; the README says the same): 0 no findings, 1 findings or
+a path that could not be checked, 2 usage, configuration or internal error, 130 interrupted.
 """
 
 from __future__ import annotations

@@ -76,20 +76,27 @@ class Rule:
 
     @classmethod
     def summary(cls) -> str:
-        """The first sentence under 'What it does'.
-
-        A first paragraph ending in a colon leads into a list: that lead-in is the sentence.
-        """
-        match = re.search(r"## What it does\s+(.+?)(?:\n\n|$)", cls.documentation(), re.S)
-        paragraph = " ".join(match.group(1).split()) if match else ""
-        if paragraph.endswith(":"):
-            paragraph = paragraph[:-1] + "."
-        return _first_sentence(paragraph)
+        return first_sentence_of_what_it_does(cls.documentation())
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         raise NotImplementedError
 
 
+def first_sentence_of_what_it_does(documentation: str) -> str:
+    """The first sentence under 'What it does': a rule's summary.
+
+    A first paragraph ending in a colon leads into a list: that lead-in is the sentence. One
+    that ends mid-sentence goes on through the list items that follow, to the full stop.
+    """
+    match = re.search(r"## What it does\s+(.+?)(?:\n##|$)", documentation, re.S)
+    section = match.group(1) if match else ""
+    lead_in = " ".join(section.split("\n\n", 1)[0].split())
+    if lead_in.endswith(":"):
+        return lead_in[:-1] + "."
+    return _first_sentence(" ".join(_LIST_MARK.sub("", section).split()))
+
+
+_LIST_MARK = re.compile(r"^\s*[-*] ", re.M)
 # A code span, or a full stop that ends a sentence; a stop inside `code` ends nothing.
 _CODE_OR_STOP = re.compile(r"`[^`]*`|\.(?=\s)")
 
