@@ -287,12 +287,13 @@ def test_the_static_findings_are_tied_to_the_runtime_events():
         b"    pass\n"  # 6
         b"    x = dist.broadcast(buf, 0)\n"  # 7: flagged
         b"    x.norm()\n"  # 8: fails, one line after the broadcast
-        b"    total = torch.empty(3)\n"  # 9: flagged, binds a --check name
+        b"    total = torch.empty(3)\n"  # 9: flagged, assigns a --check name
         b"    y = torch.ones(1)\n"  # 10: flagged, nothing happened here
+        b"z = torch.ones(1)\n"  # 11: module level, flagged: the broadcasts in main() are not its
     )
     script = Script.parse("t.py", source)
     findings = tuple(Finding(code, "m", "t.py", line, 5, line, 9) for code, line in
-                     (("BCL007", 3), ("BCL003", 9), ("BCL006", 7), ("BCL004", 10)))  # fmt: skip
+                     (("BCL007", 3), ("BCL003", 9), ("BCL006", 7), ("BCL004", 10), ("BCL008", 1)))  # fmt: skip
     from bcast_lint.harness.report import RuntimeEvent, VerifyResult
 
     events = (
@@ -302,7 +303,7 @@ def test_the_static_findings_are_tied_to_the_runtime_events():
         RuntimeEvent("waiting elsewhere", ("other.py:3",), ("other.py:3",)),
     )
     tied = ties(findings, VerifyResult(ERROR, events), script)
-    assert tied == ((0,), (1,), (2,), ())
+    assert tied == ((0,), (1,), (2,), (), ())
 
 
 def test_a_finding_moves_with_the_lines_the_fix_inserts():

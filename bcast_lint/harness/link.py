@@ -5,8 +5,9 @@ two calls into it) and ties each runtime event to the findings it bears out. A f
 an event when
 
 - the event happened inside the finding's range (a TypeError at the flagged broadcast, a rank
-  waiting in it, a broadcast that diverged there), or the finding binds a `--check` name that
-  ended different on the ranks; or
+  waiting in it, a broadcast that diverged there), or, for a `--check` name that ended different
+  on the ranks, the finding is on a line that assigns the name or uses a variable its assignment
+  reads; or
 - the collective the finding leads to is one the event involves: the first collective the run
   reached at or after the finding's line in the same function. So a placeholder flagged where it
   is allocated is tied to the divergence at the broadcast below it, and `x = dist.broadcast(x)`
@@ -73,13 +74,19 @@ class Script:
 
     shown: str
     tree: ast.Module | None
+    functions: tuple[tuple[int, int], ...] = ()  # (first, last line) of every function
 
     @classmethod
     def parse(cls, shown: str, source: bytes) -> "Script":
         try:
-            return cls(shown, ast.parse(source))
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return cls(shown, None)
+        functions = tuple(
+            (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )  # fmt: skip
+        return cls(shown, tree, functions)
 
     def line(self, site: str) -> int | None:
         path, _, line = site.rpartition(":")
@@ -88,24 +95,32 @@ class Script:
     def lines(self, sites: tuple[str, ...]) -> set[int]:
         return {line for line in map(self.line, sites) if line is not None}
 
-    def binding_lines(self, name: str) -> set[int]:
-        """Lines that assign `name` (a `--check` name is a module-level variable)."""
+    def related_lines(self, name: str) -> set[int]:
+        """Lines that assign `name` (a `--check` name: a module-level variable), and lines that use
+        a variable those assignments read (`weights = flatten(model)`: every line using `model`).
+        Imported names (modules, functions) are not followed."""
         if self.tree is None:
             return set()
-        return {
-            node.lineno for node in ast.walk(self.tree)
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
-        }  # fmt: skip
+        assignments = [node for node in ast.walk(self.tree)
+                       if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and name in _stored(node)]  # fmt: skip
+        read = {node.id for statement in assignments for node in ast.walk(statement)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}  # fmt: skip
+        followed = read - _imported(self.tree) - {name}
+        uses = {node.lineno for node in ast.walk(self.tree) if isinstance(node, ast.Name) and node.id in followed}
+        return {statement.lineno for statement in assignments} | uses
 
-    def function_span(self, line: int) -> tuple[int, int]:
-        """The innermost function around `line`, or the whole file."""
-        span = (1, 10**9)
-        for node in ast.walk(self.tree) if self.tree else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                end = node.end_lineno or node.lineno
-                if node.lineno <= line <= end and node.lineno >= span[0]:
-                    span = (node.lineno, end)
-        return span
+    def function(self, line: int) -> tuple[int, int] | None:
+        """The span of the innermost function around `line` (the latest start); None at module level."""
+        return max((span for span in self.functions if span[0] <= line <= span[1]), default=None)
+
+
+def _stored(statement: ast.stmt) -> set[str]:
+    return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    return {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}  # fmt: skip
 
 
 def ties(findings: tuple[Finding, ...], result: VerifyResult, script: Script) -> tuple[tuple[int, ...], ...]:
@@ -123,7 +138,7 @@ def _collective_sites(result: VerifyResult) -> tuple[str, ...]:
 
 
 def _tied(finding: Finding, event: RuntimeEvent, script: Script, reached: list[int]) -> bool:
-    here = script.lines(event.sites) | {line for name in event.names for line in script.binding_lines(name)}
+    here = script.lines(event.sites) | {line for name in event.names for line in script.related_lines(name)}
     if any(finding.line <= line <= finding.end_line for line in here):
         return True
     leads_to = _next_collective(finding.line, script, reached)
@@ -131,8 +146,10 @@ def _tied(finding: Finding, event: RuntimeEvent, script: Script, reached: list[i
 
 
 def _next_collective(line: int, script: Script, reached: list[int]) -> int | None:
-    start, end = script.function_span(line)
-    return next((site for site in reached if line <= site <= end and site >= start), None)
+    """The first collective the run reached at or after `line`, in the same function (at module
+    level: outside every function)."""
+    function = script.function(line)
+    return next((site for site in reached if site >= line and script.function(site) == function), None)
 
 
 def has_script_lines(event: RuntimeEvent, script: Script) -> bool:
