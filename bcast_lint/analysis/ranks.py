@@ -321,11 +321,14 @@ def _literal_key(expr: cst.BaseExpression) -> Optional[str]:
 
 
 def _comparisons(node: cst.CSTNode) -> list[cst.Comparison]:
-    found: list[cst.Comparison] = []
+    collector = _ComparisonCollector()
+    collector.walk(node)
+    return collector.found
 
-    class Collector(Visitor):
-        def visit_Comparison(self, comparison: cst.Comparison) -> None:
-            found.append(comparison)
 
-    Collector().walk(node)
-    return found
+class _ComparisonCollector(Visitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Comparison] = []
+
+    def visit_Comparison(self, comparison: cst.Comparison) -> None:
+        self.found.append(comparison)

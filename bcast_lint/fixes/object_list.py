@@ -120,15 +120,18 @@ def _object_list_function(analysis: ModuleAnalysis, site: CallSite) -> Optional[
 
 def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]:
     """Every absolute `from m import a [as b]` in the module."""
-    found = []
+    collector = _ImportFromCollector()
+    collector.walk(module)
+    return collector.found
 
-    class Collector(Visitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
-                found.extend((node, alias) for alias in node.names)
 
-    Collector().walk(module)
-    return found
+class _ImportFromCollector(Visitor):
+    def __init__(self) -> None:
+        self.found: list[tuple[cst.ImportFrom, cst.ImportAlias]] = []
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
+            self.found.extend((node, alias) for alias in node.names)
 
 
 def _imported_name(node: cst.ImportFrom, alias: cst.ImportAlias) -> str:
@@ -142,14 +145,17 @@ def _bound_name(alias: cst.ImportAlias) -> str:
 
 
 def _used_names(module: cst.Module) -> set[str]:
-    names: set[str] = set()
+    collector = _NameCollector()
+    collector.walk(module)
+    return collector.names
 
-    class Collector(Visitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
 
-    Collector().walk(module)
-    return names
+class _NameCollector(Visitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def _fresh_name(analysis: ModuleAnalysis, base: str) -> str:
