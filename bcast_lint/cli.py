@@ -124,11 +124,23 @@ def _check_command(argv: list[str]) -> int:
     if args.show_settings:
         print(_describe_settings(settings))
         return EXIT_CLEAN
-    sources = list(discover(args.paths, settings))
+    sources = _without_excluded_stdin(list(discover(args.paths, settings)), settings, args)
     if not sources:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
     outcomes = [_write(outcome, source, args) for source, outcome in zip(sources, _process(sources, settings, args))]
     return _report(outcomes, args, settings)
+
+
+def _without_excluded_stdin(sources: list[SourceFile], settings: Settings, args) -> list[SourceFile]:
+    """As ruff: with force-exclude, code piped in under an excluded --stdin-filename is not
+    linted, and `--fix -` hands it back unchanged to the editor that sent it."""
+    if not (args.stdin_filename and settings.is_force_excluded(args.stdin_filename)):
+        return sources
+    if args.fix and not args.diff and any(source.path == STDIN for source in sources):
+        from bcast_lint.runner import read_source
+
+        sys.stdout.buffer.write(read_source(STDIN))
+    return [source for source in sources if source.path != STDIN]
 
 
 def _mode(args) -> str:

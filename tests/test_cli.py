@@ -163,6 +163,16 @@ def test_force_exclude_skips_excluded_paths_named_on_the_command_line(project):
     assert run("--no-force-exclude", "third_party/vendored.py", cwd=project).returncode == 1
 
 
+def test_force_exclude_applies_to_the_stdin_filename(project):
+    (project / "pyproject.toml").write_text('[tool.bcast-lint]\nextend-exclude = ["third_party"]\n')
+    name = ("--stdin-filename", "third_party/vendored.py")
+    assert run(*name, cwd=project, stdin=BROKEN).returncode == 1  # named: linted
+    skipped = run("--force-exclude", *name, cwd=project, stdin=BROKEN)
+    assert skipped.returncode == 0 and "BCL" not in skipped.stdout
+    fixed = run("--force-exclude", "--fix", *name, "-", cwd=project, stdin=BROKEN)
+    assert fixed.returncode == 0 and fixed.stdout == BROKEN  # handed back untouched
+
+
 def test_syntax_error_is_a_bcl900_finding(project):
     (project / "bad.py").write_text("import torch.distributed as dist\ndist.broadcast(x, 0\n")
     result = run("bad.py", "train.py", cwd=project)
@@ -370,3 +380,9 @@ def test_ctrl_c_while_fix_writes_leaves_no_partial_file(project, monkeypatch, ca
     assert written and b"torch.zeros(4" in written[0]  # the new contents were on their way
     assert (project / "train.py").read_text() == BROKEN  # the original is whole
     assert sorted(p.name for p in project.iterdir()) == ["clean.py", "train.py"]  # no temporary
+
+
+def test_readme_usage_example_is_what_the_cli_prints(project):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```text\n$ bcast-lint train.py\n", 1)[1].split("```", 1)[0]
+    assert run("--no-cache", "train.py", cwd=project).stdout == example
