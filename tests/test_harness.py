@@ -327,6 +327,59 @@ def test_fixed_findings_are_those_whose_code_and_message_no_longer_occur():
     assert _fixed_flags((first, second), (second,)).count(True) == 1  # which one, positions cannot tell
 
 
+def test_verify_fix_succeeds_only_when_the_fixed_copy_and_every_fixed_finding_are_ok():
+    from bcast_lint.harness.report import RuntimeEvent, VerifyResult
+    from bcast_lint.harness.verdict import FixProof, link, _proofs
+    from bcast_lint.model import SAFE, UNSAFE, Edit, Finding, Fix
+
+    source = b"import torch\nx = None\nbroadcast(x)\ny = dist.broadcast(y, 0)\n"
+    edit = (Edit(2, 5, 2, 9, "torch.zeros(1)"),)
+    fixable = Finding("BCL001", "x is None", "t.py", 3, 1, 3, 13, Fix(SAFE, "allocate", edit))
+    unsafe = Finding("BCL004", "cuda:0", "t.py", 2, 1, 2, 5, Fix(UNSAFE, "device", edit))
+    unfixable = Finding("BCL006", "None result", "t.py", 4, 1, 4, 20)
+    findings = (fixable, unsafe, unfixable)
+    failed = VerifyResult(ERROR, (RuntimeEvent("rank 1: TypeError at t.py:3", ("t.py:3",), ("t.py:3",)),))
+    original = link("t.py", source, findings, failed)
+    ok_copy = link("t.py (fixed)", source, findings, VerifyResult(OK, ranks=()))
+    proofs = _proofs(original, findings, [True, False, False], False, ok_copy)
+    assert [(p.fixed, p.original, p.reason) for p in proofs] == [
+        (True, ("rank 1: TypeError at t.py:3",), ""),
+        (False, ("rank 1: TypeError at t.py:3",), "its fix is unsafe; --unsafe-fixes applies it"),  # leads to line 3
+        (False, (), "the rule has no automatic fix for it; see `bcast-lint rule BCL006`"),
+    ]
+    assert FixProof(original, ok_copy, proofs).ok
+    still = VerifyResult(ERROR, (RuntimeEvent("rank 0: TypeError at t.py (fixed):3", ("t.py (fixed):3",)),))
+    failing_copy = link("t.py (fixed)", source, findings, still)
+    proofs = _proofs(original, findings, [True, False, False], False, failing_copy)
+    assert proofs[0].after == ("rank 0: TypeError at t.py (fixed):3",)
+    proof = FixProof(original, failing_copy, proofs)
+    assert not proof.ok
+    text = proof.render_text()
+    assert "    fixed copy:   still fails here: rank 0: TypeError at t.py (fixed):3" in text
+    assert "    not fixed: its fix is unsafe; --unsafe-fixes applies it" in text
+    assert FixProof(original, None, proofs).ok is False  # nothing fixed: the copy is the failing original
+
+
+def test_the_fixed_copy_lies_beside_the_script_or_elsewhere_when_that_is_read_only(tmp_path, monkeypatch):
+    import tempfile
+
+    from bcast_lint.harness.verdict import _temporary_copy
+
+    script = tmp_path / "train.py"
+    script.write_text("x = 1\n")
+    with _temporary_copy(str(script), b"x = 2\n") as copy:
+        assert Path(copy).parent == tmp_path and Path(copy).read_bytes() == b"x = 2\n"
+    assert sorted(tmp_path.iterdir()) == [script]
+
+    def read_only(*args, dir=None, **kwargs):  # as mkstemp fails in a directory one cannot write
+        raise PermissionError(13, "Permission denied", dir)
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with _temporary_copy(str(script), b"x = 2\n") as copy:
+        assert Path(copy).parent != tmp_path and Path(copy).name == "train.py"
+    assert not Path(copy).exists()
+
+
 def test_two_simulated_nodes_start_one_agent_per_node_on_one_rendezvous():
     from bcast_lint.harness.launcher import torchrun_command
 
