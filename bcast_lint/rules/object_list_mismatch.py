@@ -35,7 +35,8 @@ class ObjectListMismatch(Rule):
       a set or a string, which cannot be assigned into by index.
 
     Lengths are compared only where every assignment reaching the call is a list literal (or
-    `[None] * 3`) and the list is not resized afterwards (`append`, `extend`, `+=`, ...).
+    `[None] * 3`, `[None for _ in range(3)]`) and the list is not resized afterwards (`append`,
+    `extend`, `+=`, ...).
 
     ## Why is this bad?
     The receiving ranks learn nothing about the source's list before the call: each allocates
@@ -99,6 +100,8 @@ class ObjectListMismatch(Rule):
         Valid("objs = [None]\nif rank == 1:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=src)"),
         Valid("objs = (cfg,) if rank == 0 else [None]\ndist.broadcast_object_list(objs, src=0)"),
         Valid("state = broadcast_object_list({'step': step})"),
+        Valid("objs = [None for _ in range(2)]\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)"),
+        Valid("objs = [None for _ in range(n)]\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)"),
         Valid("objs = [x for x in items]\nif rank == 0:\n    objs = [cfg]\ndist.broadcast_object_list(objs, src=0)"),
     )
     INVALID = (
@@ -126,6 +129,11 @@ class ObjectListMismatch(Rule):
                 expected_message="'objs' holds 2 objects on source rank 0 but 1 object on ranks where 'rank == 0' is "
                 'false: broadcast_object_list() needs one length on every rank, and under gloo the '
                 'receivers abort ("Received data size doesn\'t match expected size")', range=(4, 1, 4, 40)),
+        Invalid("objs = [None for _ in range(3)]\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' holds 2 objects on source rank 0 but 3 objects on ranks where 'rank "
+                "== 0' is false: broadcast_object_list() needs one length on every rank, and "
+                'under gloo the receivers abort ("Received data size doesn\'t match expected '
+                'size")', range=(4, 1, 4, 40)),
         Invalid("step, seed = broadcast_object_list((step, seed))",
                 expected_message='broadcast_object_list() is given (step, seed), a tuple, not a list: the '
                 'receiving ranks raise "TypeError: \'tuple\' object does not support item '
@@ -269,7 +277,9 @@ def _lengths(analysis: ModuleAnalysis, site: CallSite, world: World) -> Optional
 
 
 def _literal_length(value: cst.BaseExpression) -> Optional[int]:
-    """2 for `[a, b]`, 3 for `[None] * 3`; None for anything else."""
+    """2 for `[a, b]`, 3 for `[None] * 3` or `[None for _ in range(3)]`; None for anything else."""
+    if isinstance(value, cst.ListComp):
+        return _range_length(value.for_in)
     if isinstance(value, cst.List):
         if any(not isinstance(element, cst.Element) for element in value.elements):
             return None  # `[*items]`
@@ -280,6 +290,17 @@ def _literal_length(value: cst.BaseExpression) -> Optional[int]:
             if length is not None and isinstance(count, cst.Integer):
                 return length * int(count.value, 0)
     return None
+
+
+def _range_length(for_in: cst.CompFor) -> Optional[int]:
+    """n for `for _ in range(n)` with a literal n, no filter and no inner loop."""
+    iterated = for_in.iter
+    if for_in.ifs or for_in.inner_for_in is not None or not isinstance(iterated, cst.Call):
+        return None
+    if not (isinstance(iterated.func, cst.Name) and iterated.func.value == "range") or len(iterated.args) != 1:
+        return None
+    count = iterated.args[0].value
+    return int(count.value, 0) if isinstance(count, cst.Integer) else None
 
 
 def _resized(scope: cst.CSTNode, name: str) -> bool:
