@@ -59,7 +59,8 @@ def test_invalid_case_is_flagged_with_its_message_and_range(rule, case):
     assert [f.code for f in result.findings] == [rule.code]
     finding = result.findings[0]
     assert (finding.message, _range(finding)) == (case.expected_message, case.range)
-    assert finding.help, "every finding says what to do about it"
+    assert ";" not in finding.message, "the message says what is wrong in one sentence"
+    assert finding.help and finding.help[0].isupper(), "every finding says what to do, as a sentence"
 
 
 @pytest.mark.parametrize(("rule", "case"), _cases("INVALID"))

@@ -326,6 +326,6 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
         site.api.short_name, "buckets shaped like the local tensor")
     message = (f"{called} gathers {shown}, whose length differs between ranks ({reason}), into {buckets}: "
                "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")")
-    help_text = ("pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
+    help_text = ("Pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
                  "pad), or gather Python objects (all_gather_object)")
     return Report(expr, message, None, help_text)

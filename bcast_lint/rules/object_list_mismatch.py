@@ -204,8 +204,8 @@ def _not_list_kind(analysis: ModuleAnalysis, value: cst.BaseExpression) -> Optio
 
 def _not_a_list_help(site: CallSite, kind: str) -> str:
     if _result_used(site):
-        return f"pass a list: [...] instead of the {kind}"
-    return ("pass a list held in a name, e.g. objects = [a, b]; broadcast_object_list(objects); "
+        return f"Pass a list: [...] instead of the {kind}"
+    return ("Pass a list held in a name, e.g. objects = [a, b]; broadcast_object_list(objects); "
             "then read the received values from objects")
 
 
@@ -263,7 +263,7 @@ def _length_mismatch(analysis: ModuleAnalysis, site: CallSite) -> Optional[Repor
     message = (f"'{name}' holds {_count(sent)} on source rank {site.source_rank} but {_count(received)} "
                f"on ranks {split.where}: {site.api.short_name}() needs one length on every rank, and "
                f"under gloo the receivers abort (\"{_SIZE_ABORT}\")")
-    help_text = f"give '{name}' as many placeholders on every rank as the source sends"
+    help_text = f"Give '{name}' as many placeholders on every rank as the source sends"
     return Report(site.call, message, _length_fix(analysis, split, sent), help_text)
 
 

@@ -233,7 +233,7 @@ def _report(analysis: ModuleAnalysis, site: CallSite, contract: _Contract, argum
     message = (f"{called} is given {contract.list_keyword}={shown} on ranks other than {owner}: torch raises "
                f"\"ValueError: Argument {contract.reported_as} must NOT be specified on non-{contract.role} "
                "ranks.\" there")
-    help_text = (f"pass the list on the {contract.role} rank only and None elsewhere "
+    help_text = (f"Pass the list on the {contract.role} rank only and None elsewhere "
                  f"({contract.list_keyword}=... if rank == {contract.root_keyword} else None)")
     return Report(argument.value, message, _fix(analysis, site, argument, root), help_text)
 
