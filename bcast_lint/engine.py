@@ -32,12 +32,14 @@ def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeF
     Source is the file already decoded by a caller that reads it too (the fixer, --add-noqa).
     `tree` is CPython's parse of `source`, when the caller has one (flake8 does).
     """
+    # What CPython parses below: the caller's text, or the file's bytes (it reads the cookie itself).
     given = source.data if isinstance(source, Source) else source
-    model = source if isinstance(source, Source) else Source.from_text(source) if isinstance(source, str) else None
-    if not may_have_findings(model.data if model else given):
+    if isinstance(source, str):
+        source = Source.from_text(source)
+    if not may_have_findings(source.data if isinstance(source, Source) else source):
         return FileResult(filename)
     try:
-        model = model or Source.from_bytes(given)
+        model = source if isinstance(source, Source) else Source.from_bytes(source)
     except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: from the cookie's lines
         return FileResult(filename, error=f"cannot decode: {error}")
     try:
