@@ -276,9 +276,10 @@ def _escape_property(text: str) -> str:
 
 
 def _sarif(findings: list[Finding]) -> str:
-    rule_index = {code: index for index, code in enumerate(RULE_NAMES)}
+    rules = _sarif_rules()
+    rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     run = {
-        "tool": {"driver": {"name": TOOL_NAME, "version": __version__, "rules": _sarif_rules()}},
+        "tool": {"driver": {"name": TOOL_NAME, "version": __version__, "rules": rules}},
         # Our columns count code points; SARIF's default would be UTF-16 code units.
         "columnKind": "unicodeCodePoints",
         "results": [_sarif_result(f, rule_index) for f in findings],
@@ -288,18 +289,25 @@ def _sarif(findings: list[Finding]) -> str:
 
 
 def _sarif_rules() -> list[dict]:
-    """Every rule with its summary and the link to its page, which code scanning shows."""
-    from bcast_lint.codes import RULES  # loading the rules (for their summaries) needs libcst
+    """Every rule, and BCL900, with its summary and the link to its page (code scanning shows
+    them)."""
+    # Loading the rules (for their summaries) needs libcst: only SARIF pays for it.
+    from bcast_lint.codes import RULES
+    from bcast_lint.docs import SYNTAX_ERROR_DOCUMENTATION
+    from bcast_lint.rules.base import first_sentence_of_what_it_does
 
+    described = [(spec.code, spec.name, spec.load().summary()) for spec in RULES]
+    described.append((SYNTAX_ERROR, SYNTAX_ERROR_NAME,
+                      first_sentence_of_what_it_does(SYNTAX_ERROR_DOCUMENTATION)))
     return [
         {
-            "id": spec.code,
-            "name": spec.name,
-            "shortDescription": {"text": spec.name},
-            "fullDescription": {"text": spec.load().summary()},
-            "helpUri": RULE_DOCS_URL.format(version=__version__, code=spec.code),
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": name},
+            "fullDescription": {"text": summary},
+            "helpUri": RULE_DOCS_URL.format(version=__version__, code=code),
         }
-        for spec in RULES
+        for code, name, summary in described
     ]
 
 

@@ -313,7 +313,7 @@ def test_sarif_describes_the_tool_and_its_rules():
     driver = log["runs"][0]["tool"]["driver"]
     assert driver["name"] == "bcast-lint"
     assert driver["version"] == bcast_lint.__version__
-    assert [rule["id"] for rule in driver["rules"]] == list(RULE_NAMES)
+    assert [rule["id"] for rule in driver["rules"]] == [*RULE_NAMES, "BCL900"]
     from bcast_lint.codes import RULES_BY_CODE
 
     assert driver["rules"][0] == {
@@ -325,7 +325,7 @@ def test_sarif_describes_the_tool_and_its_rules():
                    "/docs/rules/BCL001.md",
     }
     for rule in driver["rules"]:  # each links the page that exists for it in this checkout
-        assert rule["fullDescription"]["text"].startswith("Flags ")
+        assert rule["fullDescription"]["text"].startswith(("Flags ", "Reports "))
         assert (Path(__file__).parent.parent / "docs" / "rules" / f"{rule['id']}.md").is_file()
 
 
@@ -365,10 +365,14 @@ def test_sarif_fixes_carry_every_edit():
     ]
 
 
-def test_sarif_syntax_error_has_no_rule_index():
-    result = json.loads(render([FileResult("broken.py", (SYNTAX,))], "sarif"))["runs"][0]["results"][0]
+def test_sarif_syntax_error_points_at_its_own_page():
+    run = json.loads(render([FileResult("broken.py", (SYNTAX,))], "sarif"))["runs"][0]
+    result = run["results"][0]
     assert result["ruleId"] == "BCL900"
-    assert "ruleIndex" not in result
+    rule = run["tool"]["driver"]["rules"][result["ruleIndex"]]
+    assert rule["id"] == "BCL900" and rule["name"] == "syntax-error"
+    assert rule["helpUri"].endswith("/docs/rules/BCL900.md")
+    assert rule["fullDescription"]["text"].startswith("Reports a file that Python cannot parse")
 
 
 def test_sarif_uris_are_relative_posix_and_escaped(tmp_path, monkeypatch, sarif_validator):
