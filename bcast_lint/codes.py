@@ -61,6 +61,8 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("BCL009", "source-mismatch", "source_mismatch:SourceMismatch", NEVER),
     RuleSpec("BCL010", "broadcast-into-temporary", "broadcast_into_temporary:BroadcastIntoTemporary",
              NEVER),
+    RuleSpec("BCL011", "collective-method-on-some-ranks",
+             "collective_method_on_some_ranks:CollectiveMethodOnSomeRanks", SOMETIMES),
     RuleSpec("BCL013", "object-list-mismatch", "object_list_mismatch:ObjectListMismatch", SOMETIMES),
     RuleSpec("BCL014", "root-only-list-on-every-rank", "root_only_list:RootOnlyListOnEveryRank", SOMETIMES),
     RuleSpec("BCL015", "gather-rank-dependent-shape", "gather_rank_dependent_shape:GatherRankDependentShape",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from bcast_lint.analysis.apis import CALL_WORDS
+from bcast_lint.analysis.apis import CALL_WORDS, gated_call_words
 
 _OTHER_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
 _API_WORDS = (b"distributed", b"accelerat", b"deepspeed", b"wait_for_everyone", b"gather_for_metrics")
@@ -41,7 +41,12 @@ def may_have_findings(source: bytes) -> bool:
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return True
     return (any(word in source for word in RANK_WORDS)
-            and any(word in source and _is_called(source, call) for word, call in _OTHER_CALLS))
+            and any(word in source and _is_called(source, call)
+                    for word, call in (*_OTHER_CALLS, *_gated_calls(source))))
+
+
+def _gated_calls(source: bytes) -> tuple:
+    return tuple((word.encode(), _called(word)) for word in gated_call_words(source))
 
 
 def _is_called(source: bytes, call: re.Pattern) -> bool:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import CALL_WORDS, SETUP_METHOD
+from bcast_lint.analysis.apis import CALL_WORDS, SETUP_METHOD, gated_call_words
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -34,7 +34,7 @@ class Reduced:
 def reduce_source(source: Source, tree: ast.Module) -> Reduced:
     """`source` without its irrelevant functions and classes; `tree` is CPython's parse of it."""
     lines: list[Optional[str]] = source.lines()
-    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(source.text))
+    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _cut(lines, statement)

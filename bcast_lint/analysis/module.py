@@ -174,6 +174,9 @@ class _CandidateCollector(Visitor):
     def _note_imports(self, node) -> None:
         for bound, target in import_bindings(node):
             self.imports.append((self._scopes[-1], bound, target))
+            for module, words in apis.GATED_CALL_WORDS.items():
+                if target.startswith(module):
+                    self._call_words |= words
             if target.split(".")[0] in apis.API_PACKAGES:
                 self.api_names.add(bound)
                 # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
@@ -185,7 +188,8 @@ class _CandidateCollector(Visitor):
         API packages, or an accelerator method. Only these are worth resolving with metadata."""
         return [c for c in self.candidates
                 if root_name(c.call.func) in self.api_names
-                or (isinstance(c.call.func, cst.Attribute) and c.name in apis.ACCELERATOR_METHODS)]
+                or (isinstance(c.call.func, cst.Attribute)
+                    and (c.name in apis.ACCELERATOR_METHODS or c.name in apis.FRAMEWORK_METHODS))]
 
     def visit_Call(self, node: cst.Call) -> None:
         name = last_name(node.func)
@@ -193,6 +197,13 @@ class _CandidateCollector(Visitor):
             self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
                                               self._main_first[-1], self._decorators[-1],
                                               tuple(self._statements)))
+
+
+def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
+    """`new_group(ranks, use_local_synchronization=True)` is entered by the group's members only."""
+    return api.short_name == "new_group" and any(
+        arg.keyword is not None and arg.keyword.value == "use_local_synchronization"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in call.args)
 
 
 class ModuleAnalysis:
@@ -240,6 +251,8 @@ class ModuleAnalysis:
         if api is None and self._is_accelerator_method(candidate):
             api = apis.ACCELERATOR_METHODS[candidate.name]
         if api is None:
+            api = self._framework_method(candidate)
+        if api is None or _locally_synchronised(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
                         candidate.main_process_first, candidate.rank_decorator)
@@ -254,6 +267,26 @@ class ModuleAnalysis:
         return receiver is not None and (
             "accelerator" in receiver.lower()
             or any(name == receiver for _, name, _ in self._accelerator_assignments()))
+
+    def _framework_method(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`accelerator.save_state(...)`, `trainer.save_model(...)`, `model_engine.save_checkpoint(...)`:
+        the method of a framework object, recognised by its receiver (apis.Receiver)."""
+        func = candidate.call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = last_name(func.value)
+        if receiver is None or receiver == "self":
+            return None  # inside the framework's own class, or a subclass: its own business
+        for kind, api in apis.FRAMEWORK_METHODS.get(candidate.name, ()):
+            if any(word in receiver.lower() for word in kind.words) or self._assigned_class(receiver, kind):
+                return api
+        return None
+
+    def _assigned_class(self, name: str, kind: apis.Receiver) -> bool:
+        """`name = SFTTrainer(...)` somewhere in the module, for a class `kind` names."""
+        return any(target == name and isinstance(value, cst.Call)
+                   and (last_name(value.func) or "").endswith(kind.classes)
+                   for _, target, value in self._assignments)
 
     def _accelerator_assignments(self) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
         """`name = Accelerator(...)` / `PartialState()` / `AcceleratorState()` anywhere."""

@@ -5,6 +5,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis import apis
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
@@ -95,9 +96,10 @@ class CollectiveOnSomeRanks(Rule):
     ## Fix safety
     Unsafe: when the call is the last statement of its rank-conditional branch, the branch
     holds no other call of the same collective and no `return`/`raise`/`break`/`continue`, the
-    branch is reached on every rank, and every name the call uses is already bound on every rank
-    before the branch, the fix moves the call's statement after the branch (leaving `pass` in an
-    arm that becomes empty). The call then runs on ranks that never ran it before, with their
+    branch is reached on every rank, its tests are decided by the rank alone (not
+    `if rank == 0 and step % 100 == 0:`, which moved out would run every step), and every name the
+    call uses is already bound on every rank before the branch, the fix moves the call's
+    statement after the branch (leaving `pass` in an arm that becomes empty). The call then runs on ranks that never ran it before, with their
     own values as arguments, which changes what those ranks compute. Calls in decorated
     functions, in `main_process_first()` blocks, after an early exit, or in loops that ranks
     leave early or run unevenly have no fix: making the ranks agree needs a decision broadcast
@@ -270,9 +272,15 @@ class CollectiveOnSomeRanks(Rule):
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
     )
 
+    @staticmethod
+    def sites(analysis: ModuleAnalysis) -> Iterator[CallSite]:
+        """The calls judged here: collectives. Framework calls that run collectives inside are
+        judged the same way by BCL011 (collective_method_on_some_ranks.py)."""
+        return (site for site in analysis.calls if site.api.payload != apis.HIDDEN)
+
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
-        for site in analysis.calls:
+        for site in self.sites(analysis):
             if site.rank_decorator is not None:
                 yield Report(site.call, _decorated_message(analysis, site),
                              help="Call it on every rank, outside the decorated function")
@@ -453,21 +461,21 @@ def _arm_test(chain: _Chain, index: int) -> tuple[cst.BaseExpression, bool]:
 def _decorated_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     decorator = analysis.code(site.rank_decorator.decorator)
     owner = f"'{site.scope.name.value}'" if isinstance(site.scope, cst.FunctionDef) else "the function"
-    return (f"{site.api.short_name}() is called in {owner}, which @{decorator} runs on some ranks "
+    return (f"{site.api.called} is called in {owner}, which @{decorator} runs on some ranks "
             f"only: {_HANG}")
 
 
 def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     items = [item.item for item in site.main_process_first.items]
     item = next((i for i in items if "main_process_first" in analysis.code(i)), items[0])
-    return (f"{site.api.short_name}() is called inside 'with {analysis.code(item)}:': the main rank "
+    return (f"{site.api.called} is called inside 'with {analysis.code(item)}:': the main rank "
             "runs it while the others wait at the block's barrier, and every rank hangs until the timeout")
 
 
 def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> str:
     condition = _condition(analysis, site, layout)
     where = f"ranks where {condition}" if condition else "some ranks"
-    return f"{site.api.short_name}() runs only on {where}: {_HANG}"
+    return f"{site.api.called} runs only on {where}: {_HANG}"
 
 
 def _branch_help(site: CallSite, layout: _Layout) -> str:
@@ -482,7 +490,7 @@ def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout:
     where = f"ranks where {where}" if where else "some ranks"
     later = " in the following iterations" if exit_.kind == "break" or (
         exit_.kind != "continue" and exit_.loops) else ""
-    return (f"{site.api.short_name}() is skipped{later} on {where}: the '{exit_.kind}' at line "
+    return (f"{site.api.called} is skipped{later} on {where}: the '{exit_.kind}' at line "
             f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}")
 
 
@@ -498,7 +506,7 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
 
 def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop: cst.For, iterable) -> str:
     line = analysis.position(loop).start.line
-    return (f"{site.api.short_name}() runs a different number of times on different ranks: the loop "
+    return (f"{site.api.called} runs a different number of times on different ranks: the loop "
             f"at line {line} iterates over '{analysis.code(iterable)}', whose length depends on the "
             f"rank, {_UNEVEN}")
 
@@ -557,6 +565,8 @@ def _movable(analysis: ModuleAnalysis, site: CallSite, layout: _Layout, chain: _
     inside = layout.within(chain)
     if any(_exits(statement) for statement in inside):
         return False
+    if not _decided_by_rank(analysis, site, chain):
+        return False  # `if rank == 0 and step % n == 0:`: moved out, it would run every step
     if any(other is not site and other.statement in inside and other.api.short_name == site.api.short_name
            for other in analysis.calls):
         return False
@@ -565,6 +575,13 @@ def _movable(analysis: ModuleAnalysis, site: CallSite, layout: _Layout, chain: _
         return False  # some ranks never reach the branch itself
     return not any(any(d.kind == UNBOUND for d in env.get(name, ()))
                    for name in _names_used(site.call) for env in entry.values())
+
+
+def _decided_by_rank(analysis: ModuleAnalysis, site: CallSite, chain: _Chain) -> bool:
+    """Every test of the chain is decided by the rank alone, so the rank is all it keeps apart."""
+    worlds = analysis.worlds[site.scope]
+    return all(analysis.conditions.evaluate(test, world) is not None
+               for test in chain.tests for world in worlds)
 
 
 def _exits(statement: cst.CSTNode) -> bool:
