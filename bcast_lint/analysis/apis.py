@@ -85,7 +85,7 @@ def _build_catalog() -> dict[str, Api]:
 # Framework calls that run collectives inside, by qualified name (evidence: docs/rules/BCL011.md).
 _FRAMEWORK_FUNCTIONS = {
     "every process of the job must enter, as torch documents": tuple(
-        f"{module}.{name}" for module in _TORCH_MODULES
+        f"{module}.{name}" for module in TORCH_MODULES
         for name in ("new_group", "new_subgroups", "new_subgroups_by_enumeration")),
     "always broadcasts the parameters from rank 0 when constructed": (
         "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"),

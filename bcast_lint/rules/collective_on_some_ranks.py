@@ -137,6 +137,9 @@ class CollectiveOnSomeRanks(Rule):
         Valid("while True:\n    flag = torch.zeros(1)\n    if rank == 0:\n        flag.fill_(1.0)\n"
               "        dist.broadcast(flag, 0)\n        break\n    else:\n        dist.broadcast(flag, 0)\n"
               "        if flag.item():\n            break"),
+        # An exit in another arm of the `if` that holds the call (accelerate's load_fsdp_model).
+        Valid("def f(x, full):\n    if full:\n        if rank != 0:\n            return\n        load(x)\n"
+              "    else:\n        dist.all_reduce(x)"),
         # A global test in front of a subgroup's collective may select exactly its members.
         Valid("def f(x, pg):\n    if rank in (0, 1):\n        dist.all_reduce(x, group=pg)"),
         Valid("def f(x, g):\n    if g.rank() == 0:\n        x = torch.ones(3)\n        dist.broadcast(x, 0, group=g)\n"
@@ -292,7 +295,7 @@ class CollectiveOnSomeRanks(Rule):
                 yield Report(site.call, _branch_message(analysis, site, layout),
                              _move_after_branch(analysis, site, layout), _branch_help(site, layout))
             else:
-                exit_ = _rank_dependent_exit(analysis, site)
+                exit_ = _rank_dependent_exit(analysis, site, _layout(layouts, site.scope))
                 if exit_ is not None:
                     yield Report(site.call, _exit_message(analysis, site, exit_, _layout(layouts, site.scope)),
                                  help=_EXIT_HELP)
@@ -326,12 +329,13 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
     return any(not any(world in other.reached for other in partners) for world in missing)
 
 
-def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite) -> Optional[Exit]:
+def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> Optional[Exit]:
     """An exit that can skip the call (now or in a later iteration) on some of the ranks that
     reach it, while others never take it: those call it more often. Exits that every rank may
     take (`if loss > best: break`) depend on data the ranks usually share, and are not reported."""
     reached = set(site.reached)
-    exits = [e for e in analysis.exits[site.scope].skipping(site.call) if e.reached & reached]
+    exits = [e for e in analysis.exits[site.scope].skipping(site.call)
+             if e.reached & reached and not _in_another_arm(analysis, layout, e, site)]
     skipping = set().union(*(e.reached & reached for e in exits))
     never = reached - skipping
     if not skipping or not never:
@@ -339,6 +343,17 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite) -> Optional[E
     if site.group is not None and not _split_within_group(site, never, skipping):
         return None
     return next(e for e in exits if never - e.reached)
+
+
+def _in_another_arm(analysis: ModuleAnalysis, layout: "_Layout", exit_: Exit, site: CallSite) -> bool:
+    """The exit is in another arm of an `if` that holds the call (`if full: ... return` /
+    `elif sharded: load(...)`): a rank taking it was not going to reach the call on that pass.
+    A loop around both is another matter: the exit skips the call in the following passes."""
+    if any(loop in analysis.exits[site.scope].loops.get(site.call, ()) for loop in exit_.loops):
+        return False
+    call_arms = {id(chain): index for chain, index in layout.enclosing.get(site.statement, [])}
+    return any(call_arms.get(id(chain), index) != index
+               for chain, index in layout.enclosing.get(exit_.statement, []))
 
 
 def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
