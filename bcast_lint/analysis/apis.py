@@ -174,7 +174,6 @@ def gated_call_words(source: bytes | str) -> frozenset:
     text = isinstance(source, str)
     return frozenset().union(*(words for module, words in GATED_CALL_WORDS.items()
                                if (module if text else module.encode()) in source))
-)
 
 # Methods taken to run before a class's other methods: what they assign to `self` is there when a
 # later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).
