@@ -63,6 +63,7 @@ RULES: tuple[RuleSpec, ...] = (
              NEVER),
     RuleSpec("BCL011", "collective-method-on-some-ranks",
              "collective_method_on_some_ranks:CollectiveMethodOnSomeRanks", SOMETIMES),
+    RuleSpec("BCL012", "empty-placeholder", "empty_placeholder:EmptyPlaceholder", ALWAYS, opt_in=True),
     RuleSpec("BCL013", "object-list-mismatch", "object_list_mismatch:ObjectListMismatch", SOMETIMES),
     RuleSpec("BCL014", "root-only-list-on-every-rank", "root_only_list:RootOnlyListOnEveryRank", SOMETIMES),
     RuleSpec("BCL015", "gather-rank-dependent-shape", "gather_rank_dependent_shape:GatherRankDependentShape",

@@ -31,6 +31,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bcast_lint.codes import OPT_IN_CODES
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _DOC_ENTRY = re.compile(r"`(?P<key>[\w.-]+/[^`\s]+:\d+ BCL\d{3})`")
 
@@ -108,7 +110,9 @@ def lint(directories: list[Path]) -> tuple[list[dict], str, int]:
     with tempfile.TemporaryDirectory() as scratch:
         empty = Path(scratch) / "bcast-lint.toml"
         empty.write_text("")
-        command = [sys.executable, "-m", "bcast_lint", "--config", str(empty), "--no-cache",
+        # The opt-in codes too: their findings get verdicts, counted apart from the default ones.
+        opt_in = [f"--extend-select={code}" for code in sorted(OPT_IN_CODES)]
+        command = [sys.executable, "-m", "bcast_lint", "--config", str(empty), "--no-cache", *opt_in,
                    "--output-format", "json", "--exit-zero", *map(str, directories)]
         done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
     findings = json.loads(done.stdout) if done.stdout.strip() else []

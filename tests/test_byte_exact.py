@@ -43,7 +43,7 @@ _LINES = [
     "{ws}    x = 1",
     "    buf = torch.empty(4)  # {c} the buffer",
     "    if dist.get_rank() == 0:",
-    "        buf = torch.ones(4)",
+    "        buf[:2] = torch.ones(2)",
     '    dist.broadcast(buf, 0)  # "{c}"',
     "    return note, x",
 ]

@@ -326,7 +326,7 @@ def test_a_closed_pipe_stops_verify_quietly(project):
 
 def _many_files(directory: Path, count: int) -> None:
     """Enough work that the workers are still busy when Ctrl-C arrives."""
-    program = (Path(__file__).resolve().parent.parent / "fixtures" / "BCL003" / "megatron_receiver.py")
+    program = (Path(__file__).resolve().parent.parent / "fixtures" / "BCL003" / "unfilled_source.py")
     body = program.read_text()
     directory.mkdir()
     for index in range(count):

@@ -30,9 +30,9 @@ from bcast_lint.flake8_plugin import BcastLintPlugin
 from bcast_lint.model import SAFE, Edit, FileResult, Finding, Fix
 
 ROOT = Path(__file__).resolve().parent.parent
-RECEIVER = ROOT / "fixtures" / "BCL003" / "megatron_receiver.py"
-RECEIVER_FIXED = ROOT / "fixtures" / "BCL003" / "megatron_receiver.fixed.py"
-GOOD_FINDING = "good.py:11:18: BCL003 "  # the first of megatron_receiver.py's two findings
+RECEIVER = ROOT / "fixtures" / "BCL003" / "unfilled_source.py"
+RECEIVER_FIXED = ROOT / "fixtures" / "BCL003" / "unfilled_source.fixed.py"
+GOOD_FINDING = "good.py:11:18: BCL003 "  # the first of unfilled_source.py's two findings
 LINT = ("--no-cache", "--jobs", "1")
 
 

@@ -18,8 +18,8 @@ import bcast_lint
 from bcast_lint.output import REPOSITORY_URL
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKEN = (ROOT / "fixtures" / "BCL003" / "megatron_receiver.py").read_text()
-FIXED = (ROOT / "fixtures" / "BCL003" / "megatron_receiver.fixed.py").read_text()
+BROKEN = (ROOT / "fixtures" / "BCL003" / "unfilled_source.py").read_text()
+FIXED = (ROOT / "fixtures" / "BCL003" / "unfilled_source.fixed.py").read_text()
 README_BLOCK = re.compile(r"<!-- pre-commit-config:start.*?-->\n```yaml\n(.*?)```\n<!-- pre-commit-config:end -->",
                           re.S)
 

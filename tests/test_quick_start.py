@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "fixtures" / "BCL003" / "megatron_receiver.py"
+BROKEN = ROOT / "fixtures" / "BCL003" / "unfilled_source.py"
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 

@@ -166,7 +166,8 @@ def test_show_settings_lists_the_enabled_codes(tmp_path, monkeypatch, capsys):
     (tmp_path / "bcast-lint.toml").write_text('ignore = ["BCL003", "BCL9"]\n')
     assert main(["--show-settings", "."]) == 0
     enabled = [line for line in capsys.readouterr().out.splitlines() if "enabled =" in line]
-    assert enabled == [f"  enabled = {tuple(c for c in RULES_BY_CODE if c != 'BCL003')!r}"]
+    expected = tuple(c for c in RULES_BY_CODE if c != "BCL003" and c not in codes.OPT_IN_CODES)
+    assert enabled == [f"  enabled = {expected!r}"]
 
 
 def test_rule_all_lists_every_row_and_marks_opt_in(monkeypatch, capsys):
@@ -177,7 +178,7 @@ def test_rule_all_lists_every_row_and_marks_opt_in(monkeypatch, capsys):
     assert main(["rule", "--all"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(RULES_BY_CODE)
-    assert [" opt-in " in line for line in lines] == [False] * (len(RULES) - 1) + [True]
+    assert [" opt-in " in line for line in lines] == [spec.opt_in for spec in RULES[:-1]] + [True]
 
 
 def _as_opt_in(spec):
