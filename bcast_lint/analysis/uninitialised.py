@@ -122,7 +122,63 @@ def readable_garbage(analysis: ModuleAnalysis, placeholder: Placeholder) -> Opti
         read = _read_after(analysis, placeholder)
         if read is not None:
             return _sliced_then_read(analysis, placeholder, read)
+    read = _read_before(analysis, placeholder)
+    if read is not None:
+        line = analysis.position(read).start.line
+        return Garbage(f"{placeholder.shown}() allocates '{placeholder.name}' uninitialised, and it is read "
+                       f"at line {line}, before the broadcast fills it: what it held is garbage",
+                       "Read it after the broadcast, or allocate it with zeros")
     return None
+
+
+# Methods and functions that read a tensor's values (not its metadata, not an in-place write).
+_READING_METHODS = frozenset({"item", "tolist", "sum", "mean", "max", "min", "cpu", "numpy", "clone",
+                              "norm", "any", "all", "argmax", "argmin"})
+
+
+def _read_before(analysis: ModuleAnalysis, placeholder: Placeholder) -> Optional[cst.CSTNode]:
+    """A plain read of a buffer never written on the way (`print(buf)`, `buf.sum()`, `buf + 1`)
+    between its allocation and the broadcast, in source order."""
+    if placeholder.name is None or placeholder.filled or placeholder.partial_writes:
+        return None
+    start = analysis.position(placeholder.call).end
+    end = analysis.position(placeholder.site.call).start
+    reads = _Reads(placeholder.site.scope, placeholder.name)
+    reads.walk(placeholder.site.scope)
+    for read in reads.found:
+        where = analysis.position(read).start
+        if (start.line, start.column) < (where.line, where.column) < (end.line, end.column):
+            return read
+    return None
+
+
+class _Reads(Visitor):
+    """Expressions that read the values of one local tensor, outside nested functions."""
+
+    def __init__(self, scope: cst.CSTNode, name: str) -> None:
+        self.scope = scope
+        self.name = name
+        self.found: list[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return node is self.scope
+
+    def _is_it(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value == self.name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and self._is_it(func.value) and func.attr.value in _READING_METHODS:
+            self.found.append(node)
+        elif isinstance(func, cst.Name) and func.value == "print" and any(self._is_it(a.value) for a in node.args):
+            self.found.append(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self._is_it(node.left) or self._is_it(node.right):
+            self.found.append(node)
 
 
 def _source_holds_it(analysis: ModuleAnalysis, placeholder: Placeholder) -> bool:

@@ -15,7 +15,8 @@ class UninitializedPlaceholder(Rule):
     `torch.Tensor(n)` whose uninitialised memory someone can read through a broadcast: the
     source rank sends it unfilled, or filled only in part (`buf[:k] = x`, `buf += x`, a fill under
     a condition that may be false there); or a slice of it is broadcast (`broadcast(buf[:k])`)
-    and the whole buffer is read afterwards. With a source rank the code does not name
+    and the whole buffer is read afterwards; or a rank reads the buffer's values (`buf.sum()`,
+    `buf + 1`, `print(buf)`) before the broadcast has filled it. With a source rank the code does not name
     (`src=src`), the source is taken to send garbage only when every rank reaching the broadcast
     holds the uninitialised buffer.
 
@@ -74,6 +75,9 @@ class UninitializedPlaceholder(Rule):
               "        buf.data.copy_(w)\n    dist.broadcast(buf, src=src)"),
         Valid("def f(data, src):\n    if dist.get_rank() == src:\n        dist.broadcast(data, src)\n    else:\n"
               "        buf = torch.empty(4)\n        dist.broadcast(buf, src)"),
+        # Metadata is not a read of the values.
+        Valid("def f(n):\n    if rank == 0:\n        x = torch.arange(n)\n    else:\n        x = torch.empty(n)\n"
+              "        assert x.shape == (n,)\n    dist.broadcast(x, 0)\n    return x.sum()"),
         # A slice written on the source and broadcast, and only that slice read.
         Valid("x = torch.empty(8)\nif rank == 0:\n    x[:4] = 1.0\ndist.broadcast(x[:4], 0)\nprint(x[:4])"),
     )
@@ -106,6 +110,12 @@ class UninitializedPlaceholder(Rule):
                 expected_message="Tensor.new_empty() allocates 'x' uninitialised, and the source rank sends "
                 "it without filling it: every rank receives garbage", range=(1, 5, 1, 22),
                 expected_replacement="x = y.new_zeros((4,)).cuda()\nbroadcast(x)"),
+        Invalid("def f(n):\n    if rank == 0:\n        x = torch.arange(n)\n    else:\n        x = torch.empty(n)\n"
+                "        print(x.sum())\n    dist.broadcast(x, 0)",
+                expected_message="torch.empty() allocates 'x' uninitialised, and it is read at line 14, "
+                "before the broadcast fills it: what it held is garbage", range=(5, 13, 5, 27),
+                expected_replacement="def f(n):\n    if rank == 0:\n        x = torch.arange(n)\n    else:\n"
+                "        x = torch.zeros(n)\n        print(x.sum())\n    dist.broadcast(x, 0)"),
         Invalid("def f(src):\n    x = torch.empty_like(w)\n    dist.broadcast(x, src)",
                 expected_message="torch.empty_like() allocates 'x' uninitialised, and every rank, so "
                 "whichever is the source, sends it without filling it: every rank receives garbage",
