@@ -372,8 +372,10 @@ class ModuleAnalysis:
         owned = {key for key in keys if own is not None and key.startswith(own + ".")}
         if not setup or not owned:
             return lambda world: unknown
-        has_init = setup[0].name.value == "__init__"
-        start = {key: frozenset((Definition(key, UNBOUND if has_init else OTHER),)) for key in owned}
+        # Unbound at the start only where this class's own __init__ is the first to run: a base
+        # class's __init__ (inherited, or called through super()) may assign it on every rank.
+        fresh = setup[0].name.value == "__init__" and not _calls_super(setup[0])
+        start = {key: frozenset((Definition(key, UNBOUND if fresh else OTHER),)) for key in owned}
 
         def entry(world: World) -> Env:
             env = start
@@ -524,6 +526,22 @@ def _attribute_keys(sites: list) -> set:
     """The `obj.attr` payloads ("self.weights") that the scope's broadcasts send."""
     return {attribute_key(node) for site in sites if site.api.is_broadcast and site.payload is not None
             for node in payload_attributes(site.payload, site.api.nested)}
+
+
+def _calls_super(method: cst.FunctionDef) -> bool:
+    """`super().__init__(...)` (or any `super()` call) in the method."""
+    finder = _SuperCall()
+    finder.walk(method)
+    return finder.found
+
+
+class _SuperCall(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "super":
+            self.found = True
 
 
 def _assigns(method: cst.FunctionDef, keys: set) -> bool:

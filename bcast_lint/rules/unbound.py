@@ -20,7 +20,8 @@ class BroadcastArgUnbound(Rule):
     assigned only under a rank condition in `__init__` or a setup method (`setup*`, `init*`,
     `build*`, `prepare*`, `load*`, `configure*`, `on_*start`), which are taken to run first, and
     broadcast in another method (`self.weights` set under `if accelerator.is_main_process:` in
-    `__init__`, sent in `sync()`). When any other method assigns it too, nothing is assumed.
+    `__init__`, sent in `sync()`). When any other method assigns it too, or the class's
+    `__init__` calls `super()` or is inherited, it is not taken to be unbound at the start.
 
     ## Why is this bad?
     The ranks that skipped the branch raise `NameError` (module level), `UnboundLocalError`
@@ -55,6 +56,10 @@ class BroadcastArgUnbound(Rule):
               "            self.w = torch.randn(3)\n    def reset(self):\n        self.w = torch.zeros(3)\n"
               "    def sync(self):\n        broadcast(self.w)"),
         Valid("class K:\n    def __init__(self):\n        self.w = torch.zeros(3)\n"
+              "        if accelerator.is_main_process:\n            self.w = torch.randn(3)\n"
+              "    def sync(self):\n        broadcast(self.w)"),
+        # A base class's __init__ runs first and may assign it on every rank.
+        Valid("class K(Base):\n    def __init__(self):\n        super().__init__()\n"
               "        if accelerator.is_main_process:\n            self.w = torch.randn(3)\n"
               "    def sync(self):\n        broadcast(self.w)"),
         Valid("class K(Base):\n    def setup(self):\n        if accelerator.is_main_process:\n"
