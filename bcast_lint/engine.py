@@ -9,13 +9,16 @@ from __future__ import annotations
 import ast
 import gc
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
 
 from bcast_lint.codes import SYNTAX_ERROR
 from bcast_lint.model import FileResult, Finding
 from bcast_lint.noqa import is_suppressed
-from bcast_lint.prefilter import may_have_findings
+from bcast_lint.prefilter import IF_HELPERS, PARSE, verdict
 from bcast_lint.source import Source
+
+if TYPE_CHECKING:
+    from bcast_lint.analysis.project import Project
 
 CodeFilter = Callable[[str], bool]
 
@@ -25,27 +28,40 @@ def _everything(code: str) -> bool:
 
 
 def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeFilter = _everything,
-                honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> FileResult:
+                honour_noqa: bool = True, tree: Optional[ast.Module] = None,
+                project: Optional["Project"] = None) -> FileResult:
     """Findings for one file's contents; never raises for bad input (see FileResult.error).
 
     Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded; a
     Source is the file already decoded by a caller that reads it too (the fixer, --add-noqa).
-    `tree` is CPython's parse of `source`, when the caller has one (flake8 does).
+    `tree` is CPython's parse of `source`, when the caller has one (flake8 does). `project`
+    holds the module index and summaries shared by the files of one run (a fresh one if None).
     """
     # What CPython parses below: the caller's text, or the file's bytes (it reads the cookie itself).
     given = source.data if isinstance(source, Source) else source
     if isinstance(source, str):
         source = Source.from_text(source)
-    if not may_have_findings(source.data if isinstance(source, Source) else source):
+    if not worth_parsing(source.data if isinstance(source, Source) else source, filename, project):
         return FileResult(filename)
     try:
         model = source if isinstance(source, Source) else Source.from_bytes(source)
     except (UnicodeDecodeError, SyntaxError) as error:  # SyntaxError: from the cookie's lines
         return FileResult(filename, error=f"cannot decode: {error}")
     try:
-        return _lint_parsed(given, model, filename, enabled, honour_noqa, tree)
+        return _lint_parsed(given, model, filename, enabled, honour_noqa, tree, project)
     except RecursionError:
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
+
+
+def worth_parsing(data: bytes, filename: str, project: Optional["Project"]) -> bool:
+    """The pre-filter, with its second chance: a file with a rank condition that imports a
+    project function which runs a collective."""
+    found = verdict(data)
+    if found == IF_HELPERS:
+        from bcast_lint.analysis.project import Project
+
+        return (project or Project()).imports_collective_helper(filename, data)
+    return found == PARSE
 
 
 # Linting a large file allocates a million short-lived tree nodes that reference counting frees;
@@ -65,9 +81,11 @@ def rare_garbage_collection() -> Iterator[None]:
 
 
 def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enabled: CodeFilter,
-                 honour_noqa: bool, tree: Optional[ast.Module]) -> FileResult:
+                 honour_noqa: bool, tree: Optional[ast.Module], project: Optional["Project"]) -> FileResult:
     """`given` is what the caller passed, which CPython parses as it would the file."""
     import libcst as cst
+
+    from bcast_lint.analysis.context import file_context
 
     python_error = None
     if tree is None:
@@ -78,8 +96,9 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
         finding = _python_syntax_finding(python_error, filename)
         return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
     code = source.text
+    context = file_context(project, filename, source, tree) if tree is not None else None
     if tree is not None:
-        code, source = _reduced(source, tree)
+        code, source = _reduced(source, tree, context.helper_words())
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
@@ -90,10 +109,12 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
         else:
             finding = _syntax_finding(error, filename)
         return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
-    findings = run_rules(module, filename, enabled, source)
+    findings, coverage = run_rules(module, filename, enabled, source, context, tree)
     if findings and honour_noqa:
         findings = [f for f in findings if not is_suppressed(f.code, source.line(f.line))]
-    return FileResult(filename, tuple(sorted(findings, key=_order)))
+    dependencies = context.dependencies() if context is not None else ()
+    return FileResult(filename, tuple(sorted(findings, key=_order)), analysed=coverage.analysed,
+                      unresolved=coverage.unresolved, dependencies=dependencies)
 
 
 # LibCST's native parser recurses without a limit and overflows the C stack (a segfault, which no
@@ -131,27 +152,31 @@ def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
 
 
-def _reduced(source: Source, tree: ast.Module) -> tuple[str, Source]:
+def _reduced(source: Source, tree: ast.Module, helpers: frozenset) -> tuple[str, Source]:
     """The text LibCST should parse, and the source that maps its lines back to the file's."""
     from bcast_lint.reduce import reduce_source
 
-    reduced = reduce_source(source, tree)
+    reduced = reduce_source(source, tree, helpers)
     return reduced.text, source.parsed(reduced.line_numbers)
 
 
-def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Source] = None) -> list[Finding]:
+def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Source] = None,
+              context=None, tree: Optional[ast.Module] = None):
+    """The findings of the enabled rules, and the module's Coverage (`tree`, CPython's parse of
+    the file, gives the lines of the calls it could not resolve)."""
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.codes import RULES
 
-    analysis = ModuleAnalysis(module, filename, source)
+    analysis = ModuleAnalysis(module, filename, source, context)
+    coverage = analysis.coverage(tree)
     if not analysis.calls:
-        return []
+        return [], coverage
     findings = []
     for spec in RULES:
         if enabled(spec.code):
             reports = spec.load()().check(analysis)
             findings.extend(_finding(analysis, spec.code, report) for report in reports)
-    return findings
+    return findings, coverage
 
 
 def _finding(analysis, code: str, report) -> Finding:

@@ -36,14 +36,15 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability == SAFE)
 
 
-def lint_checked(data: bytes, filename: str, enabled: CodeFilter) -> FileResult:
-    """The file's findings, with every fix the fixer would reject dropped."""
-    fixer = _Fixer(filename, enabled)
+def lint_checked(data: bytes, filename: str, enabled: CodeFilter, project=None) -> FileResult:
+    """The file's findings, with every fix the fixer would reject dropped. `project`: the run's
+    analysis.project.Project (see engine.lint_source)."""
+    fixer = _Fixer(filename, enabled, project)
     return fixer.checked(data, fixer.lint(data))
 
 
-def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool) -> FixOutcome:
-    fixer = _Fixer(filename, enabled)
+def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool, project=None) -> FixOutcome:
+    fixer = _Fixer(filename, enabled, project)
     original = result = fixer.checked(data, fixer.lint(data))
     applied: list[Finding] = []
     for _ in range(MAX_PASSES):
@@ -68,9 +69,10 @@ class _Fixer:
     """Tries fixes on one file, remembering each attempt (checking the fixes and then applying
     the same ones re-lints the file once, not twice) and the Source of each version of the file."""
 
-    def __init__(self, filename: str, enabled: CodeFilter) -> None:
+    def __init__(self, filename: str, enabled: CodeFilter, project=None) -> None:
         self._filename = filename
         self._enabled = enabled
+        self._project = project
         self._attempts: dict[tuple, _Attempt] = {}
         self._sources: dict[bytes, Source] = {}
 
@@ -79,7 +81,7 @@ class _Fixer:
             source = self._source(data)
         except (UnicodeDecodeError, SyntaxError):
             source = data  # the engine reports why it cannot be decoded
-        return lint_source(source, self._filename, self._enabled)
+        return lint_source(source, self._filename, self._enabled, project=self._project)
 
     def _source(self, data: bytes) -> Source:
         if data not in self._sources:

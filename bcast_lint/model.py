@@ -95,3 +95,6 @@ class FileResult:
     filename: str
     findings: tuple[Finding, ...] = ()
     error: str | None = None
+    analysed: int = 0  # collective calls the rules saw (including calls of collective-running helpers)
+    unresolved: tuple[tuple[int, str], ...] = ()  # (line, called name): named like a collective, not resolved
+    dependencies: tuple[tuple[str, str], ...] = ()  # (path, content digest) of other modules read

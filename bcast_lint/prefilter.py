@@ -35,14 +35,26 @@ _BROADCAST_CALLS = tuple(_called(word) for word in ("broadcast", "broadcast_obje
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in _OTHER_WORDS)
 
 
-def may_have_findings(source: bytes) -> bool:
+SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
+
+
+def verdict(source: bytes) -> str:
+    """PARSE when the file calls a collective; IF_HELPERS when it has a rank condition but calls
+    no collective of its own, so it matters only if it calls a project function that runs one
+    (analysis.project.Project.imports_collective_helper decides); SKIP otherwise."""
     if not any(word in source for word in _API_WORDS):
-        return False
+        return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
-        return True
-    return (any(word in source for word in RANK_WORDS)
-            and any(word in source and _is_called(source, call)
-                    for word, call in (*_OTHER_CALLS, *_gated_calls(source))))
+        return PARSE
+    if not any(word in source for word in RANK_WORDS):
+        return SKIP
+    if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
+        return PARSE
+    return IF_HELPERS
+
+
+def may_have_findings(source: bytes) -> bool:
+    return verdict(source) == PARSE
 
 
 def _gated_calls(source: bytes) -> tuple:

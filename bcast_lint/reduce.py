@@ -31,10 +31,12 @@ class Reduced:
     line_numbers: tuple[int, ...]  # the original 1-based number of each line of `text`
 
 
-def reduce_source(source: Source, tree: ast.Module) -> Reduced:
-    """`source` without its irrelevant functions and classes; `tree` is CPython's parse of it."""
+def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozenset()) -> Reduced:
+    """`source` without its irrelevant functions and classes; `tree` is CPython's parse of it.
+    `helpers`: more names whose calls keep a function, those of project functions that may run a
+    collective (analysis.context)."""
     lines: list[Optional[str]] = source.lines()
-    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text))
+    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text) | helpers)
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _cut(lines, statement)

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from bcast_lint import fixer
 from bcast_lint.codes import ALL_CODES
 from bcast_lint.config import Settings
-from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, rare_garbage_collection
+from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, rare_garbage_collection, worth_parsing
 from bcast_lint.fixer import applicable
 from bcast_lint.model import FileResult, Finding
 from bcast_lint.noqa import noqa_edits
-from bcast_lint.prefilter import may_have_findings
 from bcast_lint.source import Source
 
 if TYPE_CHECKING:
@@ -66,6 +65,9 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
 
     Only the sources that pass the pre-filter and need more than the cache holds are kept in memory.
     """
+    from bcast_lint.analysis.project import Project
+
+    project = Project()
     outcomes: dict[int, FileOutcome] = {}
     pending: list[tuple[int, str, Task]] = []  # index, cache key, task
     for index, (path, filename) in enumerate(files):
@@ -75,17 +77,18 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
             outcomes[index] = FileOutcome(FileResult(filename, error=f"cannot read: {error.strerror or error}"))
             continue
         echoed = source if path == STDIN else None  # `--fix -` writes the source back to stdout
-        if not may_have_findings(source):
+        if not worth_parsing(source, filename if path == STDIN else path, project):
             outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
             continue
-        key = cache.key(source, _enabled_codes(settings, filename)) if cache else ""
+        key = cache.key(source, _enabled_codes(settings, filename), path) if cache else ""
         cached = cache.get(key, filename) if cache else None
         if cached is not None and not _needs_more(cached, mode, settings):
             outcomes[index] = FileOutcome(cached, original=echoed)
         else:
             pending.append((index, key, Task(filename, source, path == STDIN)))
     with rare_garbage_collection():
-        processed = _process_all([task for _, _, task in pending], settings, mode, jobs or os.cpu_count() or 1)
+        processed = _process_all([task for _, _, task in pending], settings, mode, jobs or os.cpu_count() or 1,
+                                 project)
     for (index, key, task), outcome in zip(pending, processed):
         if outcome.new is not None or task.from_stdin:
             outcome = dataclasses.replace(outcome, original=task.source)
@@ -107,9 +110,11 @@ def _enabled_codes(settings: Settings, filename: str) -> list[str]:
     return [code for code in ALL_CODES if settings.is_enabled(code, filename)]
 
 
-def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int) -> list[FileOutcome]:
+def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int, project) -> list[FileOutcome]:
+    global _project
     workers = min(jobs, len(tasks) // _MIN_FILES_PER_WORKER)
     if workers <= 1:
+        _project = project
         return [process(task, settings, mode) for task in tasks]
     from functools import partial
     from multiprocessing import Pool  # only when needed: workers cost more than their import
@@ -121,12 +126,21 @@ def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int) ->
         return pool.map(partial(process, settings=settings, mode=mode), tasks, chunksize=chunk)
 
 
+# The project index and function summaries of this process, shared by every file it lints: a
+# module imported by many files is read and summarised once per process, not once per importer.
+_project = None
+
+
 def _start_worker() -> None:
     import signal
 
+    from bcast_lint.analysis.project import Project
+
+    global _project
     # Ctrl-C reaches the whole process group: the parent handles it and ends the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*RARE_COLLECTION_THRESHOLDS)
+    _project = Project()
 
 
 def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
@@ -135,10 +149,10 @@ def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
         return settings.is_enabled(code, task.filename)
 
     if mode in (FIX, DIFF):
-        fixed = fixer.fix_source(task.source, task.filename, enabled, settings.unsafe_fixes)
+        fixed = fixer.fix_source(task.source, task.filename, enabled, settings.unsafe_fixes, _project)
         new = fixed.source if fixed.source != task.source else None
         return FileOutcome(fixed.remaining, fixed.applied, new, before=fixed.original if new else None)
-    result = fixer.lint_checked(task.source, task.filename, enabled)
+    result = fixer.lint_checked(task.source, task.filename, enabled, _project)
     if mode == ADD_NOQA and result.findings:
         source = Source.from_bytes(task.source)
         edits = noqa_edits(source, result.findings)

@@ -583,23 +583,3 @@ def test_real_world_corpus_lints_without_errors_and_every_finding_is_documented(
     if done.returncode != 0 and "pip download" in done.stderr and "Could not" in done.stderr:
         pytest.skip(f"the corpus could not be downloaded: {done.stderr.strip().splitlines()[-1]}")
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-# Found on the corpus above and reported to the rules' owners; strict, so a fixed rule turns its
-# case red: delete the case, and update docs/real-world.md.
-KNOWN_MISSES = {
-    # accelerate's own modules import collectives relatively (`from .utils import broadcast`);
-    # they are never resolved, so accelerate/data_loader.py is not analysed at all.
-    "relative import of broadcast is not resolved": (
-        "src/accelerate/data_loader.py",
-        "import torch\nfrom .utils import broadcast\n\n\ndef f(state):\n    x = None\n"
-        "    if state.is_main_process:\n        x = torch.randn(3)\n    broadcast(x)\n", ["9:5 BCL001"]),
-}
-
-
-@pytest.mark.parametrize("case", KNOWN_MISSES.values(), ids=KNOWN_MISSES.keys())
-@pytest.mark.xfail(strict=True, reason="a known analysis gap, reported to its owner (issue 8)")
-def test_known_misses(case):
-    filename, source, expected = case
-    result = lint_source(source.encode(), filename)
-    assert [f"{f.line}:{f.column} {f.code}" for f in result.findings] == expected

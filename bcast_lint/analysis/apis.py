@@ -27,6 +27,11 @@ class Api:
     in_place: bool = True  # the argument itself receives the value
     nested: bool = False  # walks lists, tuples and dicts and broadcasts each tensor leaf
     inside: str | None = None  # HIDDEN: which collectives it runs, and in which configuration
+    # A project function that broadcasts one of its parameters (analysis.summaries): where that
+    # parameter is at the call, and what the function calls ("calls dist.broadcast() (comm.py:4)").
+    payload_position: int | None = 0
+    payload_keyword: str | None = None
+    via: str = ""
 
     @property
     def short_name(self) -> str:

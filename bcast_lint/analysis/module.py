@@ -6,8 +6,9 @@ modules that contain a call named like a collective, and only for the scopes tha
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -25,6 +26,9 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_
 from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.source import Source
 
+if TYPE_CHECKING:
+    from bcast_lint.analysis.context import FileContext
+    from bcast_lint.analysis.summaries import Summary
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
@@ -45,7 +49,9 @@ class CallSite:
 
     @property
     def payload(self) -> Optional[cst.BaseExpression]:
-        """The value being broadcast (the first argument)."""
+        """The value being broadcast (the first argument, or a wrapper's broadcast parameter)."""
+        if self.api.payload_keyword is not None:
+            return argument_value(self.call, self.api.payload_position, self.api.payload_keyword)
         first = argument(self.call, 0)
         if first is None:
             for arg in self.call.args:
@@ -89,6 +95,14 @@ class RankSplit:
     where: str  # e.g. "where 'accelerator.is_main_process' is false"
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a module's distributed code the analysis could read."""
+
+    analysed: int = 0  # collective calls (and calls of collective-running project functions)
+    unresolved: tuple[tuple[int, str], ...] = ()  # (line, called text) named like a collective
+
+
 @dataclass
 class _Candidate:
     call: cst.Call
@@ -98,19 +112,26 @@ class _Candidate:
     main_process_first: Optional[cst.With]
     rank_decorator: Optional[cst.Decorator]
     statements: tuple[cst.CSTNode, ...]  # every statement around the call, outermost first
+    klass: Optional[str] = None  # the class whose method holds the call
 
 
 class _CandidateCollector(Visitor):
     """One cheap pass without metadata: calls named like a collective, with their context."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, package: Optional[str] = None,
+                 project_calls: bool = False) -> None:
         self.candidates: list[_Candidate] = []
+        # Calls that may be of the project's own functions (only with a FileContext).
+        self.project_calls: Optional[list[_Candidate]] = [] if project_calls else None
+        self._package = package
+        self._classes: list[Optional[str]] = [None]
+        self.imported_names: set[str] = set()
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
         self._decorators: list[Optional[cst.Decorator]] = [None]
-        self._call_words = set(apis.CALL_WORDS)
+        self.call_words = set(apis.CALL_WORDS)
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
@@ -145,10 +166,12 @@ class _CandidateCollector(Visitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._statements.append(node)
         self._scopes.append(node)
+        self._classes.append(node.name.value if len(self._classes) == 1 else "")
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._statements.pop()
         self._scopes.pop()
+        self._classes.pop()
 
     def visit_With(self, node: cst.With) -> None:
         self._statements.append(node)
@@ -172,31 +195,99 @@ class _CandidateCollector(Visitor):
         self._note_imports(node)
 
     def _note_imports(self, node) -> None:
-        for bound, target in import_bindings(node):
+        for bound, target in import_bindings(node, self._package):
             self.imports.append((self._scopes[-1], bound, target))
             for module, words in apis.GATED_CALL_WORDS.items():
                 if target.startswith(module):
                     self._call_words |= words
+            self.imported_names.add(bound)
             if target.split(".")[0] in apis.API_PACKAGES:
                 self.api_names.add(bound)
                 # `from accelerate.utils import broadcast as bc`: `bc(...)` is a candidate too.
                 if target.rsplit(".", 1)[-1] in apis.CALL_WORDS:
-                    self._call_words.add(bound)
+                    self.call_words.add(bound)
 
-    def resolvable_candidates(self) -> list[_Candidate]:
+    def resolvable_candidates(self, local_functions=frozenset()) -> list[_Candidate]:
         """Candidates that can be a known API: called through a name imported from one of the
-        API packages, or an accelerator method. Only these are worth resolving with metadata."""
-        return [c for c in self.candidates
-                if root_name(c.call.func) in self.api_names
-                or (isinstance(c.call.func, cst.Attribute)
-                    and (c.name in apis.ACCELERATOR_METHODS or c.name in apis.FRAMEWORK_METHODS))]
+        API packages, or an accelerator or framework method; with a project, also through any
+        imported name, `self`, or a function of the module. Only these are worth resolving."""
+        def resolvable(candidate: _Candidate) -> bool:
+            root = root_name(candidate.call.func)
+            if root in self.api_names:
+                return True
+            if isinstance(candidate.call.func, cst.Attribute) and (
+                    candidate.name in apis.ACCELERATOR_METHODS or candidate.name in apis.FRAMEWORK_METHODS):
+                return True
+            return self.project_calls is not None and (
+                root in self.imported_names or root == "self" or root in local_functions)
+
+        return [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not self._statements:
+            return
         name = last_name(node.func)
-        if name in self._call_words and self._statements:
-            self.candidates.append(_Candidate(node, name, self._scopes[-1], self._statements[-1],
-                                              self._main_first[-1], self._decorators[-1],
-                                              tuple(self._statements)))
+        if name in self.call_words:
+            self.candidates.append(self._candidate(node, name))
+        elif self.project_calls is not None and name is not None:
+            self.project_calls.append(self._candidate(node, name))
+
+    def _candidate(self, node: cst.Call, name: str) -> _Candidate:
+        klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
+        return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
+                          self._decorators[-1], tuple(self._statements), klass or None)
+
+
+def _unresolved(candidates: list[_Candidate], classified, known) -> list[tuple[str, int, cst.Call]]:
+    """(name, its ordinal among the calls of that name, call) for calls named like a collective
+    that are neither analysed nor known to be something else."""
+    seen: dict[str, int] = {}
+    found = []
+    for candidate in candidates:
+        ordinal = seen.get(candidate.name, 0)
+        seen[candidate.name] = ordinal + 1
+        if candidate.call not in classified and not known(candidate):
+            found.append((candidate.name, ordinal, candidate.call))
+    return found
+
+
+def _call_lines(tree: ast.Module, names: set[str], kept_lines: Optional[Sequence[int]],
+                source_lines: Optional[list[str]] = None) -> dict[str, list[int]]:
+    """The lines of the calls of each name, in the order LibCST visits them (outer calls first).
+    Only the kept statements whose text names one of them are walked."""
+    kept = set(kept_lines) if kept_lines is not None else None
+    words = list(names)
+    calls = []
+    for statement in _statements_with(tree, kept):
+        if source_lines is not None:
+            text = "".join(source_lines[statement.lineno - 1:statement.end_lineno])
+            if not any(word in text for word in words):
+                continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                if name in names and (kept is None or node.lineno in kept):
+                    calls.append((node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset, name))
+    lines: dict[str, list[int]] = {name: [] for name in names}
+    for line, *_, name in sorted(calls):
+        lines[name].append(line)
+    return lines
+
+
+def _statements_with(tree: ast.Module, kept: Optional[set[int]]) -> Iterator[ast.AST]:
+    """Top-level statements and class members the engine did not cut (see reduce.py): the cut
+    ones hold no call named like a collective."""
+    for statement in tree.body:
+        members = statement.body if isinstance(statement, ast.ClassDef) else [statement]
+        for member in members:
+            first, last = member.lineno, member.end_lineno
+            if kept is None or first == last or any(line in kept for line in range(first + 1, last + 1)):
+                yield member
+
+
+def _passes(call: cst.Call, keyword: str) -> bool:
+    return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
 
 def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
@@ -207,10 +298,12 @@ def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
 
 
 class ModuleAnalysis:
-    def __init__(self, module: cst.Module, filename: str, source: Optional[Source] = None):
+    def __init__(self, module: cst.Module, filename: str, source: Optional[Source] = None,
+                 context: Optional["FileContext"] = None):
         """`source`: the file `module` was parsed from, which maps the lines of the text LibCST
         parsed back to the file's when the engine cut irrelevant code out (see reduce.py);
-        positions are reported in the file's lines. By default, `module`'s own code."""
+        positions are reported in the file's lines. By default, `module`'s own code.
+        `context`: the project around the module, to follow calls of its own functions."""
         self.module = module
         self.filename = filename
         self.source = source or Source.from_text(module.code)
@@ -219,8 +312,11 @@ class ModuleAnalysis:
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self._positions = None
-        self.conditions = RankConditions(self.qualified_names)
-        collector = _CandidateCollector(module)
+        self._context = context
+        self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
+        self.conditions = RankConditions(self.qualified_names,
+                                         self._helper_truth if context is not None else None)
+        collector = _CandidateCollector(module, context.package if context else None, context is not None)
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
@@ -228,10 +324,12 @@ class ModuleAnalysis:
         self._method_classes = collector.method_classes
         self._statements_around = {c.call: c.statements for c in collector.candidates}
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
-        candidates = collector.resolvable_candidates()
-        if not candidates:
-            return
-        self.calls = [site for site in map(self._classify, candidates) if site]
+        local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
+        candidates = collector.resolvable_candidates(local_functions)
+        self._project_calls = {c.call: c for c in candidates}
+        classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
+        self.calls = list(classified.values())
+        self._unresolved = _unresolved(collector.candidates, classified, self._known)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -250,12 +348,89 @@ class ModuleAnalysis:
         api = next((apis.CATALOG[q] for q in qualified if q in apis.CATALOG), None)
         if api is None and self._is_accelerator_method(candidate):
             api = apis.ACCELERATOR_METHODS[candidate.name]
+        if api is None and self._context is not None:
+            api = self._project_api(candidate)
         if api is None:
             api = self._framework_method(candidate)
         if api is None or _locally_synchronised(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
                         candidate.main_process_first, candidate.rank_decorator)
+
+    # -- the project's own functions --------------------------------------------------------
+    def _target(self, candidate: _Candidate, worth=None):
+        """What a call reaches in the project (see FileContext.target), computed once."""
+        key = (candidate.call, worth)
+        if key not in self._targets:
+            qualified = self.qualified_names(candidate.call, candidate.scope)
+            root = root_name(candidate.call.func)
+            local = root is not None and self._resolver.binds_locally(root, candidate.scope)
+            self._targets[key] = self._context.target(candidate.call.func, qualified, candidate.klass,
+                                                      local, worth)
+        return self._targets[key]
+
+    def _project_api(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """A re-exported collective, or a project function every caller runs a collective in."""
+        from bcast_lint.analysis.project import FunctionRef, names_collective
+
+        target = self._target(candidate, names_collective)
+        if isinstance(target, str):
+            return apis.CATALOG.get(target)
+        if isinstance(target, FunctionRef) and self._context.summaries.may_run_collective(target):
+            summary = self._context.summaries.of(target)
+            if summary is None or (summary.group and _passes(candidate.call, summary.group)):
+                return None  # over the caller's own group: see summaries._on_a_group
+            return summary.api
+        return None
+
+    def _summary_for(self, call: cst.CSTNode) -> Optional["Summary"]:
+        """The summary of the project function `call` calls, when it may test a rank."""
+        from bcast_lint.analysis.project import FunctionRef, names_rank
+
+        candidate = self._project_calls.get(call) if isinstance(call, cst.Call) else None
+        if candidate is None:
+            return None
+        target = self._target(candidate, names_rank)
+        if not isinstance(target, FunctionRef) or not self._context.summaries.may_test_rank(target):
+            return None
+        return self._context.summaries.of(target)
+
+    def _helper_truth(self, call: cst.CSTNode, world: World) -> Optional[bool]:
+        """`is_main_process()` defined as `return dist.get_rank() == 0`: its value in `world`."""
+        summary = self._summary_for(call)
+        return summary.rank_truth(world) if summary is not None else None
+
+    def returns_none_on(self, expr: cst.BaseExpression, world: World) -> bool:
+        """Whether `expr` calls a project function that returns None in `world` (and a value on
+        other ranks): `def load(): if not state.is_main_process: return None ...`."""
+        summary = self._summary_for(expr)
+        return summary is not None and summary.returns_none_in(world)
+
+    def _known(self, candidate: _Candidate) -> bool:
+        """Whether a call named like a collective resolved to something that is not one."""
+        qualified = self.qualified_names(candidate.call, candidate.scope)
+        if not qualified:
+            return False
+        context = self._context
+        if context is None or context.index is None or not any(
+                context.project.is_project_name(name, context.index.location.root) for name in qualified):
+            return True
+        from bcast_lint.analysis.project import names_collective
+
+        return self._target(candidate, names_collective) is not None
+
+    def coverage(self, tree: Optional[ast.Module] = None) -> Coverage:
+        """What was analysed; `tree`, CPython's parse of the original file, gives the unresolved
+        calls' lines without LibCST's position metadata (which costs a codegen of the module)."""
+        if tree is not None and self._unresolved:
+            source = self._context.index.lines if self._context and self._context.index else None
+            lines = _call_lines(tree, {name for name, _, _ in self._unresolved}, self.source.parsed_lines, source)
+            unresolved = tuple((lines[name][ordinal], self.code(call.func))
+                               for name, ordinal, call in self._unresolved)
+        else:
+            unresolved = tuple((self.position(call).start.line, self.code(call.func))
+                               for _, _, call in self._unresolved)
+        return Coverage(len(self.calls), unresolved)
 
     def _is_accelerator_method(self, candidate: _Candidate) -> bool:
         func = candidate.call.func

@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from bcast_lint.analysis.bindings import Bindings, parameter_names
+from bcast_lint.analysis.project import absolute_module
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -49,6 +50,10 @@ class ImportResolver:
                 return None  # a local variable, parameter, function or class of that name
         return f"builtins.{name}" if name in _BUILTINS else None
 
+    def binds_locally(self, name: str, scope: cst.CSTNode) -> bool:
+        """Whether a function scope binds `name` itself (a parameter or local variable)."""
+        return scope is not self._module and name in self._non_import_names(scope)
+
     def _non_import_names(self, scope: cst.CSTNode) -> set[str]:
         if scope not in self._shadowing:
             body = scope if isinstance(scope, cst.Module) else scope.body
@@ -59,13 +64,19 @@ class ImportResolver:
         return self._shadowing[scope]
 
 
-def import_bindings(node: cst.CSTNode) -> list[tuple[str, str]]:
-    """(bound name, qualified target) for each name an absolute import statement binds."""
+def import_bindings(node: cst.CSTNode, package: Optional[str] = None) -> list[tuple[str, str]]:
+    """(bound name, qualified target) for each name an import statement binds; relative imports
+    only when the importing module's `package` is known."""
     if isinstance(node, cst.Import):
         return [_plain_import(alias) for alias in node.names]
-    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+    if isinstance(node.names, cst.ImportStar):
         return []
-    module = ".".join(dotted_parts(node.module))
+    named = ".".join(dotted_parts(node.module)) if node.module is not None else None
+    if node.relative and package is None:
+        return []
+    module = absolute_module(named, len(node.relative), package or "")
+    if module is None:
+        return []
     bindings = []
     for alias in node.names:
         imported = ".".join(dotted_parts(alias.name))

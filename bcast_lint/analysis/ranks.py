@@ -103,8 +103,12 @@ class RankConditions:
     `rank_variables` maps names assigned from a rank expression to the quantity they hold.
     """
 
-    def __init__(self, qualified_names: Callable[[cst.CSTNode], set[str]]):
+    def __init__(self, qualified_names: Callable[[cst.CSTNode], set[str]],
+                 helpers: Optional[Callable[[cst.CSTNode, "World"], Optional[bool]]] = None):
+        """`helpers`: the value in a world of a call of a project function that returns a rank
+        test (from its summary), or None."""
         self._qualified_names = qualified_names
+        self._helpers = helpers
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
 
     def learn_assignment(self, name: str, value: cst.BaseExpression) -> None:
@@ -169,6 +173,8 @@ class RankConditions:
         if quantity:
             value = world.value_of(quantity)
             return None if value is None else value != 0
+        if isinstance(expr, cst.Call) and self._helpers is not None:
+            return self._helpers(expr, world)
         return None
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World) -> Optional[bool]:

@@ -25,8 +25,8 @@ from bcast_lint.model import UNSAFE, Edit, Fix
 def object_list_fix(analysis: ModuleAnalysis, site: CallSite) -> Optional[Fix]:
     """The rewrite as an unsafe fix, or None where the call cannot be rewritten cleanly."""
     small = _own_statement(site)
-    if small is None or site.payload is None:
-        return None
+    if small is None or site.payload is None or site.api.via:
+        return None  # a project's own wrapper (analysis.summaries) has no object-list form
     target = small.targets[0].target.value if isinstance(small, cst.Assign) else None
     function = _object_list_function(analysis, site)
     if function is None:

@@ -490,7 +490,8 @@ def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
 def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> str:
     condition = _condition(analysis, site, layout)
     where = f"ranks where {condition}" if condition else "some ranks"
-    return f"{site.api.called} runs only on {where}: {_HANG}"
+    hang = f"{site.api.called} {site.api.via}, and {_HANG}" if site.api.via else _HANG
+    return f"{site.api.called} runs only on {where}: {hang}"
 
 
 def _branch_help(site: CallSite, layout: _Layout) -> str:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import has_none_leaf, is_none
 from bcast_lint.analysis.flow import ASSIGNED
@@ -139,7 +141,7 @@ class BroadcastArgMaybeNone(Rule):
                 split = analysis.split_ranks(site, name.value, self._none_test(analysis, site))
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
-                    yield Report(site.call, self._message(site, name.value, split.where), fix,
+                    yield Report(site.call, self._message(site, name.value, _where(analysis, split)), fix,
                                  self._help(site))
 
     @staticmethod
@@ -149,16 +151,28 @@ class BroadcastArgMaybeNone(Rule):
 
         def test(definition, world) -> bool:
             return definition.kind == ASSIGNED and any(
-                is_broken(value) for value in analysis.values(definition, world))
+                is_broken(value) or analysis.returns_none_on(value, world)
+                for value in analysis.values(definition, world))
 
         return test
 
     @staticmethod
     def _message(site: CallSite, name: str, where: str) -> str:
-        return f"'{name}' is None on ranks {where} when it reaches {site.api.short_name}()"
+        return f"'{name}' is None on {where} when it reaches {site.api.short_name}()"
 
     @staticmethod
     def _help(site: CallSite) -> str:
         if site.api.payload == apis.TENSOR:
             return "Allocate a placeholder with the same shape, dtype and device on every rank"
         return "Pass a list on every rank, e.g. [None]"
+
+
+
+def _where(analysis: ModuleAnalysis, split) -> str:
+    """"ranks where 'accelerator.is_main_process' is false", or the helper that returns None."""
+    if split.where.startswith("where"):
+        return f"ranks {split.where}"
+    helper = next((d.value for d in split.broken_definitions if isinstance(d.value, cst.Call)), None)
+    if helper is not None:
+        return f"the ranks where {analysis.code(helper.func)}() returns None"
+    return split.where

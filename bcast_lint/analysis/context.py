@@ -1,0 +1,121 @@
+"""A linted module's place in its project: what its calls of the project's own functions reach,
+which of its functions must survive the engine's cut, and which other modules its result read."""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
+
+import libcst as cst
+
+from bcast_lint.analysis.apis import CALL_WORDS
+from bcast_lint.analysis.names import dotted_parts
+from bcast_lint.analysis.project import CALLED, FunctionRef, ModuleIndex, Project, names_collective
+from bcast_lint.analysis.summaries import Summaries
+from bcast_lint.source import Source
+
+
+_COLLECTIVES = frozenset(CALL_WORDS)
+
+
+@dataclass(frozen=True)
+class FileContext:
+    project: Project
+    summaries: Summaries
+    index: Optional[ModuleIndex]  # the module's own top-level names
+    klass: Optional[str] = None  # for a method analysed on its own (a summary): its class
+
+    @property
+    def package(self) -> Optional[str]:
+        return self.index.location.package if self.index is not None else None
+
+    def target(self, func: cst.BaseExpression, qualified: set[str], klass: Optional[str],
+               local: bool, worth: Optional[Callable[[bytes], bool]] = None) -> Union[str, FunctionRef, None]:
+        """What a call of `func` reaches in the project: a FunctionRef, a qualified name outside
+        it (`torch.distributed.broadcast` re-exported by a project module), or None. `local`:
+        the calling scope binds the called name itself; `worth`: see Project.resolve."""
+        index = self.index
+        if index is None:
+            return None
+        parts = dotted_parts(func)
+        klass = klass or self.klass
+        if parts and parts[0] == "self":
+            name = f"{klass}.{parts[1]}" if klass and len(parts) == 2 else ""
+            return FunctionRef(index.path, index.location.name, name) if name in index.functions else None
+        for name in qualified:
+            if self.project.is_project_name(name, index.location.root):
+                return self.project.resolve(name, index.location.root, worth)
+        if len(parts) == 1 and parts[0] in index.functions and not qualified and not local:
+            return FunctionRef(index.path, index.location.name, parts[0])
+        return None
+
+    def helper_words(self) -> frozenset[str]:
+        """Names whose calls may run a collective through a project function: imported helpers,
+        functions of imported project modules, and the module's own functions that call a
+        collective or such a name. The engine keeps the functions that call them, which its
+        cut would otherwise drop. Text-level, as the cut itself: what a call really is, the
+        analysis decides."""
+        index = self.index
+        if index is None:
+            return frozenset()
+        words = self._imported_helpers(index)
+        calls = {qualname: {name.rsplit(".", 1)[-1] for name in CALLED.findall(index.text(function))}
+                 for qualname, function in index.functions.items()}
+        pending = set(index.functions)
+        changed = True
+        while changed:  # a function calling a helper is a helper too
+            changed = False
+            for qualname in list(pending):
+                if calls[qualname] & (words | _COLLECTIVES):
+                    words.add(qualname.rsplit(".", 1)[-1])
+                    pending.discard(qualname)
+                    changed = True
+        return frozenset(words)
+
+    def _imported_helpers(self, index: ModuleIndex) -> set[str]:
+        called = {name.split(".", 1)[0] for name in CALLED.findall(index.source.text)}
+        words: set[str] = set()
+        for bound, target in index.bindings.items():
+            # A class's constructor is no helper; nor is a name the module never calls.
+            if bound[:1].isupper() or bound not in called \
+                    or not self.project.is_project_name(target, index.location.root):
+                continue
+            resolved = self.project.resolve(target, index.location.root, names_collective)
+            if isinstance(resolved, FunctionRef) and self.summaries.may_run_collective(resolved):
+                words.add(bound)
+            elif resolved is None:
+                words |= self._module_helpers(target)
+        return words
+
+    def _module_helpers(self, module: str) -> set[str]:
+        """The functions of project module `module` that may run a collective."""
+        path = self.project.module_path(module, self.index.location.root)
+        data = self.project._bytes(path) if path else None
+        if data is None or not names_collective(data):
+            return set()
+        other = self.project.index(path)
+        if other is None:
+            return set()
+        return {qualname for qualname in other.functions if "." not in qualname
+                and self.summaries.may_run_collective(FunctionRef(path, other.location.name, qualname))}
+
+    def dependencies(self) -> tuple[tuple[str, str], ...]:
+        """(path, digest) of the other modules whose contents the analysis of this one read."""
+        own = self.index.path if self.index is not None else None
+        found = []
+        for path in sorted(self.project.touched - {own}):
+            index = self.project.index(path)
+            if index is not None:
+                found.append((path, index.digest))
+        return tuple(found)
+
+
+def file_context(project: Optional[Project], filename: str, source: Source,
+                 tree: ast.Module) -> FileContext:
+    """The context of a linted file; its index is built from the tree the engine already has."""
+    project = project if project is not None else Project()
+    project.touched = set()
+    index = project.index(os.path.abspath(filename), source, tree)
+    return FileContext(project, Summaries.shared(project), index)

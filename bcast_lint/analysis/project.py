@@ -1,0 +1,446 @@
+"""The project a file belongs to: where its modules are and what each binds at top level.
+
+A file's import root is found as Python would find it: the directory above the highest
+`__init__.py` chain around it (a script outside any package is its own root). A module name is
+then looked up on disk under that root, and under the roots of the other linted files, so a
+module outside the linted paths is read too (for its summaries only; it is never reported).
+
+Each module is indexed once per Project from CPython's `ast`, which is many times cheaper than
+LibCST: its top-level imports (relative ones resolved against its package), and its functions
+and methods with their lines. Which names a function calls is read from its text, as a
+pre-filter only (what a call really is, LibCST and the summaries decide). Byte tests decide
+before any parse whether a module can matter at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS
+from bcast_lint.source import Source
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COLLECTIVE_WORDS = tuple(sorted(word.encode() for word in CALL_WORDS))
+_COLLECTIVE_CALL_TEXT = re.compile(r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, CALL_WORDS))) + r")\s*\(")
+# `broadcast(`, `.all_reduce (`: a call of a word named like a collective, in a function's text.
+COLLECTIVE_CALL = re.compile(rb"(?<![\w])(?:" + b"|".join(sorted(re.escape(w.encode()) for w in CALL_WORDS))
+                             + rb")\s*\(")
+_MAX_RESOLUTION_STEPS = 16  # re-export chains longer than this are treated as unresolved
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
+_MAX_REEXPORT_HOPS = 3
+_RANK_TEXT_WORDS = ("rank", "process_index", "main_process", "last_process", "process_zero", "global_zero")
+_RANK_WORDS = tuple(word.encode() for word in _RANK_TEXT_WORDS)
+CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a module sits: its import root and its dotted name."""
+
+    root: str
+    name: str
+    is_package: bool  # an __init__.py
+
+    @property
+    def package(self) -> str:
+        """The package that relative imports start from."""
+        return self.name if self.is_package else self.name.rpartition(".")[0]
+
+
+@dataclass(frozen=True)
+class FunctionIndex:
+    qualname: str  # "f" or "Class.method"
+    first_line: int  # with decorators
+    def_line: int
+    last_line: int
+    column: int  # of the `def` (methods are indented)
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function of the project: the module's file and its qualified name there."""
+
+    path: str
+    module: str
+    qualname: str
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.module}.{self.qualname}"
+
+    @property
+    def short_name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+
+@dataclass
+class ModuleIndex:
+    path: str
+    location: Location
+    source: Source
+    bindings: dict[str, str]  # top-level import: bound name -> qualified target
+    star_imports: tuple[str, ...]
+    functions: dict[str, FunctionIndex]
+    classes: frozenset[str]
+    imports: tuple[tuple[int, int, frozenset], ...]  # each top-level import: lines, names it binds
+    defined: frozenset[str] = field(default=frozenset())  # other top-level names (assignments)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return digest(self.source.data)
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.source.lines()
+
+    def text(self, function: FunctionIndex) -> str:
+        return "".join(self.lines[function.first_line - 1:function.last_line])
+
+
+class Project:
+    """Module lookups and indexes for one run, shared by every file it lints."""
+
+    def __init__(self) -> None:
+        self._package_dirs: dict[str, bool] = {}
+        self._roots: dict[str, None] = {}  # insertion-ordered set of every root seen
+        self._paths: dict[tuple[str, str], Optional[str]] = {}
+        self._indexes: dict[str, Optional[ModuleIndex]] = {}
+        self._raw: dict[str, Optional[bytes]] = {}
+        self._worthy: dict[tuple, bool] = {}
+        self.touched: set[str] = set()  # modules read since the current file began (cache keys)
+        self.summaries = None  # the run's analysis.summaries.Summaries, attached there
+
+    # -- where modules are -------------------------------------------------------------------
+    def locate(self, filename: str) -> Location:
+        path = os.path.abspath(filename)
+        directory, base = os.path.split(path)
+        stem = os.path.splitext(base)[0]
+        is_package = stem == "__init__"
+        parts = [] if is_package else [stem]
+        while self._is_package_dir(directory):
+            directory, package = os.path.split(directory)
+            parts.insert(0, package)
+        self._roots.setdefault(directory)
+        return Location(directory, ".".join(parts), is_package)
+
+    def _is_package_dir(self, directory: str) -> bool:
+        if directory not in self._package_dirs:
+            self._package_dirs[directory] = os.path.isfile(os.path.join(directory, "__init__.py"))
+        return self._package_dirs[directory]
+
+    def module_path(self, name: str, root: str) -> Optional[str]:
+        """The file of module `name`, searched under `root` first, then the other roots."""
+        for candidate in (root, *(r for r in self._roots if r != root)):
+            key = (candidate, name)
+            if key not in self._paths:
+                self._paths[key] = _find_module(candidate, name)
+            if self._paths[key]:
+                return self._paths[key]
+        return None
+
+    # -- the second chance of the pre-filter -------------------------------------------------
+    def imports_collective_helper(self, filename: str, source: bytes) -> bool:
+        """Whether a file with a rank condition but no collective call of its own imports, with
+        `from M import name`, a function defined in a project module that calls a collective
+        (or such a module itself). Byte-level, like the pre-filter: no parse."""
+        location = self.locate(filename)
+        return any(self._defines_helper(module, [name for name, _ in pairs], location, _MAX_REEXPORT_HOPS)
+                   for module, pairs in _from_imports(source, location.package))
+
+    def _defines_helper(self, module: str, names: list[bytes], location: Location, hops: int) -> bool:
+        path = self.module_path(module, location.root)
+        data = self._bytes(path) if path else None
+        if data is None:
+            return False
+        for name in names:
+            submodule = self.module_path(f"{module}.{_ascii(name)}", location.root)
+            if submodule is not None and self._calls_collective(submodule):
+                return True
+            if self._calls_collective(path) and re.search(rb"def[ \t]+" + re.escape(name) + rb"[ \t]*\(", data):
+                return True
+        if hops == 0:
+            return False
+        inner = self.locate(path)
+        for source, pairs in _from_imports(data, inner.package):
+            exported = [name for name, bound in pairs if bound in names]
+            if exported and self._defines_helper(source, exported, inner, hops - 1):
+                return True
+        return False
+
+    def _calls_collective(self, path: str) -> bool:
+        """The pre-filter's own verdict on a module, once per path."""
+        key = (path, "pre-filter")
+        if key not in self._worthy:
+            from bcast_lint.prefilter import may_have_findings
+
+            self._worthy[key] = may_have_findings(self._bytes(path) or b"")
+        return self._worthy[key]
+
+    def _bytes(self, path: str) -> Optional[bytes]:
+        index = self._indexes.get(path)
+        if index is not None:
+            return index.source.data
+        if path not in self._raw:
+            try:
+                with open(path, "rb") as handle:
+                    self._raw[path] = handle.read()
+            except OSError:
+                self._raw[path] = None
+        return self._raw[path]
+
+    # -- what modules bind -------------------------------------------------------------------
+    def index(self, path: str, source: Optional[Source] = None,
+              tree: Optional[ast.Module] = None) -> Optional[ModuleIndex]:
+        """The module's index; `source` and `tree` when the caller already has them."""
+        known = self._indexes.get(path)
+        if path not in self._indexes or (
+                source is not None and (known is None or known.source.data != source.data)):
+            self._indexes[path] = self._build_index(path, source, tree)  # new, or changed (--fix)
+        self.touched.add(path)
+        return self._indexes[path]
+
+    def _build_index(self, path: str, source: Optional[Source],
+                     tree: Optional[ast.Module]) -> Optional[ModuleIndex]:
+        try:
+            if source is None:
+                data = self._bytes(path)
+                if data is None:
+                    return None
+                source = Source.from_bytes(data)
+            if tree is None:
+                tree = compile(source.data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        return _index_tree(path, self.locate(path), source, tree)
+
+    def resolve(self, qualified: str, root: str,
+                worth: Optional[Callable[[bytes], bool]] = None) -> Optional[str | FunctionRef]:
+        """What a qualified name refers to, following re-exports through the project's modules:
+        a FunctionRef for a project function, the qualified name outside the project (e.g.
+        `torch.distributed.broadcast`), or None when it lies in the project but is not found.
+        `worth`: a byte test a module must pass to be read at all (a package's `__init__.py`
+        needs only to name what is looked up in it): what fails it counts as not found."""
+        for _ in range(_MAX_RESOLUTION_STEPS):
+            if qualified.split(".", 1)[0] in API_PACKAGES:
+                return qualified
+            found = self._split_module(qualified, root, worth)
+            if found is None:
+                return qualified  # not a module of this project: the standard library, say
+            index, rest = found
+            if index is None or not rest:
+                return None  # not worth reading, or a module itself, which is not callable
+            target = _binding(index, rest)
+            if isinstance(target, FunctionRef) or target is None:
+                return target
+            qualified = target
+        return None
+
+    def _split_module(self, qualified: str, root: str, worth) -> Optional[tuple[Optional[ModuleIndex], list[str]]]:
+        """The longest leading part of `qualified` that is a project module (its index, or None
+        when it is not worth reading), and the rest."""
+        parts = qualified.split(".")
+        if self.module_path(parts[0], root) is None:
+            return None
+        for end in range(len(parts), 0, -1):
+            path = self.module_path(".".join(parts[:end]), root)
+            if path is None:
+                continue
+            rest = parts[end:]
+            if worth is not None and path not in self._indexes and not self._worth(path, rest, worth):
+                return None, rest
+            return self.index(path), rest
+        return None
+
+    def _worth(self, path: str, rest: list[str], worth: Callable[[bytes], bool]) -> bool:
+        """Whether a module may define or re-export `rest[0]` as `worth` asks."""
+        data = self._bytes(path) or b""
+        if not rest:
+            return False
+        name = re.escape(rest[0].encode())
+        if rest[0].encode() not in data:
+            return b"import *" in data
+        if re.search(rb"def[ \t]+" + name + rb"[ \t]*\(", data):
+            key = (path, worth)
+            if key not in self._worthy:
+                self._worthy[key] = worth(data)
+            return self._worthy[key]  # defines it: worth reading only if it can matter
+        return (os.path.basename(path) == "__init__.py"
+                or re.search(rb"import\b[^\n]*\b" + name + rb"\b", data) is not None)
+
+    def is_project_name(self, qualified: str, root: str) -> bool:
+        return (qualified.split(".", 1)[0] not in API_PACKAGES
+                and self.module_path(qualified.split(".", 1)[0], root) is not None)
+
+    def function_index(self, ref: FunctionRef) -> Optional[FunctionIndex]:
+        index = self.index(ref.path)
+        return index.functions.get(ref.qualname) if index is not None else None
+
+    def callees(self, ref: FunctionRef) -> Iterable[FunctionRef]:
+        """The project functions `ref` calls by name (`f()`, `mod.f()`, `self.m()`)."""
+        index = self.index(ref.path)
+        function = self.function_index(ref)
+        if index is None or function is None:
+            return
+        for called in set(CALLED.findall(index.text(function))):
+            head = called.split(".", 1)[0]
+            if head == "self" or head in index.functions or head in index.bindings:
+                target = self.resolve_in_module(index, called, function.qualname, names_collective)
+                if isinstance(target, FunctionRef):
+                    yield target
+
+    def resolve_in_module(self, index: ModuleIndex, called: str, qualname: Optional[str] = None,
+                          worth: Optional[Callable[[bytes], bool]] = None) -> Optional[str | FunctionRef]:
+        """What `called` ("f", "mod.f", "self.m") means at the top level of `index`'s module
+        (or in method `qualname`'s class, for `self.m`)."""
+        head, _, tail = called.partition(".")
+        if head == "self" and qualname and "." in qualname:
+            klass = qualname.rsplit(".", 1)[0]
+            name = f"{klass}.{tail}"
+            return FunctionRef(index.path, index.location.name, name) if name in index.functions else None
+        if head in index.functions:
+            return FunctionRef(index.path, index.location.name, head) if not tail else None
+        if head in index.bindings:
+            target = index.bindings[head] + (f".{tail}" if tail else "")
+            return self.resolve(target, index.location.root, worth)
+        return None
+
+
+def names_collective(data: bytes) -> bool:
+    """Whether the text calls something named like a collective (a module or a function)."""
+    # Substring tests first: one alternation over a large module is slow (see prefilter.py).
+    return any(word in data for word in _COLLECTIVE_WORDS) and COLLECTIVE_CALL.search(data) is not None
+
+
+def names_rank(data: bytes) -> bool:
+    return any(word in data for word in _RANK_WORDS)
+
+
+def text_names_collective(text: str) -> bool:
+    """names_collective for a function's text."""
+    return _COLLECTIVE_CALL_TEXT.search(text) is not None
+
+
+def text_names_rank(text: str) -> bool:
+    return any(word in text for word in _RANK_TEXT_WORDS)
+
+
+def digest(data: bytes) -> str:
+    """The content digest cache entries record for the modules they read."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _ascii(name: bytes) -> str:
+    """An identifier matched by a bytes pattern (`\w` there is ASCII): no file is decoded here."""
+    return str(name, "ascii")
+
+
+def _from_imports(source: bytes, package: str) -> list[tuple[str, list[tuple[bytes, bytes]]]]:
+    """(absolute module, [(imported name, bound name)]) for each `from M import a, b as c`."""
+    found = []
+    for match in _FROM_IMPORT.finditer(source):
+        dots, named, grouped, plain = match.groups()
+        module = absolute_module(_ascii(named) or None, len(dots), package)
+        if module is None:
+            continue
+        words = [part.split() for part in (grouped or plain).replace(b"\\", b" ").split(b",")]
+        pairs = [(w[0], w[-1]) for w in words if w and w[0] != b"*"]
+        found.append((module, pairs))
+    return found
+
+
+def _find_module(root: str, name: str) -> Optional[str]:
+    base = os.path.join(root, *name.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _binding(index: ModuleIndex, rest: list[str]) -> Optional[str | FunctionRef]:
+    """What `rest` (["broadcast"], ["Class", "method"]) is in `index`'s module."""
+    head = rest[0]
+    if head in index.functions and len(rest) == 1:
+        return FunctionRef(index.path, index.location.name, head)
+    if head in index.classes:
+        qualname = ".".join(rest[:2])
+        return FunctionRef(index.path, index.location.name, qualname) if qualname in index.functions else None
+    if head in index.bindings:
+        return ".".join((index.bindings[head], *rest[1:]))
+    if head in index.defined:
+        return None  # a variable of that module: its value is unknown here
+    for module in index.star_imports:
+        return ".".join((module, *rest))  # the first star import that could define it
+    return None
+
+
+# -- building an index from CPython's ast -------------------------------------------------------
+
+def _index_tree(path: str, location: Location, source: Source, tree: ast.Module) -> ModuleIndex:
+    bindings: dict[str, str] = {}
+    stars: list[str] = []
+    functions: dict[str, FunctionIndex] = {}
+    classes: set[str] = set()
+    defined: set[str] = set()
+    imports: list[tuple[int, int, frozenset]] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            found = ast_import_bindings(statement, location.package)
+            imports.append((statement.lineno, statement.end_lineno, frozenset(b for b, _ in found)))
+            for bound, target in found:
+                if bound == "*":
+                    stars.append(target)
+                else:
+                    bindings[bound] = target
+        elif isinstance(statement, _FUNCTIONS):
+            functions[statement.name] = _function_index(statement, statement.name)
+        elif isinstance(statement, ast.ClassDef):
+            classes.add(statement.name)
+            for member in statement.body:
+                if isinstance(member, _FUNCTIONS):
+                    qualname = f"{statement.name}.{member.name}"
+                    functions[qualname] = _function_index(member, qualname)
+        else:
+            defined.update(_assigned_names(statement))
+    return ModuleIndex(path, location, source, bindings, tuple(stars), functions, frozenset(classes),
+                       tuple(imports), frozenset(defined))
+
+
+def ast_import_bindings(statement: ast.stmt, package: str) -> list[tuple[str, str]]:
+    """(bound name, qualified target) of one import; ("*", module) for a star import."""
+    if isinstance(statement, ast.Import):
+        return [(alias.asname, alias.name) if alias.asname else (alias.name.split(".")[0],) * 2
+                for alias in statement.names]
+    module = absolute_module(statement.module, statement.level, package)
+    if module is None:
+        return []
+    return [("*", module) if alias.name == "*" else (alias.asname or alias.name, f"{module}.{alias.name}")
+            for alias in statement.names]
+
+
+def absolute_module(module: Optional[str], level: int, package: str) -> Optional[str]:
+    """`from ..x import y` in package `a.b.c` imports from `a.b.x`; None when it climbs out."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join((*base, module) if module else base) or None
+
+
+def _function_index(node: ast.AST, qualname: str) -> FunctionIndex:
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return FunctionIndex(qualname, first, node.lineno, node.end_lineno, node.col_offset)
+
+
+def _assigned_names(statement: ast.stmt) -> Iterable[str]:
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    for target in targets:
+        if isinstance(target, ast.Name):
+            yield target.id

@@ -1,0 +1,406 @@
+"""Function summaries: what calling a project function does, as far as the rules care.
+
+A summary says whether every rank that calls the function runs a collective (directly or through
+the functions it calls), which of its parameters it broadcasts or uses as the source rank, on
+which ranks it may return None, and whether what it returns is a rank test. Rules use it at call
+sites: a call of a collective-running function is a collective (a derived `Api`), so every rule
+that reads `ModuleAnalysis.calls` sees it with no change of its own.
+
+A collective over an explicit process group does not make its function a collective for the
+callers: which ranks belong to the group is decided where the group is built, and a caller's
+group-rank condition often selects exactly those ranks (colossalai's 3D layers).
+
+Each summary is computed once per function, lazily, only for functions a call site in analysed
+code reaches. CPython's `ast` index (analysis.project) first decides whether the function can run
+a collective or test a rank at all; only then is the function's own text (with its module's
+imports in front, so names resolve) parsed by LibCST and walked in the same worlds and with the
+same rank conditions as any other scope. Recursion terminates: a function whose summary is being
+computed counts as running nothing for the calls inside its own cycle.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis import apis
+from bcast_lint.analysis.expressions import argument, is_none
+from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
+from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex, Project,
+                                         text_names_collective, text_names_rank)
+from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
+from bcast_lint.source import Source
+
+if TYPE_CHECKING:
+    from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+
+WorldKey = tuple  # (rank, local rank): a World without its size
+
+
+@dataclass(frozen=True)
+class Summary:
+    ref: FunctionRef
+    api: Optional[apis.Api]  # the function seen as a collective, when every caller runs one
+    none_worlds: frozenset  # WorldKeys where it may return None
+    value_worlds: frozenset  # WorldKeys where it may return something else
+    truth: tuple  # (WorldKey, bool) per world when what it returns is a rank test, else ()
+    worlds: tuple  # its WorldKeys: ranks 0..k on a first node, then a second node's first rank
+    group: Optional[str] = None  # the parameter naming the collective's process group (default None)
+
+    def key_for(self, world: World) -> WorldKey:
+        """The summary's world that behaves like the caller's `world`."""
+        exact = (world.rank, world.local_rank)
+        if exact in self.worlds:
+            return exact
+        if world.local_rank == 0 and world.rank != 0:
+            return self.worlds[-1]
+        return self.worlds[-2]
+
+    def returns_none_in(self, world: World) -> bool:
+        """Whether it returns None in `world` while other ranks get a value."""
+        return self.key_for(world) in self.none_worlds and bool(self.value_worlds)
+
+    def rank_truth(self, world: World) -> Optional[bool]:
+        return dict(self.truth).get(self.key_for(world)) if self.truth else None
+
+
+class Summaries:
+    """The summaries of one run, keyed by function and by its module's content."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        # Each answer keeps the modules it read, which join the reading file's cache key.
+        self._done: dict[tuple[str, str, str], tuple[Optional[Summary], frozenset]] = {}
+        self._active: set[tuple[str, str]] = set()
+        self._may_collect: dict[tuple, tuple[bool, frozenset]] = {}
+
+    @classmethod
+    def shared(cls, project: Project) -> "Summaries":
+        if project.summaries is None:
+            project.summaries = cls(project)
+        return project.summaries
+
+    def of(self, ref: FunctionRef) -> Optional[Summary]:
+        index = self.project.index(ref.path)
+        if index is None or ref.qualname not in index.functions:
+            return None
+        key = (ref.path, index.digest, ref.qualname)
+        if key not in self._done:
+            if (ref.path, ref.qualname) in self._active:
+                return None  # a cycle: the call in progress counts as running nothing
+            self._active.add((ref.path, ref.qualname))
+            try:
+                self._done[key] = self._tracked(lambda: self._compute(ref, index, index.functions[ref.qualname]))
+            finally:
+                self._active.discard((ref.path, ref.qualname))
+        summary, read = self._done[key]
+        self.project.touched |= read
+        return summary
+
+    def _tracked(self, compute):
+        """compute()'s answer and the modules it read."""
+        outer = self.project.touched
+        self.project.touched = set()
+        try:
+            answer = compute()
+            return answer, frozenset(self.project.touched)
+        finally:
+            self.project.touched = outer | self.project.touched
+
+    # -- cheap tests before any LibCST parse -------------------------------------------------
+    def may_run_collective(self, ref: FunctionRef) -> bool:
+        """Whether the function's text, or a project function it calls, names a collective."""
+        index = self.project.index(ref.path)
+        key = (ref, index.digest if index is not None else "")
+        if key not in self._may_collect:
+            self._may_collect[key] = (False, frozenset())  # a cycle adds nothing
+            self._may_collect[key] = self._tracked(lambda: self._names_collective(ref) or any(
+                self.may_run_collective(callee) for callee in self.project.callees(ref)))
+        answer, read = self._may_collect[key]
+        self.project.touched |= read
+        return answer
+
+    def _names_collective(self, ref: FunctionRef) -> bool:
+        text = self._text(ref)
+        return text is not None and text_names_collective(text)
+
+    def may_test_rank(self, ref: FunctionRef) -> bool:
+        text = self._text(ref)
+        return text is not None and text_names_rank(text)
+
+    def _text(self, ref: FunctionRef) -> Optional[str]:
+        index = self.project.index(ref.path)
+        function = index.functions.get(ref.qualname) if index is not None else None
+        return index.text(function) if function is not None else None
+
+    # -- the summary proper --------------------------------------------------------------------
+    def _compute(self, ref: FunctionRef, index: ModuleIndex, function: FunctionIndex) -> Optional[Summary]:
+        from bcast_lint.analysis.context import FileContext
+        from bcast_lint.analysis.module import ModuleAnalysis
+
+        parsed = _summary_module(index, function)
+        if parsed is None:
+            return None
+        module, source = parsed
+        klass = ref.qualname.rsplit(".", 1)[0] if "." in ref.qualname else None
+        context = FileContext(self.project, self, index, klass)
+        analysis = ModuleAnalysis(module, ref.path, source, context)
+        func = module.body[-1]
+        # Returns are read in plain worlds: a caller's focus group is not the callee's.
+        worlds = make_worlds(max(analysis.conditions.compared_literals(func), default=0))
+        none_worlds, value_worlds, truth = _returns(analysis, func, worlds)
+        api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
+        return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
+                       tuple((w.rank, w.local_rank) for w in worlds), group)
+
+
+def _summary_module(index: ModuleIndex, function: FunctionIndex) -> Optional[tuple[cst.Module, Source]]:
+    """The module's imports of the names the function mentions, and the function alone
+    (dedented), as LibCST's tree and the Source that maps its lines to the module's."""
+    lines = index.lines
+    mentioned = set(re.findall(r"[A-Za-z_]\w*", index.text(function)))
+    kept: list[tuple[int, str]] = []
+    for first, last, bound in index.imports:
+        if bound & mentioned or "*" in bound:
+            kept.extend((first + offset, line) for offset, line in enumerate(lines[first - 1:last]))
+    prefix = lines[function.first_line - 1][:function.column]
+    for number in range(function.first_line, function.last_line + 1):
+        line = lines[number - 1]
+        if line.startswith(prefix):
+            kept.append((number, line[len(prefix):]))
+        elif not line.strip():
+            kept.append((number, line.lstrip(" \t")))
+        else:
+            return None  # a multi-line string less indented than the def: not worth the risk
+    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for _, line in kept)
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if not module.body or not isinstance(module.body[-1], cst.FunctionDef):
+        return None
+    return module, Source.from_text(text).parsed(tuple(number for number, _ in kept))
+
+
+def _returns(analysis: "ModuleAnalysis", func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
+    """Where it may return None, where something else, and its value as a rank test per world."""
+    none_worlds: set = set()
+    value_worlds: set = set()
+    truths: dict = {}
+    end = cst.SimpleStatementLine([cst.Pass()])
+    body = func.body
+    if not isinstance(body, cst.IndentedBlock):
+        return none_worlds, value_worlds, ()
+    walked = func.with_changes(body=body.with_changes(body=(*body.body, end)))
+
+    def observe(world: World, statement: cst.CSTNode, env) -> None:
+        key = (world.rank, world.local_rank)
+        if statement is end:  # fell off the end: returns None
+            none_worlds.add(key)
+            truths.setdefault(key, set()).add(False)
+            return
+        small = _return_of(statement)
+        if small is None:
+            return
+        kinds = _value_kinds(analysis, small.value, env, world)
+        if "none" in kinds:
+            none_worlds.add(key)
+        if "value" in kinds:
+            value_worlds.add(key)
+        decided = analysis.conditions.evaluate(small.value, world) if small.value is not None else False
+        truths.setdefault(key, set()).add(decided)
+
+    walk_scope(walked, worlds, analysis.conditions, observe, analysis.bindings)
+    keys = [(w.rank, w.local_rank) for w in worlds]
+    values = [truths.get(key, set()) for key in keys]
+    decided = all(len(v) == 1 and None not in v for v in values) and len({next(iter(v)) for v in values}) == 2
+    truth = tuple((key, next(iter(v))) for key, v in zip(keys, values)) if decided else ()
+    return none_worlds, value_worlds, truth
+
+
+def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return next((s for s in statement.body if isinstance(s, cst.Return)), None)
+    return None
+
+
+def _value_kinds(analysis: "ModuleAnalysis", value, env, world: World) -> set:
+    """{"none"}, {"value"} or both, for a returned expression in `world`."""
+    if value is None or is_none(value):
+        return {"none"}
+    if isinstance(value, cst.Name) and value.value in env:
+        kinds: set = set()
+        for definition in env[value.value]:
+            if definition.kind == ASSIGNED:
+                kinds |= {"none" if is_none(v) else "value" for v in analysis.values(definition, world)}
+            elif definition.kind == OTHER:
+                kinds.add("value")
+        return kinds or {"value"}
+    chosen = analysis.values(Definition("", ASSIGNED, value), world)
+    return {"none" if is_none(v) else "value" for v in chosen} or {"value"}
+
+
+def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
+            worlds) -> tuple[Optional[apis.Api], Optional[str]]:
+    """The function as a collective (a broadcast of one of its parameters, or another collective)
+    when every world that calls it reaches the collective, and its group parameter."""
+    everywhere = [site for site in analysis.calls if site.scope is func and site.rank_decorator is None
+                  and site.main_process_first is None and set(site.reached) == set(worlds)
+                  and not _on_a_group(analysis, site, func)]
+    conditional = _data_conditional(func)
+    everywhere = [site for site in everywhere if site.statement not in conditional]
+    if not everywhere:
+        return None, None
+    positions = _bound_positions(ref, func)
+    for site in everywhere:
+        if site.api.is_broadcast:
+            payload = _unchanged_parameter(analysis, site, site.payload, positions)
+            if payload is not None:
+                api = _wrapper_api(analysis, ref, func, site, payload, positions)
+                return api, _group_parameter(analysis, site, func)
+    site = everywhere[0]
+    return apis.Api(ref.qualified_name, apis.OTHER, via=_chain(analysis, site)), _group_parameter(analysis, site, func)
+
+
+def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: str, positions) -> apis.Api:
+    inner = site.api
+    source = _unchanged_parameter(analysis, site, site.source, positions)
+    default_src = inner.default_src if site.source is None else integer_literal(site.source)
+    if source is not None:
+        default_src = _literal_default(func, source)
+    returns_none = not _returns_a_value(func)
+    return apis.Api(ref.qualified_name, inner.payload, source, positions.get(source), default_src,
+                    returns_none=returns_none, in_place=inner.in_place, nested=inner.nested,
+                    payload_position=positions[payload], payload_keyword=payload,
+                    via=_chain(analysis, site))
+
+
+# An `if` on these runs alike on every rank of a job: the usual guard of a wrapper
+# (`if dist.is_available() and dist.is_initialized():`), not a decision about the data.
+_SETUP_WORDS = ("is_initialized", "is_available", "world_size", "num_processes", "distributed")
+
+
+def _data_conditional(func: cst.FunctionDef) -> set:
+    """The statements of `func` that run only when an `if` on the data (not a setup guard) lets
+    them: a collective there runs for some arguments only (composer's `get_file` runs one only
+    without an object store), so the function is no collective for every caller."""
+    found: set = set()
+
+    def block(statements, guarded: bool) -> None:
+        for statement in statements:
+            if guarded:
+                found.add(statement)
+            if isinstance(statement, cst.If):
+                inner = guarded or not _is_setup_guard(statement.test)
+                block(_suite(statement.body), inner)
+                orelse = statement.orelse
+                if isinstance(orelse, cst.If):
+                    block((orelse,), inner)
+                elif orelse is not None:
+                    block(_suite(orelse.body), inner)
+            elif isinstance(statement, (cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
+                for part in (statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None)):
+                    body = getattr(part, "body", part)
+                    if isinstance(body, cst.BaseSuite):
+                        block(_suite(body), guarded)
+                for handler in getattr(statement, "handlers", ()):
+                    block(_suite(handler.body), True)  # runs only when something failed
+            elif isinstance(statement, cst.Match):
+                for case in statement.cases:
+                    block(_suite(case.body), True)
+
+    block(_suite(func.body), False)
+    return found
+
+
+def _is_setup_guard(test: cst.BaseExpression) -> bool:
+    text = cst.Module([]).code_for_node(test)
+    return any(word in text for word in _SETUP_WORDS)
+
+
+def _suite(body: cst.BaseSuite):
+    return (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body
+
+
+def _on_a_group(analysis, site: "CallSite", func: cst.FunctionDef) -> bool:
+    """A collective over a process group (`group=...`): its members are whichever ranks the
+    callers' conditions select (`if gpc.get_local_rank(mode) == 0:` may be exactly the group),
+    so a call under a rank condition is no evidence of a hang. A `group` parameter that
+    defaults to None is the world group unless the caller passes one (see Summary.group)."""
+    group = argument(site.call, keyword="group")
+    if group is None or is_none(group.value):
+        return False
+    return _group_parameter(analysis, site, func) is None
+
+
+def _group_parameter(analysis, site: "CallSite", func: cst.FunctionDef) -> Optional[str]:
+    """The function's own parameter passed unchanged as the collective's group, defaulting to None."""
+    group = argument(site.call, keyword="group")
+    if group is None or not isinstance(group.value, cst.Name):
+        return None
+    name = group.value.value
+    for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
+        if param.name.value == name and param.default is not None and is_none(param.default):
+            definitions = analysis.definitions(site, name)
+            if all(d.kind == OTHER and d.statement is None for found in definitions.values() for d in found):
+                return name
+    return None
+
+
+def _bound_positions(ref: FunctionRef, func: cst.FunctionDef) -> dict[str, int]:
+    """Parameter name -> its position at a call; `self` is bound for a method."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if "." in ref.qualname and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    positions = {name: index for index, name in enumerate(params)}
+    positions.update({p.name.value: None for p in func.params.kwonly_params})
+    return positions
+
+
+def _unchanged_parameter(analysis, site: "CallSite", expr, positions) -> Optional[str]:
+    """The parameter `expr` is, when no assignment in the function changed it before the call."""
+    if not isinstance(expr, cst.Name) or expr.value not in positions:
+        return None
+    definitions = analysis.definitions(site, expr.value)
+    if all(d.kind == OTHER and d.statement is None for found in definitions.values() for d in found):
+        return expr.value
+    return None
+
+
+def _literal_default(func: cst.FunctionDef, name: str) -> Optional[int]:
+    for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
+        if param.name.value == name and param.default is not None:
+            return integer_literal(param.default)
+    return None
+
+
+def _returns_a_value(func: cst.FunctionDef) -> bool:
+    from bcast_lint.analysis.walk import Visitor
+
+    found = []
+
+    class Returns(Visitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None and not is_none(node.value):
+                found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+    Returns().walk(func)
+    return bool(found)
+
+
+def _chain(analysis: "ModuleAnalysis", site: "CallSite") -> str:
+    """"calls accelerator.reduce() (utils.py:12)", and what that call calls in turn."""
+    where = f"{os.path.basename(analysis.filename)}:{analysis.position(site.call).start.line}"
+    text = f"calls {analysis.code(site.call.func)}() ({where})"
+    return f"{text}, which {site.api.via}" if site.api.via else text
+

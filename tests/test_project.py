@@ -1,0 +1,329 @@
+"""Whole-project analysis (issue 13): calls of the project's own functions, across modules.
+
+Each case writes a small package to disk, as the analysis finds modules from the file's path.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bcast_lint.analysis.project import Project
+from bcast_lint.engine import lint_source
+
+COMM = """\
+import torch
+import torch.distributed as dist
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+
+
+def _broadcast(item):
+    dist.broadcast(item, 0)
+
+
+def global_mean(x):
+    return accelerator.reduce(x, "mean")
+
+
+def log_mean(x):
+    print(global_mean(x))
+
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+
+def load_weights(state):
+    if not state.is_main_process:
+        return None
+    return torch.ones(3)
+
+
+def load_config(path):
+    if not path:
+        return None
+    return torch.ones(3)
+
+
+def group_sum(x, group):
+    dist.all_reduce(x, group=group)
+
+
+def fetch(path, store=None):
+    if store is None:
+        names = [path]
+        dist.broadcast_object_list(names, src=0)
+    return store
+
+
+def sync_all(x):
+    if dist.is_available() and dist.is_initialized():
+        dist.all_reduce(x)
+
+
+def ping(n):
+    pong(n)
+
+
+def pong(n):
+    if n:
+        ping(n - 1)
+    dist.barrier()
+"""
+
+RELAY = """\
+from torch.distributed import *
+from torch.distributed import broadcast as send_all
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    write(tmp_path, {"mylib/__init__.py": "from .comm import global_mean, _broadcast as send\n",
+                     "mylib/comm.py": COMM, "mylib/distributed.py": RELAY})
+    return tmp_path
+
+
+def findings(root: Path, name: str, text: str, project: Project | None = None) -> list[str]:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    result = lint_source(path.read_bytes(), str(path), project=project)
+    return [f"{f.line} {f.code} {f.message}" for f in result.findings]
+
+
+def test_a_helper_that_runs_a_collective_under_a_rank_condition_names_the_chain(package):
+    found = findings(package, "train.py", """\
+        from accelerate import Accelerator
+        from mylib import global_mean
+        accelerator = Accelerator()
+
+        def step(loss, step):
+            if accelerator.is_main_process and step % 2 == 0:
+                print(global_mean(loss))
+        """)
+    assert len(found) == 1 and found[0].startswith("7 BCL005 global_mean() runs only on ranks where")
+    assert "global_mean() calls accelerator.reduce() (comm.py:13)" in found[0]
+
+
+def test_the_chain_goes_through_every_helper(package):
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.comm import log_mean
+
+        def step(loss):
+            if dist.get_rank() == 0:
+                log_mean(loss)
+        """)
+    assert len(found) == 1
+    assert ("log_mean() calls global_mean() (comm.py:17), which calls accelerator.reduce() (comm.py:13)"
+            in found[0])
+
+
+def test_none_on_some_ranks_passed_to_a_broadcast_wrapper(package):
+    found = findings(package, "train.py", """\
+        import torch
+        from accelerate import Accelerator
+        from mylib import send
+        accelerator = Accelerator()
+
+        def sync():
+            item = None
+            if accelerator.is_main_process:
+                item = torch.ones(3)
+            send(item)
+        """)
+    assert found == ["10 BCL001 'item' is None on ranks where 'accelerator.is_main_process' is false "
+                     "when it reaches _broadcast()"]
+
+
+def test_the_result_of_a_helper_that_returns_none_off_main(package):
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.comm import load_weights, load_config
+
+        def weights(state, path):
+            w = load_weights(state)
+            dist.broadcast(w, 0)
+            c = load_config(path)
+            dist.broadcast(c, 0)
+        """)
+    assert found == ["6 BCL001 'w' is None on the ranks where load_weights() returns None when it "
+                     "reaches broadcast()"]
+
+
+def test_a_helper_that_returns_a_rank_test_is_a_rank_condition(package):
+    found = findings(package, "train.py", """\
+        import torch
+        import torch.distributed as dist
+        from mylib.comm import is_main_process
+
+        class Trainer:
+            def is_rank_0(self):
+                return self.rank == 0
+
+            def save(self, x):
+                if self.is_rank_0():
+                    dist.barrier()
+
+            def sync(self, x):
+                if is_main_process():
+                    dist.all_reduce(x)
+        """)
+    assert [f.split(" runs only")[0] for f in found] == ["11 BCL005 barrier()", "15 BCL005 all_reduce()"]
+    assert "'self.is_rank_0()' is true" in found[0] and "'is_main_process()' is true" in found[1]
+
+
+def test_look_alikes_stay_silent(package):
+    assert findings(package, "train.py", """\
+        import torch
+        import torch.distributed as dist
+        from mylib.comm import fetch, global_mean, group_sum, is_main_process, load_config
+
+        def fine(loss, group, world_size, store):
+            if is_main_process():
+                fetch("x", store)  # runs a collective only without a store: not every call
+            if world_size > 1:
+                global_mean(loss)
+            if dist.get_rank(group) == 0:
+                group_sum(loss, group)
+            if not is_main_process():
+                print("not main")
+            x = torch.zeros(3)
+            if is_main_process():
+                x = torch.ones(3)
+            dist.broadcast(x, 0)
+        """) == []
+
+
+def test_a_wrappers_setup_guard_still_runs_its_collective(package):
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.comm import sync_all
+
+        def f(x):
+            if dist.get_rank() == 0:
+                sync_all(x)
+        """)
+    assert len(found) == 1 and "sync_all() calls dist.all_reduce() (comm.py:49)" in found[0]
+
+
+def test_re_exports_of_torch_distributed_are_resolved(package):
+    found = findings(package, "train.py", """\
+        import torch
+        from mylib import distributed as dist
+
+        def f(rank):
+            x = None
+            if rank == 0:
+                x = torch.ones(3)
+            dist.broadcast(x, 0)
+            dist.send_all(x, 0)
+        """)
+    assert [f.split(" ")[:2] for f in found] == [["8", "BCL001"], ["9", "BCL001"]]
+
+
+def test_recursive_helpers_terminate(package):
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.comm import ping
+
+        def f():
+            if dist.get_rank() == 0:
+                ping(3)
+        """)
+    assert len(found) == 1 and "ping() calls pong() (comm.py:53), which calls dist.barrier() (comm.py:59)" in found[0]
+
+
+def test_relative_import_of_accelerate_broadcast(tmp_path):
+    # accelerate's own modules import collectives relatively; data_loader.py was not analysed at all.
+    write(tmp_path, {"src/accelerate/__init__.py": "", "src/accelerate/utils/__init__.py": ""})
+    found = findings(tmp_path, "src/accelerate/data_loader.py", """\
+        # distributed under the License is distributed on an "AS IS" BASIS,
+        import torch
+        from .utils import broadcast
+
+
+        def f(state):
+            x = None
+            if state.is_main_process:
+                x = torch.randn(3)
+            broadcast(x)
+        """)
+    assert [f.split(" ")[:2] for f in found] == [["10", "BCL001"]]
+
+
+def test_a_module_is_indexed_once_per_project_not_once_per_importer(package, monkeypatch):
+    project = Project()
+    built = []
+    original = project._build_index
+    monkeypatch.setattr(project, "_build_index", lambda path, *rest: built.append(path) or original(path, *rest))
+    for index in range(3):
+        findings(package, f"user{index}.py", """\
+            import torch.distributed as dist
+            from mylib.comm import global_mean
+
+            def f(x):
+                if dist.get_rank() == 0:
+                    global_mean(x)
+            """, project)
+    comm = [path for path in built if path.endswith("comm.py")]
+    assert len(comm) == 1
+
+
+TRAIN = """\
+import torch.distributed as dist
+from mylib.comm import global_mean
+
+
+def f(x):
+    if dist.get_rank() == 0:
+        global_mean(x)
+"""
+
+
+def _cli(root: Path, *args: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "bcast_lint", "--output-format", "json", *args],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    return json.loads(done.stdout)
+
+
+def test_a_changed_helper_invalidates_its_callers_cached_result(package):
+    (package / "train.py").write_text(TRAIN)
+    assert [f["code"] for f in _cli(package, "train.py")] == ["BCL005"]
+    assert [f["code"] for f in _cli(package, "train.py")] == ["BCL005"]  # from the cache
+    comm = package / "mylib" / "comm.py"
+    comm.write_text(comm.read_text().replace('return accelerator.reduce(x, "mean")', "return x"))
+    assert _cli(package, "train.py") == []
+
+
+def test_modules_outside_the_linted_paths_are_read_not_reported(package):
+    (package / "train.py").write_text(TRAIN)
+    (package / "mylib" / "comm.py").write_text(COMM + "\n\ndef bad():\n    if dist.get_rank() == 0:\n"
+                                               "        dist.barrier()\n")
+    assert [(Path(f["filename"]).name, f["code"]) for f in _cli(package, "--no-cache", "train.py")] == [
+        ("train.py", "BCL005")]
+
+
+def test_flake8_reports_what_the_cli_reports_across_modules(package):
+    (package / "train.py").write_text(TRAIN)
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "BCL", "train.py"],
+                            cwd=package, capture_output=True, text=True, timeout=120)
+    cli = _cli(package, "--no-cache", "train.py")
+    assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in flake8.stdout.splitlines()] == [
+        f"{f['filename']}:{f['line']}:{f['column']}: {f['code']}" for f in cli]
+    assert cli
