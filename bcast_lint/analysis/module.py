@@ -322,10 +322,10 @@ class ModuleAnalysis:
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
         self._method_classes = collector.method_classes
-        self._statements_around = {c.call: c.statements for c in collector.candidates}
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
+        self._statements_around = {c.call: c.statements for c in candidates}
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
