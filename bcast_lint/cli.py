@@ -95,6 +95,8 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="how to print findings: full shows the source line and the remedy, "
                              "concise (or text) one line each (default: full)")
     output.add_argument("--statistics", action="store_true", help="count findings per code")
+    output.add_argument("--show-unresolved", action="store_true",
+                        help="list the calls named like a collective that could not be resolved")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     output.add_argument("--stdin-filename", help="the path to report for code read from stdin")
@@ -239,7 +241,8 @@ def _report(outcomes: list["FileOutcome"], args, settings: Settings) -> int:
         shown = output.render(results, args.output_format, show_fixes=args.show_fixes,
                               statistics=args.statistics, unsafe_fixes=settings.unsafe_fixes,
                               summary=not args.quiet, fixed=tuple(fixed),
-                              source_line=_SourceLines(outcomes).line)
+                              source_line=_SourceLines(outcomes).line,
+                              show_unresolved=args.show_unresolved)
         # `--fix -` puts the fixed source on stdout, so the report goes to stderr.
         (sys.stderr if args.fix and STDIN in args.paths else sys.stdout).write(shown)
     return _exit_status(results, fixed, args)

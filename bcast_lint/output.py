@@ -47,6 +47,7 @@ def render(
     summary: bool = True,
     fixed: Sequence[Finding] = (),
     source_line: SourceLine | None = None,
+    show_unresolved: bool = False,
 ) -> str:
     """The report for `results` in format `fmt` (one of FORMATS).
 
@@ -57,15 +58,20 @@ def render(
     there. `summary=False` (--quiet) leaves out the closing summary lines. `fixed` are the
     findings --fix applied (`results` hold what remains). `source_line(filename, number)` gives
     the "full" format a line of a file (None: not available, and the line is left out).
+    The summary also says how many collective calls were analysed and how many calls named like
+    one could not be resolved; `show_unresolved` lists those.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     findings = _sorted_findings(results)
     unchecked = sum(1 for result in results if result.error)
     closing = (_summary(findings, len(fixed), unchecked, fix_available_hint, unsafe_fixes)
-               if summary else [])
+               + _coverage_lines(results) if summary else [])
+    unresolved = _unresolved_lines(results) if show_unresolved else []
     if statistics:
-        return _statistics_json(findings) if fmt == "json" else _lines(_statistics_lines(findings) + closing)
+        if fmt == "json":
+            return _statistics_json(findings, results)
+        return _lines(_statistics_lines(findings) + unresolved + closing)
     if fmt in _MACHINE_FORMATS:
         return _MACHINE_FORMATS[fmt](findings)
     if fmt == "full":
@@ -76,7 +82,7 @@ def render(
         body = [_concise_line(f) for f in findings]
     if show_fixes:
         body += _fix_section(findings) + _fixed_section(fixed)
-    return _lines(body + closing)
+    return _lines(body + unresolved + closing)
 
 
 def would_fix_summary(fixed: Sequence[Finding], results: Sequence[FileResult],
@@ -204,6 +210,29 @@ def _summary(findings: list[Finding], fixed: int, unchecked: int, fix_available_
     return lines + (_fix_hint(findings, unsafe_fixes) if fix_available_hint else [])
 
 
+def _coverage_lines(results: Sequence[FileResult]) -> list[str]:
+    """"Analysed 12 collective calls; 3 calls named like a collective could not be resolved
+    (--show-unresolved lists them).": a clean run on code the analysis could not read must not
+    look clean. Nothing when the run met no collective at all."""
+    analysed = sum(result.analysed for result in results)
+    unresolved = sum(len(result.unresolved) for result in results)
+    if not analysed and not unresolved:
+        return []
+    line = f"Analysed {_plural(analysed, 'collective call')}"
+    if unresolved:
+        line += (f"; {_plural(unresolved, 'call')} named like a collective could not be resolved "
+                 "(--show-unresolved lists them)")
+    return [line + "."]
+
+
+def _unresolved_lines(results: Sequence[FileResult]) -> list[str]:
+    found = sorted((r.filename, line, text) for r in results for line, text in r.unresolved)
+    if not found:
+        return []
+    return ["", "Calls named like a collective that could not be resolved:",
+            *(f"{filename}:{line}: {text}()" for filename, line, text in found), ""]
+
+
 def _fix_hint(findings: list[Finding], unsafe_fixes: bool) -> list[str]:
     applicabilities = [f.fix.applicability for f in findings if f.fix is not None]
     hidden = 0 if unsafe_fixes else applicabilities.count(UNSAFE)
@@ -227,12 +256,16 @@ def _statistics_lines(findings: list[Finding]) -> list[str]:
     return [f"{count}\t{code}\t{_CODE_NAMES.get(code, '')}" for code, count, _ in rows]
 
 
-def _statistics_json(findings: list[Finding]) -> str:
+def _statistics_json(findings: list[Finding], results: Sequence[FileResult]) -> str:
     rows = [
         {"code": code, "name": _CODE_NAMES.get(code, ""), "count": count, "fixable": fixable}
         for code, count, fixable in _statistics_rows(findings)
     ]
-    return json.dumps(rows, indent=2) + "\n"
+    unresolved = [{"filename": r.filename, "line": line, "call": text}
+                  for r in results for line, text in r.unresolved]
+    report = {"codes": rows, "collective_calls_analysed": sum(r.analysed for r in results),
+              "unresolved": sorted(unresolved, key=lambda u: (u["filename"], u["line"]))}
+    return json.dumps(report, indent=2) + "\n"
 
 
 # --- json, json-lines, github ----------------------------------------------------------------

@@ -203,7 +203,7 @@ def test_statistics_count_per_code_by_count_then_code():
 
 
 def test_statistics_as_json():
-    rows = json.loads(render(RESULTS, "json", statistics=True))
+    rows = json.loads(render(RESULTS, "json", statistics=True))["codes"]
     assert rows == [
         {"code": "BCL003", "name": "uninitialized-placeholder", "count": 1, "fixable": False},
         {"code": "BCL004", "name": "hardcoded-device", "count": 1, "fixable": True},

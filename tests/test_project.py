@@ -327,3 +327,48 @@ def test_flake8_reports_what_the_cli_reports_across_modules(package):
     assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in flake8.stdout.splitlines()] == [
         f"{f['filename']}:{f['line']}:{f['column']}: {f['code']}" for f in cli]
     assert cli
+
+
+# -- coverage you can see ----------------------------------------------------------------------
+UNREADABLE = """\
+import torch.distributed as dist
+
+
+def f(comm, x):
+    dist.broadcast(x, 0)
+    comm.all_reduce(x)
+"""
+
+
+def test_the_summary_counts_analysed_and_unresolved_collective_calls(package):
+    (package / "train.py").write_text(TRAIN)
+    (package / "other.py").write_text(UNREADABLE)
+    done = subprocess.run([sys.executable, "-m", "bcast_lint", "--no-cache", "--output-format", "concise",
+                           "train.py", "other.py"], cwd=package, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == ("Analysed 2 collective calls; 1 call named like a collective "
+                                            "could not be resolved (--show-unresolved lists them).")
+    shown = subprocess.run([sys.executable, "-m", "bcast_lint", "--no-cache", "--show-unresolved",
+                            "other.py"], cwd=package, capture_output=True, text=True, timeout=120)
+    assert "other.py:6: comm.all_reduce()" in shown.stdout
+
+
+def test_json_statistics_carry_the_counts(package):
+    (package / "other.py").write_text(UNREADABLE)
+    report = json.loads(subprocess.run(
+        [sys.executable, "-m", "bcast_lint", "--no-cache", "--statistics", "--output-format", "json", "other.py"],
+        cwd=package, capture_output=True, text=True, timeout=120).stdout)
+    assert report["collective_calls_analysed"] == 1
+    assert report["unresolved"] == [{"filename": "other.py", "line": 6, "call": "comm.all_reduce"}]
+
+
+def test_the_cache_keeps_the_counts(package):
+    (package / "other.py").write_text(UNREADABLE)
+    first = _statistics(package)
+    assert _statistics(package) == first  # the second run reads the cache
+    assert first["collective_calls_analysed"] == 1 and len(first["unresolved"]) == 1
+
+
+def _statistics(root: Path) -> dict:
+    done = subprocess.run([sys.executable, "-m", "bcast_lint", "--statistics", "--output-format", "json",
+                           "other.py"], cwd=root, capture_output=True, text=True, timeout=120)
+    return json.loads(done.stdout)

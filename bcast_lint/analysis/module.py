@@ -18,7 +18,7 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
-from bcast_lint.analysis.names import ImportResolver, import_bindings, root_name
+from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
@@ -286,6 +286,12 @@ def _statements_with(tree: ast.Module, kept: Optional[set[int]]) -> Iterator[ast
                 yield member
 
 
+def _called_text(call: cst.Call, name: str) -> str:
+    """`comm.all_reduce`; `(...).scatter` when the receiver is no dotted name."""
+    parts = dotted_parts(call.func)
+    return ".".join(parts) if parts else f"(...).{name}"
+
+
 def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
@@ -425,11 +431,11 @@ class ModuleAnalysis:
         if tree is not None and self._unresolved:
             source = self._context.index.lines if self._context and self._context.index else None
             lines = _call_lines(tree, {name for name, _, _ in self._unresolved}, self.source.parsed_lines, source)
-            unresolved = tuple((lines[name][ordinal], self.code(call.func))
+            unresolved = tuple((lines[name][ordinal], _called_text(call, name))
                                for name, ordinal, call in self._unresolved)
         else:
-            unresolved = tuple((self.position(call).start.line, self.code(call.func))
-                               for _, _, call in self._unresolved)
+            unresolved = tuple((self.position(call).start.line, _called_text(call, name))
+                               for name, _, call in self._unresolved)
         return Coverage(len(self.calls), unresolved)
 
     def _is_accelerator_method(self, candidate: _Candidate) -> bool:

@@ -33,6 +33,14 @@ class CollectiveOnSomeRanks(Rule):
     `rank_zero_only`, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()`.
 
+    A call of one of the project's own functions counts as the collective it runs on every rank
+    that calls it, directly or through other functions, in the same module or another: the
+    message names the chain (`global_mean() calls accelerator.reduce() (utils.py:12)`). A helper
+    whose collective runs only for some arguments (under an `if` on its data) or over a process
+    group its caller passes does not count. A helper that returns a rank test
+    (`def is_main_process(): return dist.get_rank() == 0`, `self.is_rank_0()`) is a rank
+    condition.
+
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
     `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
@@ -108,6 +116,11 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A helper whose collective runs only for some arguments, and one over the caller's group.
+        Valid("def fetch(path, store=None):\n    if store is None:\n        broadcast_object_list([path])\n"
+              "    return store\nif accelerator.is_main_process:\n    fetch('ckpt', object())"),
+        Valid("def group_sum(x, group):\n    dist.all_reduce(x, group=group)\n"
+              "def f(x, group):\n    if dist.get_rank(group) == 0:\n        group_sum(x, group)"),
         Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\n    dist.broadcast(x, 0)\n"
               "else:\n    x = torch.zeros(3)\n    dist.broadcast(x, 0)"),
         Valid("x = torch.zeros(3)\nif accelerator.num_processes > 1:\n    dist.broadcast(x, 0)"),
@@ -146,6 +159,19 @@ class CollectiveOnSomeRanks(Rule):
               "    else:\n        dist.broadcast(x, 0, group=g)"),
     )
     INVALID = (
+        # The project's own helpers: one that runs a collective, one that returns a rank test.
+        Invalid("def global_mean(x):\n    return accelerator.reduce(x, 'mean')\n"
+                "def log(loss, step):\n    if accelerator.is_main_process and step % 2 == 0:\n"
+                "        print(global_mean(loss))",
+                expected_message="global_mean() runs only on ranks where 'accelerator.is_main_process and "
+                "step % 2 == 0' is true: global_mean() calls accelerator.reduce() (case.py:10), and the "
+                "other ranks never join it and every rank hangs until the timeout", range=(5, 15, 5, 32)),
+        Invalid("def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\nif is_main():\n"
+                "    dist.broadcast(x, 0)",
+                expected_message="broadcast() runs only on ranks where 'is_main()' is true: the other ranks "
+                "never join it and every rank hangs until the timeout", range=(5, 5, 5, 25),
+                expected_replacement="def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\n"
+                "if is_main():\n    pass\ndist.broadcast(x, 0)"),
         # Framework spellings of the main process and of the rank.
         Invalid("import deepspeed.comm as ds\ndef f(x):\n    if ds.get_rank() == 0:\n        ds.all_reduce(x)\n"
                 "        log(x)",

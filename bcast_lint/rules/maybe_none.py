@@ -24,6 +24,11 @@ class BroadcastArgMaybeNone(Rule):
     `self.rank == 0` in `setup()`, and broadcast in a third method is reported; so is `obj.x`
     of a local object.
 
+    The project's own functions are followed too, across modules: a value passed to a wrapper
+    that broadcasts its parameter (`def _broadcast(item): dist.broadcast(item, 0)`) is checked at
+    the call, and the result of a helper that returns `None` off the main rank
+    (`if not state.is_main_process: return None`) counts as `None` on those ranks.
+
     ## Why is this bad?
     Only the source rank's value matters, but every rank must pass a tensor of the same shape and
     dtype to receive it into. Accelerate's `broadcast` raises on the receiving ranks
@@ -63,6 +68,9 @@ class BroadcastArgMaybeNone(Rule):
 
     code = "BCL001"
     VALID = (
+        # A helper that returns None whatever the rank is not rank-dependent.
+        Valid("def load(path):\n    if not path:\n        return None\n    return torch.ones(3)\n"
+              "x = load('w.pt')\ndist.broadcast(x, 0)"),
         # `obj` is rebound: what was known of `obj.x` no longer holds.
         Valid("obj = make()\nobj.x = None\nif accelerator.is_main_process:\n    obj.x = torch.randn(3)\n"
               "obj = make()\nbroadcast(obj.x)"),
@@ -76,6 +84,21 @@ class BroadcastArgMaybeNone(Rule):
               "    ids = torch.zeros(8)\nbroadcast(ids)"),
     )
     INVALID = (
+        # The project's own wrapper of a broadcast, and a helper that returns None off main.
+        Invalid("def _broadcast(item):\n    dist.broadcast(item, 0)\nids = None\nif accelerator.is_main_process:\n"
+                "    ids = torch.randn(8)\n_broadcast(ids)",
+                expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false when it "
+                "reaches _broadcast()", range=(6, 1, 6, 16),
+                expected_replacement="def _broadcast(item):\n    dist.broadcast(item, 0)\n"
+                "ids = torch.zeros(8, dtype=torch.float32)\nif accelerator.is_main_process:\n"
+                "    ids = torch.randn(8)\n_broadcast(ids)"),
+        Invalid("def load(state):\n    if not state.is_main_process:\n        return None\n    return torch.ones(3)\n"
+                "def sync(state):\n    w = load(state)\n    dist.broadcast(w, 0)",
+                expected_message="'w' is None on the ranks where load() returns None when it reaches broadcast()",
+                range=(7, 5, 7, 25),
+                expected_replacement="def load(state):\n    if not state.is_main_process:\n        return None\n"
+                "    return torch.ones(3)\ndef sync(state):\n    w = load(state)\n    w_objects = [w]\n"
+                "    dist.broadcast_object_list(w_objects, 0)\n    w = w_objects[0]"),
         # None in __init__, set on rank 0 only in setup(), broadcast in a third method.
         Invalid("class K:\n    def __init__(self):\n        self.rank = dist.get_rank()\n        self.x = None\n"
                 "    def setup(self):\n        if self.rank == 0:\n            self.x = torch.randn(3)\n"
