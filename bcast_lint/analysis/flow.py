@@ -260,7 +260,8 @@ class _Walker:
         return state.rebind(name, kept) if kept else _DEAD
 
     def _is_none(self, definition: Definition) -> bool:
-        return definition.kind == ASSIGNED and all(is_none(v) for v in self._choices(definition.value))
+        return definition.kind == ASSIGNED and all(
+            is_none(v) or self._conditions.returns_none(v, self._world) for v in self._choices(definition.value))
 
     def _choices(self, expr: cst.BaseExpression):
         """The values `a if <test> else b` may take in this world."""

@@ -321,7 +321,8 @@ class ModuleAnalysis:
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
         self.conditions = RankConditions(self.qualified_names,
-                                         self._helper_truth if context is not None else None)
+                                         self._helper_truth if context is not None else None,
+                                         self._certainly_none if context is not None else None)
         collector = _CandidateCollector(module, context.package if context else None, context is not None)
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
@@ -405,6 +406,11 @@ class ModuleAnalysis:
         """`is_main_process()` defined as `return dist.get_rank() == 0`: its value in `world`."""
         summary = self._summary_for(call)
         return summary.rank_truth(world) if summary is not None else None
+
+    def _certainly_none(self, call: cst.CSTNode, world: World) -> bool:
+        """Whether the project function `call` calls returns None in `world` on every path."""
+        summary = self._summary_for(call)
+        return summary is not None and summary.certainly_none_in(world)
 
     def returns_none_on(self, expr: cst.BaseExpression, world: World) -> bool:
         """Whether `expr` calls a project function that returns None in `world` (and a value on

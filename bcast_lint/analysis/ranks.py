@@ -104,12 +104,19 @@ class RankConditions:
     """
 
     def __init__(self, qualified_names: Callable[[cst.CSTNode], set[str]],
-                 helpers: Optional[Callable[[cst.CSTNode, "World"], Optional[bool]]] = None):
+                 helpers: Optional[Callable[[cst.CSTNode, "World"], Optional[bool]]] = None,
+                 none_helpers: Optional[Callable[[cst.CSTNode, "World"], bool]] = None):
         """`helpers`: the value in a world of a call of a project function that returns a rank
-        test (from its summary), or None."""
+        test (from its summary), or None; `none_helpers`: whether such a call returns None there
+        on every path (`if not is_main: return None`)."""
         self._qualified_names = qualified_names
         self._helpers = helpers
+        self._none_helpers = none_helpers
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
+
+    def returns_none(self, expr: cst.BaseExpression, world: "World") -> bool:
+        """Whether `expr` calls a project function that returns None in `world`."""
+        return self._none_helpers is not None and isinstance(expr, cst.Call) and self._none_helpers(expr, world)
 
     def learn_assignment(self, name: str, value: cst.BaseExpression) -> None:
         quantity = self.quantity(value)

@@ -64,6 +64,11 @@ class Summary:
         """Whether it returns None in `world` while other ranks get a value."""
         return self.key_for(world) in self.none_worlds and bool(self.value_worlds)
 
+    def certainly_none_in(self, world: World) -> bool:
+        """Whether it returns None in `world` whatever the path (for `if x is None:` narrowing)."""
+        key = self.key_for(world)
+        return key in self.none_worlds and key not in self.value_worlds
+
     def rank_truth(self, world: World) -> Optional[bool]:
         return dict(self.truth).get(self.key_for(world)) if self.truth else None
 
