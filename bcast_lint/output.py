@@ -65,8 +65,9 @@ def render(
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     findings = _sorted_findings(results)
     unchecked = sum(1 for result in results if result.error)
-    closing = (_summary(findings, len(fixed), unchecked, fix_available_hint, unsafe_fixes)
-               + _coverage_lines(results) if summary else [])
+    coverage = [] if fixed else _coverage_lines(results)  # after --fix, `results` are what remains
+    closing = (coverage + _summary(findings, len(fixed), unchecked, fix_available_hint, unsafe_fixes)
+               if summary else [])
     unresolved = _unresolved_lines(results) if show_unresolved else []
     if statistics:
         if fmt == "json":

@@ -484,7 +484,7 @@ def test_add_noqa_on_a_read_only_file_is_reported_not_a_traceback(workdir, capsy
 def test_a_fix_that_does_not_remove_its_finding_is_not_applied_over_and_over(monkeypatch):
     # A rule bug seen in the wild (BCL001 before an explicit `else: x = None`): the fix inserts a
     # line and the finding stays. The fixer must not insert it once per pass.
-    def stubborn_lint(source, filename, enabled=None):
+    def stubborn_lint(source, filename, enabled=None, project=None):
         edit = Edit(1, 1, 1, 1, "x = 0\n")
         fix = Fix(SAFE, "insert a placeholder", (edit,))
         return FileResult(filename, (Finding("BCL001", "'x' is None", filename, 1, 1, 1, 2, fix),))
