@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 import libcst as cst
 
 from bcast_lint.analysis.apis import CALL_WORDS
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import CALLED, FunctionRef, ModuleIndex, Project, names_collective
+from bcast_lint.analysis.project import (CALLED, FunctionRef, ModuleIndex, Project, names_collective,
+                                         text_names_rank)
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.source import Source
 
@@ -26,6 +27,21 @@ class FileContext:
     summaries: Summaries
     index: Optional[ModuleIndex]  # the module's own top-level names
     klass: Optional[str] = None  # for a method analysed on its own (a summary): its class
+    summary: bool = False  # the module is a function analysed alone, for its summary
+    _rank_dependent: dict = field(default_factory=dict, compare=False)  # qualname -> answer
+
+    def rank_dependent(self, qualname: Optional[str]) -> bool:
+        """Whether a call in function `qualname` ("f", "Class.m"; None: module level) of a
+        linted file may be worth a helper's summary: every rule that reads a call of a project
+        function needs a rank condition in the calling function (the branch around it, an early
+        exit, a value set on some ranks), and every spelling of one names a rank word. Inside a
+        summary the chain is always followed: a helper's own collective needs no condition."""
+        if self.summary or self.index is None or qualname is None:
+            return True
+        if qualname not in self._rank_dependent:
+            function = self.index.functions.get(qualname)
+            self._rank_dependent[qualname] = function is None or text_names_rank(self.index.text(function))
+        return self._rank_dependent[qualname]
 
     @property
     def package(self) -> Optional[str]:
@@ -61,15 +77,18 @@ class FileContext:
         if index is None:
             return frozenset()
         words = self._imported_helpers(index)
-        calls = {qualname: {name.rsplit(".", 1)[-1] for name in CALLED.findall(index.text(function))}
-                 for qualname, function in index.functions.items()}
-        pending = set(index.functions)
+        texts = {qualname: index.text(function) for qualname, function in index.functions.items()}
+        pending = set(texts)
+        found = {f"{word}(" for word in words | _COLLECTIVES}
         changed = True
         while changed:  # a function calling a helper is a helper too
             changed = False
             for qualname in list(pending):
-                if calls[qualname] & (words | _COLLECTIVES):
-                    words.add(qualname.rsplit(".", 1)[-1])
+                if any(call in texts[qualname] for call in found):
+                    # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too.
+                    word = f"self.{qualname.split('.', 1)[1]}" if "." in qualname else qualname
+                    words.add(word)
+                    found.add(f"{word}(")
                     pending.discard(qualname)
                     changed = True
         return frozenset(words)

@@ -383,12 +383,20 @@ class ModuleAnalysis:
         target = self._target(candidate, names_collective)
         if isinstance(target, str):
             return apis.CATALOG.get(target)
-        if isinstance(target, FunctionRef) and self._context.summaries.may_run_collective(target):
+        if isinstance(target, FunctionRef) and self._context.rank_dependent(self._qualname(candidate.scope)) \
+                and self._context.summaries.may_run_collective(target):
             summary = self._context.summaries.of(target)
             if summary is None or (summary.group and _passes(candidate.call, summary.group)):
                 return None  # over the caller's own group: see summaries._on_a_group
             return summary.api
         return None
+
+    def _qualname(self, scope: cst.CSTNode) -> Optional[str]:
+        """"f" or "Class.method" for a function scope, None at module level."""
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        owner = self._method_classes.get(scope)
+        return f"{owner.name.value}.{scope.name.value}" if owner is not None else scope.name.value
 
     def _summary_for(self, call: cst.CSTNode) -> Optional["Summary"]:
         """The summary of the project function `call` calls, when it may test a rank."""

@@ -2,8 +2,8 @@
 
 A file's import root is found as Python would find it: the directory above the highest
 `__init__.py` chain around it (a script outside any package is its own root). A module name is
-then looked up on disk under that root, and under the roots of the other linted files, so a
-module outside the linted paths is read too (for its summaries only; it is never reported).
+then looked up on disk under that root, so a module outside the linted paths is read too (for
+its summaries only; it is never reported).
 
 Each module is indexed once per Project from CPython's `ast`, which is many times cheaper than
 LibCST: its top-level imports (relative ones resolved against its package), and its functions
@@ -36,6 +36,8 @@ _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:
 _MAX_REEXPORT_HOPS = 3
 _RANK_TEXT_WORDS = ("rank", "process_index", "main_process", "last_process", "process_zero", "global_zero")
 _RANK_WORDS = tuple(word.encode() for word in _RANK_TEXT_WORDS)
+_TOP_LEVEL = re.compile(rb"\n(?=[^\s#])")
+_USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
 
 
@@ -108,11 +110,12 @@ class Project:
 
     def __init__(self) -> None:
         self._package_dirs: dict[str, bool] = {}
-        self._roots: dict[str, None] = {}  # insertion-ordered set of every root seen
         self._paths: dict[tuple[str, str], Optional[str]] = {}
         self._indexes: dict[str, Optional[ModuleIndex]] = {}
         self._raw: dict[str, Optional[bytes]] = {}
         self._worthy: dict[tuple, bool] = {}
+        self._helpers: dict[tuple, bool] = {}
+        self._exports: dict[str, list] = {}  # path -> its `from M import ...` statements  # (module, name, root) -> defines a collective helper
         self.touched: set[str] = set()  # modules read since the current file began (cache keys)
         self.summaries = None  # the run's analysis.summaries.Summaries, attached there
 
@@ -126,7 +129,6 @@ class Project:
         while self._is_package_dir(directory):
             directory, package = os.path.split(directory)
             parts.insert(0, package)
-        self._roots.setdefault(directory)
         return Location(directory, ".".join(parts), is_package)
 
     def _is_package_dir(self, directory: str) -> bool:
@@ -135,43 +137,52 @@ class Project:
         return self._package_dirs[directory]
 
     def module_path(self, name: str, root: str) -> Optional[str]:
-        """The file of module `name`, searched under `root` first, then the other roots."""
-        for candidate in (root, *(r for r in self._roots if r != root)):
-            key = (candidate, name)
-            if key not in self._paths:
-                self._paths[key] = _find_module(candidate, name)
-            if self._paths[key]:
-                return self._paths[key]
-        return None
+        """The file of module `name` under the importer's root, as Python's `sys.path[0]` finds
+        it. Other linted files' roots are not searched: they are not on the importer's path, and
+        with thousands of script directories each lookup would probe them all."""
+        key = (root, name)
+        if key not in self._paths:
+            self._paths[key] = _find_module(root, name)
+        return self._paths[key]
 
     # -- the second chance of the pre-filter -------------------------------------------------
     def imports_collective_helper(self, filename: str, source: bytes) -> bool:
-        """Whether a file with a rank condition but no collective call of its own imports, with
-        `from M import name`, a function defined in a project module that calls a collective
-        (or such a module itself). Byte-level, like the pre-filter: no parse."""
+        """Whether a file with a rank condition but no collective call of its own calls a name
+        it imported with `from M import name`, where M (or a module M re-exports it from)
+        defines `name` as a function whose own text calls a collective, or `name` is a project
+        module that calls one. Byte-level, like the pre-filter: no parse."""
         location = self.locate(filename)
-        return any(self._defines_helper(module, [name for name, _ in pairs], location, _MAX_REEXPORT_HOPS)
-                   for module, pairs in _from_imports(source, location.package))
-
-    def _defines_helper(self, module: str, names: list[bytes], location: Location, hops: int) -> bool:
-        path = self.module_path(module, location.root)
-        data = self._bytes(path) if path else None
-        if data is None:
-            return False
-        for name in names:
-            submodule = self.module_path(f"{module}.{_ascii(name)}", location.root)
-            if submodule is not None and self._calls_collective(submodule):
-                return True
-            if self._calls_collective(path) and re.search(rb"def[ \t]+" + re.escape(name) + rb"[ \t]*\(", data):
-                return True
-        if hops == 0:
-            return False
-        inner = self.locate(path)
-        for source, pairs in _from_imports(data, inner.package):
-            exported = [name for name, bound in pairs if bound in names]
-            if exported and self._defines_helper(source, exported, inner, hops - 1):
+        used = set(_USED.findall(source))  # `name(` or `name.`: called, or a module used
+        for module, pairs in _from_imports(source, location.package):
+            if any(self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS)
+                   for name, bound in pairs if bound in used):
                 return True
         return False
+
+    def _defines_helper(self, module: str, name: bytes, root: str, hops: int) -> bool:
+        key = (module, name, root)
+        if key not in self._helpers:
+            self._helpers[key] = False  # a re-export cycle adds nothing
+            self._helpers[key] = self._find_helper(module, name, root, hops)
+        return self._helpers[key]
+
+    def _find_helper(self, module: str, name: bytes, root: str, hops: int) -> bool:
+        path = self.module_path(module, root)
+        data = self._bytes(path) if path else None
+        if data is None or name[:1].isupper():  # a class's constructor is no helper
+            return False
+        submodule = self.module_path(f"{module}.{_ascii(name)}", root)
+        if submodule is not None:
+            return self._calls_collective(submodule)
+        if _function_text_calls_collective(data, name):
+            return True
+        if hops == 0:
+            return False
+        if path not in self._exports:
+            self._exports[path] = _from_imports(data, self.locate(path).package)
+        return any(self._defines_helper(source, imported, root, hops - 1)
+                   for source, pairs in self._exports[path]
+                   for imported, bound in pairs if bound == name)
 
     def _calls_collective(self, path: str) -> bool:
         """The pre-filter's own verdict on a module, once per path."""
@@ -338,6 +349,21 @@ def digest(data: bytes) -> str:
 def _ascii(name: bytes) -> str:
     """An identifier matched by a bytes pattern (`\w` there is ASCII): no file is decoded here."""
     return str(name, "ascii")
+
+
+def _function_text_calls_collective(data: bytes, name: bytes, depth: int = 1) -> bool:
+    """Whether top-level `def name(` is followed, before the next top-level statement, by a call
+    of a word named like a collective, or of another function of the module that is (`depth`
+    levels deep)."""
+    found = re.search(rb"^def[ \t]+" + re.escape(name) + rb"[ \t]*\(", data, re.M)
+    if found is None:
+        return False
+    end = _TOP_LEVEL.search(data, found.end())
+    text = data[found.start():end.start() if end else len(data)]
+    if names_collective(text):
+        return True
+    return depth > 0 and any(_function_text_calls_collective(data, called, depth - 1)
+                             for called in set(_USED.findall(text)) - {name, b"def"})
 
 
 def _from_imports(source: bytes, package: str) -> list[tuple[str, list[tuple[bytes, bytes]]]]:

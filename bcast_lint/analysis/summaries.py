@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 
 WorldKey = tuple  # (rank, local rank): a World without its size
+_MAX_HELPER_LINES = 60
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,13 @@ class Summaries:
 
     # -- cheap tests before any LibCST parse -------------------------------------------------
     def may_run_collective(self, ref: FunctionRef) -> bool:
-        """Whether the function's text, or a project function it calls, names a collective."""
+        """Whether the function's text, or a project function it calls, names a collective.
+        Functions longer than _MAX_HELPER_LINES are not followed: helpers and wrappers are short,
+        and summarising every long method that calls one costs a parse and a walk each."""
         index = self.project.index(ref.path)
+        function = index.functions.get(ref.qualname) if index is not None else None
+        if function is None or function.last_line - function.first_line >= _MAX_HELPER_LINES:
+            return False
         key = (ref, index.digest if index is not None else "")
         if key not in self._may_collect:
             self._may_collect[key] = (False, frozenset())  # a cycle adds nothing
@@ -134,8 +140,11 @@ class Summaries:
         return text is not None and text_names_collective(text)
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
-        text = self._text(ref)
-        return text is not None and text_names_rank(text)
+        index = self.project.index(ref.path)
+        function = index.functions.get(ref.qualname) if index is not None else None
+        if function is None or function.last_line - function.first_line >= _MAX_HELPER_LINES:
+            return False
+        return text_names_rank(index.text(function))
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)
@@ -152,12 +161,14 @@ class Summaries:
             return None
         module, source = parsed
         klass = ref.qualname.rsplit(".", 1)[0] if "." in ref.qualname else None
-        context = FileContext(self.project, self, index, klass)
+        context = FileContext(self.project, self, index, klass, summary=True)
         analysis = ModuleAnalysis(module, ref.path, source, context)
         func = module.body[-1]
-        # Returns are read in plain worlds: a caller's focus group is not the callee's.
+        # Returns are read in plain worlds: a caller's focus group is not the callee's. Without a
+        # rank word, what it returns cannot depend on the rank: that walk is skipped.
         worlds = make_worlds(max(analysis.conditions.compared_literals(func), default=0))
-        none_worlds, value_worlds, truth = _returns(analysis, func, worlds)
+        none_worlds, value_worlds, truth = (_returns(analysis, func, worlds) if self.may_test_rank(ref)
+                                            else (set(), set(), ()))
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group)
