@@ -152,11 +152,11 @@ class Project:
         defines `name` as a function whose own text calls a collective, or `name` is a project
         module that calls one. Byte-level, like the pre-filter: no parse."""
         location = self.locate(filename)
-        used = set(_USED.findall(source))  # `name(` or `name.`: called, or a module used
         for module, pairs in _from_imports(source, location.package):
-            if any(self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS)
-                   for name, bound in pairs if bound in used):
-                return True
+            for name, bound in pairs:
+                if self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS) \
+                        and (bound + b"(" in source or bound + b"." in source):  # called, or a module used
+                    return True
         return False
 
     def _defines_helper(self, module: str, name: bytes, root: str, hops: int) -> bool:
@@ -351,15 +351,25 @@ def _ascii(name: bytes) -> str:
     return str(name, "ascii")
 
 
+def _top_level_def(data: bytes, name: bytes) -> int:
+    """Where `def name(` starts a line at the top level, or -1 (a literal search: a multi-line
+    regular expression over a large module is many times slower)."""
+    needle = b"def " + name + b"("
+    if data.startswith(needle):
+        return 0
+    found = data.find(b"\n" + needle)
+    return found + 1 if found >= 0 else -1
+
+
 def _function_text_calls_collective(data: bytes, name: bytes, depth: int = 1) -> bool:
     """Whether top-level `def name(` is followed, before the next top-level statement, by a call
     of a word named like a collective, or of another function of the module that is (`depth`
     levels deep)."""
-    found = re.search(rb"^def[ \t]+" + re.escape(name) + rb"[ \t]*\(", data, re.M)
-    if found is None:
+    start = _top_level_def(data, name)
+    if start < 0:
         return False
-    end = _TOP_LEVEL.search(data, found.end())
-    text = data[found.start():end.start() if end else len(data)]
+    end = _TOP_LEVEL.search(data, start + 1)
+    text = data[start:end.start() if end else len(data)]
     if names_collective(text):
         return True
     return depth > 0 and any(_function_text_calls_collective(data, called, depth - 1)
