@@ -199,7 +199,7 @@ class _CandidateCollector(Visitor):
             self.imports.append((self._scopes[-1], bound, target))
             for module, words in apis.GATED_CALL_WORDS.items():
                 if target.startswith(module):
-                    self._call_words |= words
+                    self.call_words |= words
             self.imported_names.add(bound)
             if target.split(".")[0] in apis.API_PACKAGES:
                 self.api_names.add(bound)
