@@ -185,12 +185,10 @@ class Project:
                    for imported, bound in pairs if bound == name)
 
     def _calls_collective(self, path: str) -> bool:
-        """The pre-filter's own verdict on a module, once per path."""
-        key = (path, "pre-filter")
+        """Whether a module calls something named like a collective, once per path."""
+        key = (path, "calls")
         if key not in self._worthy:
-            from bcast_lint.prefilter import may_have_findings
-
-            self._worthy[key] = may_have_findings(self._bytes(path) or b"")
+            self._worthy[key] = names_collective(self._bytes(path) or b"")
         return self._worthy[key]
 
     def _bytes(self, path: str) -> Optional[bytes]:

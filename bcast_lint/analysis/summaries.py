@@ -33,6 +33,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex, Project,
                                          text_names_collective, text_names_rank)
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
+from bcast_lint.analysis.walk import Visitor
 from bcast_lint.source import Source
 
 if TYPE_CHECKING:
@@ -394,24 +395,28 @@ def _literal_default(func: cst.FunctionDef, name: str) -> Optional[int]:
     return None
 
 
+class _ValueReturns(Visitor):
+    """The `return <value>` statements of one function (not of functions nested in it)."""
+
+    def __init__(self, func: cst.FunctionDef) -> None:
+        self.func = func
+        self.found: list[cst.Return] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and not is_none(node.value):
+            self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.func
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
 def _returns_a_value(func: cst.FunctionDef) -> bool:
-    from bcast_lint.analysis.walk import Visitor
-
-    found = []
-
-    class Returns(Visitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None and not is_none(node.value):
-                found.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_Lambda(self, node) -> bool:
-            return False
-
-    Returns().walk(func)
-    return bool(found)
+    returns = _ValueReturns(func)
+    returns.walk(func)
+    return bool(returns.found)
 
 
 def _chain(analysis: "ModuleAnalysis", site: "CallSite") -> str:
