@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 
-from bcast_lint.analysis.apis import CALL_WORDS, gated_call_words
+from bcast_lint.analysis.apis import CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
 
 _OTHER_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
 _API_WORDS = (b"distributed", b"accelerat", b"deepspeed", b"wait_for_everyone", b"gather_for_metrics")
-RANK_WORDS = (b"rank", b"process_index", b"main_process", b"last_process", b"on_process",
-              b"process_zero")
+RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
+_PROCESS_WORDS = tuple(word for word in RANK_WORDS if b"process" in word)
+_OTHER_RANK_WORDS = tuple(word for word in RANK_WORDS if b"process" not in word)
 
 
 _IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -42,15 +43,28 @@ def verdict(source: bytes) -> str:
     """PARSE when the file calls a collective; IF_HELPERS when it has a rank condition but calls
     no collective of its own, so it matters only if it calls a project function that runs one
     (analysis.project.Project.imports_collective_helper decides); SKIP otherwise."""
-    if not any(word in source for word in _API_WORDS):
+    if not worth_a_look(source):
         return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return PARSE
-    if not any(word in source for word in RANK_WORDS):
+    if not names_rank(source):
         return SKIP
     if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
         return PARSE
     return IF_HELPERS
+
+
+def worth_a_look(source: bytes) -> bool:
+    """The cheap first steps, substring tests only: the file names a distributed API, and a
+    broadcast or a rank. Most files fail them; for the others, a run with a cache looks the
+    file up before the costlier steps."""
+    return any(word in source for word in _API_WORDS) and (b"broadcast" in source or names_rank(source))
+
+
+def names_rank(source: bytes) -> bool:
+    """Whether one of RANK_WORDS occurs; most of them contain "process", which most files lack."""
+    return any(word in source for word in _OTHER_RANK_WORDS) or (
+        b"process" in source and any(word in source for word in _PROCESS_WORDS))
 
 
 def may_have_findings(source: bytes) -> bool:

@@ -39,3 +39,21 @@ def test_aliases_and_methods_pass(source):
 ])
 def test_files_without_a_collective_are_skipped(source):
     assert not may_have_findings(source.encode())
+
+
+def _rank_spellings():
+    """Every spelling ranks.py reads as a rank or a main-process test, as a condition."""
+    from bcast_lint.analysis import ranks
+
+    yield from (f"trainer.{name}" for name in ranks._MAIN_PROPERTIES)
+    yield from (f"args.{name} == 0" for name in ranks._RANK_ATTRIBUTES)
+    yield from (f"{name} == 0" for name in ranks._RANK_NAMES)
+    yield from (f"dist.{name}() == 0" for name in ranks._RANK_METHODS)
+    yield from (f"os.environ['{key}'] == '0'" for key in ranks._ENVIRONMENT_KEYS)
+
+
+@pytest.mark.parametrize("condition", sorted(_rank_spellings()))
+def test_every_rank_spelling_passes(condition):
+    # Regression: `os.environ["RANK"]` and Lightning's `is_global_zero` were skipped.
+    source = f"import os\nimport torch.distributed as dist\nif {condition}:\n    dist.barrier()\n"
+    assert may_have_findings(source.encode())

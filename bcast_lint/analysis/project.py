@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS
+from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -34,8 +34,7 @@ COLLECTIVE_CALL = re.compile(rb"(?<![\w])(?:" + b"|".join(sorted(re.escape(w.enc
 _MAX_RESOLUTION_STEPS = 16  # re-export chains longer than this are treated as unresolved
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
 _MAX_REEXPORT_HOPS = 3
-_RANK_TEXT_WORDS = ("rank", "process_index", "main_process", "last_process", "process_zero", "global_zero")
-_RANK_WORDS = tuple(word.encode() for word in _RANK_TEXT_WORDS)
+_RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
 _TOP_LEVEL = re.compile(rb"\n(?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
@@ -114,8 +113,8 @@ class Project:
         self._indexes: dict[str, Optional[ModuleIndex]] = {}
         self._raw: dict[str, Optional[bytes]] = {}
         self._worthy: dict[tuple, bool] = {}
-        self._helpers: dict[tuple, bool] = {}
-        self._exports: dict[str, list] = {}  # path -> its `from M import ...` statements  # (module, name, root) -> defines a collective helper
+        self._helpers: dict[tuple, tuple[bool, frozenset]] = {}  # (module, name, root) -> defines a collective helper
+        self._exports: dict[str, list] = {}  # path -> its `from M import ...` statements
         self.touched: set[str] = set()  # modules read since the current file began (cache keys)
         self.summaries = None  # the run's analysis.summaries.Summaries, attached there
 
@@ -146,33 +145,40 @@ class Project:
         return self._paths[key]
 
     # -- the second chance of the pre-filter -------------------------------------------------
-    def imports_collective_helper(self, filename: str, source: bytes) -> bool:
+    def imports_collective_helper(self, filename: str, source: bytes, read: Optional[set] = None) -> bool:
         """Whether a file with a rank condition but no collective call of its own calls a name
         it imported with `from M import name`, where M (or a module M re-exports it from)
         defines `name` as a function whose own text calls a collective, or `name` is a project
-        module that calls one. Byte-level, like the pre-filter: no parse."""
+        module that calls one. Byte-level, like the pre-filter: no parse. `read` receives the
+        paths of the modules the answer depends on (the cache keeps them with a skipped file)."""
         location = self.locate(filename)
         for module, pairs in _from_imports(source, location.package):
             for name, bound in pairs:
-                if self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS) \
-                        and (bound + b"(" in source or bound + b"." in source):  # called, or a module used
+                found, paths = self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS)
+                if read is not None:
+                    read |= paths
+                if found and (bound + b"(" in source or bound + b"." in source):  # called, or a module used
                     return True
         return False
 
-    def _defines_helper(self, module: str, name: bytes, root: str, hops: int) -> bool:
+    def _defines_helper(self, module: str, name: bytes, root: str, hops: int) -> tuple[bool, frozenset]:
+        """The answer, and the paths of the modules it read."""
         key = (module, name, root)
         if key not in self._helpers:
-            self._helpers[key] = False  # a re-export cycle adds nothing
-            self._helpers[key] = self._find_helper(module, name, root, hops)
+            self._helpers[key] = (False, frozenset())  # a re-export cycle adds nothing
+            read: set[str] = set()
+            self._helpers[key] = (self._find_helper(module, name, root, hops, read), frozenset(read))
         return self._helpers[key]
 
-    def _find_helper(self, module: str, name: bytes, root: str, hops: int) -> bool:
+    def _find_helper(self, module: str, name: bytes, root: str, hops: int, read: set) -> bool:
         path = self.module_path(module, root)
         data = self._bytes(path) if path else None
         if data is None or name[:1].isupper():  # a class's constructor is no helper
             return False
+        read.add(path)
         submodule = self.module_path(f"{module}.{_ascii(name)}", root)
         if submodule is not None:
+            read.add(submodule)
             return self._calls_collective(submodule)
         if _function_text_calls_collective(data, name):
             return True
@@ -180,9 +186,19 @@ class Project:
             return False
         if path not in self._exports:
             self._exports[path] = _from_imports(data, self.locate(path).package)
-        return any(self._defines_helper(source, imported, root, hops - 1)
-                   for source, pairs in self._exports[path]
-                   for imported, bound in pairs if bound == name)
+        found = False
+        for source, pairs in self._exports[path]:
+            for imported, bound in pairs:
+                if bound == name:
+                    answer, paths = self._defines_helper(source, imported, root, hops - 1)
+                    read |= paths
+                    found = found or answer
+        return found
+
+    def digest_of(self, path: str) -> Optional[str]:
+        """The content digest of a module this run read, as cache entries record it."""
+        data = self._bytes(path)
+        return digest(data) if data is not None else None
 
     def _calls_collective(self, path: str) -> bool:
         """Whether a module calls something named like a collective, once per path."""
@@ -336,7 +352,7 @@ def text_names_collective(text: str) -> bool:
 
 
 def text_names_rank(text: str) -> bool:
-    return any(word in text for word in _RANK_TEXT_WORDS)
+    return any(word in text for word in RANK_TEXT_WORDS)
 
 
 def digest(data: bytes) -> str:
@@ -345,7 +361,7 @@ def digest(data: bytes) -> str:
 
 
 def _ascii(name: bytes) -> str:
-    """An identifier matched by a bytes pattern (`\w` there is ASCII): no file is decoded here."""
+    r"""An identifier matched by a bytes pattern (`\w` there is ASCII): no file is decoded here."""
     return str(name, "ascii")
 
 
