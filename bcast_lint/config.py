@@ -89,7 +89,16 @@ class Settings:
 
     def selection(self) -> tuple[str, ...]:
         """The codes enabled before per-file-ignores, in code order."""
+        return self._selection
+
+    @functools.cached_property
+    def _selection(self) -> tuple[str, ...]:
         return tuple(code for code in ALL_CODES if self._is_selected(code))
+
+    def enabled_codes(self, filename: str) -> tuple[str, ...]:
+        """The codes reported in `filename`, in code order: `is_enabled` for every code at once."""
+        ignored = self._file_ignores(filename) if self.per_file_ignores else ()
+        return tuple(code for code in self._selection if not any(_specificity(s, code) >= 0 for s in ignored))
 
     def _is_selected(self, code: str) -> bool:
         selectors = self.select + self.extend_select

@@ -53,14 +53,15 @@ def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeF
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
 
 
-def worth_parsing(data: bytes, filename: str, project: Optional["Project"]) -> bool:
+def worth_parsing(data: bytes, filename: str, project: Optional["Project"], read: Optional[set] = None) -> bool:
     """The pre-filter, with its second chance: a file with a rank condition that imports a
-    project function which runs a collective."""
+    project function which runs a collective. `read` receives the paths of the other modules
+    the second chance read."""
     found = verdict(data)
     if found == IF_HELPERS:
         from bcast_lint.analysis.project import Project
 
-        return (project or Project()).imports_collective_helper(filename, data)
+        return (project or Project()).imports_collective_helper(filename, data, read)
     return found == PARSE
 
 

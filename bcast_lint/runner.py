@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from bcast_lint import fixer
-from bcast_lint.codes import ALL_CODES
 from bcast_lint.config import Settings
 from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, rare_garbage_collection, worth_parsing
 from bcast_lint.fixer import applicable
 from bcast_lint.model import FileResult, Finding
 from bcast_lint.noqa import noqa_edits
+from bcast_lint.prefilter import worth_a_look
 from bcast_lint.source import Source
 
 if TYPE_CHECKING:
@@ -77,15 +77,21 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
             outcomes[index] = FileOutcome(FileResult(filename, error=f"cannot read: {error.strerror or error}"))
             continue
         echoed = source if path == STDIN else None  # `--fix -` writes the source back to stdout
-        if not worth_parsing(source, filename if path == STDIN else path, project):
+        if not worth_a_look(source):  # most files: no cache lookup is cheaper than this test
             outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
             continue
-        key = cache.key(source, _enabled_codes(settings, filename), path) if cache else ""
+        key = cache.key(source, settings.enabled_codes(filename), path) if cache else ""
         cached = cache.get(key, filename) if cache else None
         if cached is not None and not _needs_more(cached, mode, settings):
             outcomes[index] = FileOutcome(cached, original=echoed)
-        else:
-            pending.append((index, key, Task(filename, source, path == STDIN)))
+            continue
+        read: set[str] = set()
+        if not worth_parsing(source, filename if path == STDIN else path, project, read):
+            outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
+            if cache is not None:  # the pre-filter's verdict, valid while the modules it read are
+                cache.put(key, FileResult(filename, dependencies=_digests(project, read)))
+            continue
+        pending.append((index, key, Task(filename, source, path == STDIN)))
     with rare_garbage_collection():
         processed = _process_all([task for _, _, task in pending], settings, mode, jobs or os.cpu_count() or 1,
                                  project)
@@ -99,15 +105,15 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
     return [outcomes[index] for index in range(len(files))]
 
 
+def _digests(project, paths: set[str]) -> tuple[tuple[str, Optional[str]], ...]:
+    return tuple((path, project.digest_of(path)) for path in sorted(paths))
+
+
 def _needs_more(cached: FileResult, mode: str, settings: Settings) -> bool:
     """Whether the mode has work the cached findings cannot do: fixes to apply, noqa to add."""
     if mode in (FIX, DIFF):
         return any(applicable(finding, settings.unsafe_fixes) for finding in cached.findings)
     return mode == ADD_NOQA and bool(cached.findings)
-
-
-def _enabled_codes(settings: Settings, filename: str) -> list[str]:
-    return [code for code in ALL_CODES if settings.is_enabled(code, filename)]
 
 
 def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int, project) -> list[FileOutcome]:

@@ -1,4 +1,4 @@
-"""The speed targets of issue 7, as data: what each compares, its limit, and which way is better."""
+"""The speed targets of issues 7 and 13, as data: what each compares, its limit, and which way is better."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ PEAK_RSS, SCALING_DISTANCE = "bcast-lint peak RSS", "scaling distance"
 QUANTITIES = (PEAK_RSS, SCALING_DISTANCE)
 
 TARGETS = (
-    Target("bcast-lint / ruff, corpus, 1 process", 2.5, "x",
+    # Issue 13 tightened it from 2.5x when whole-project analysis came in.
+    Target("bcast-lint / ruff, corpus, 1 process", 2.0, "x",
            wall=("bcast-lint", "corpus"), per=("ruff", "corpus")),
     Target("TorchFix / bcast-lint, slice", 200, "x",
            wall=("torchfix", "slice"), per=("bcast-lint", "slice"), higher_is_better=True),

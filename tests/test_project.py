@@ -311,6 +311,18 @@ def test_a_changed_helper_invalidates_its_callers_cached_result(package):
     assert _cli(package, "train.py") == []
 
 
+def test_a_file_the_pre_filter_skipped_is_relinted_when_its_helper_starts_a_collective(package):
+    # The pre-filter's second chance reads mylib/util.py; the cached verdict must depend on it.
+    (package / "mylib" / "util.py").write_text("def sync(x):\n    return x\n")
+    (package / "train.py").write_text("import torch.distributed as dist\nfrom mylib.util import sync\n\n\n"
+                                      "def f(x):\n    if dist.get_rank() == 0:\n        sync(x)\n")
+    assert _cli(package, "train.py") == []
+    assert _cli(package, "train.py") == []  # from the cache
+    (package / "mylib" / "util.py").write_text("import torch.distributed as dist\n\n\n"
+                                               "def sync(x):\n    dist.all_reduce(x)\n")
+    assert [f["code"] for f in _cli(package, "train.py")] == ["BCL005"]
+
+
 def test_modules_outside_the_linted_paths_are_read_not_reported(package):
     (package / "train.py").write_text(TRAIN)
     (package / "mylib" / "comm.py").write_text(COMM + "\n\ndef bad():\n    if dist.get_rank() == 0:\n"
