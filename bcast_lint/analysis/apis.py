@@ -31,7 +31,7 @@ class Api:
     # parameter is at the call, and what the function calls ("calls dist.broadcast() (comm.py:4)").
     payload_position: int | None = 0
     payload_keyword: str | None = None
-    via: str = ""
+    via: object = ""  # a str, or summaries.CallChain, which str() renders when a message shows it
 
     @property
     def short_name(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -318,6 +318,7 @@ class ModuleAnalysis:
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self._positions = None
+        self._scope_positions: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
         self.conditions = RankConditions(self.qualified_names,
@@ -697,6 +698,19 @@ class ModuleAnalysis:
     def line_text(self, line: int) -> str:
         """The text of the original file's line `line`, without its line ending."""
         return self.source.line(line)
+
+    def positions_within(self, scope: cst.CSTNode, nodes: Sequence[cst.CSTNode]) -> list[CodeRange]:
+        """The nodes' places, to compare with each other only: relative to `scope` when it is a
+        function that holds them all, which costs a codegen of the function where position()
+        costs one of the whole module; else their places in the file."""
+        if isinstance(scope, cst.FunctionDef):
+            places = self._scope_positions.get(scope)
+            if places is None:
+                alone = MetadataWrapper(cst.Module(body=[scope]), unsafe_skip_copy=True)
+                places = self._scope_positions[scope] = alone.resolve(PositionProvider)
+            if all(node in places for node in nodes):
+                return [places[node] for node in nodes]
+        return [self.position(node) for node in nodes]
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is in the original file."""

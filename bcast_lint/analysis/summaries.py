@@ -280,7 +280,7 @@ def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
                 api = _wrapper_api(analysis, ref, func, site, payload, positions)
                 return api, _group_parameter(analysis, site, func)
     site = everywhere[0]
-    return apis.Api(ref.qualified_name, apis.OTHER, via=_chain(analysis, site)), _group_parameter(analysis, site, func)
+    return apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site)), _group_parameter(analysis, site, func)
 
 
 def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: str, positions) -> apis.Api:
@@ -293,7 +293,7 @@ def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: st
     return apis.Api(ref.qualified_name, inner.payload, source, positions.get(source), default_src,
                     returns_none=returns_none, in_place=inner.in_place, nested=inner.nested,
                     payload_position=positions[payload], payload_keyword=payload,
-                    via=_chain(analysis, site))
+                    via=CallChain(analysis, site))
 
 
 # An `if` on these runs alike on every rank of a job: the usual guard of a wrapper
@@ -419,9 +419,18 @@ def _returns_a_value(func: cst.FunctionDef) -> bool:
     return bool(returns.found)
 
 
-def _chain(analysis: "ModuleAnalysis", site: "CallSite") -> str:
-    """"calls accelerator.reduce() (utils.py:12)", and what that call calls in turn."""
-    where = f"{os.path.basename(analysis.filename)}:{analysis.position(site.call).start.line}"
-    text = f"calls {analysis.code(site.call.func)}() ({where})"
-    return f"{text}, which {site.api.via}" if site.api.via else text
+@dataclass(frozen=True, eq=False)
+class CallChain:
+    """"calls accelerator.reduce() (utils.py:12)", and what that call calls in turn. Rendered
+    only when a message shows it: the call's line costs a codegen of its module, and most
+    summaries never reach a message."""
+
+    analysis: "ModuleAnalysis"
+    site: "CallSite"
+
+    def __str__(self) -> str:
+        analysis, site = self.analysis, self.site
+        where = f"{os.path.basename(analysis.filename)}:{analysis.position(site.call).start.line}"
+        text = f"calls {analysis.code(site.call.func)}() ({where})"
+        return f"{text}, which {site.api.via}" if site.api.via else text
 

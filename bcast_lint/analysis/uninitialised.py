@@ -141,15 +141,12 @@ def _read_before(analysis: ModuleAnalysis, placeholder: Placeholder) -> Optional
     between its allocation and the broadcast, in source order."""
     if placeholder.name is None or placeholder.filled or placeholder.partial_writes:
         return None
-    start = analysis.position(placeholder.call).end
-    end = analysis.position(placeholder.site.call).start
     reads = _Reads(placeholder.site.scope, placeholder.name)
     reads.walk(placeholder.site.scope)
-    for read in reads.found:
-        where = analysis.position(read).start
-        if (start.line, start.column) < (where.line, where.column) < (end.line, end.column):
-            return read
-    return None
+    allocated, sent, *places = analysis.positions_within(
+        placeholder.site.scope, [placeholder.call, placeholder.site.call, *reads.found])
+    start, end = _key(allocated.end), _key(sent.start)
+    return next((read for read, where in zip(reads.found, places) if start < _key(where.start) < end), None)
 
 
 class _Reads(Visitor):
@@ -270,14 +267,14 @@ def _sliced_then_read(analysis: ModuleAnalysis, placeholder: Placeholder, read: 
 def _read_after(analysis: ModuleAnalysis, placeholder: Placeholder) -> Optional[cst.Name]:
     """The first use of the buffer's name after the broadcast, in the same function, other than
     the very slice it broadcast (`print(buf[:k])` reads what was received)."""
-    after = analysis.position(placeholder.site.call).end
     uses = _Uses(placeholder.site.scope, placeholder.name, analysis.code(placeholder.site.payload), analysis)
     uses.walk(placeholder.site.scope)
-    for use in uses.found:
-        where = analysis.position(use).start
-        if (where.line, where.column) > (after.line, after.column):
-            return use
-    return None
+    sent, *places = analysis.positions_within(placeholder.site.scope, [placeholder.site.call, *uses.found])
+    return next((use for use, where in zip(uses.found, places) if _key(where.start) > _key(sent.end)), None)
+
+
+def _key(position) -> tuple[int, int]:
+    return position.line, position.column
 
 
 class _Uses(Visitor):

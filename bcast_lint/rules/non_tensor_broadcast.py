@@ -141,20 +141,23 @@ def _non_tensor(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpressi
                 return replace(found, nested=True)
         return None
     if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
-        values = sorted(set(analysis.reaching_values(site, expr)), key=lambda v: _shown_first(analysis, v))
-        for value in values:
+        for value in _shown_first(analysis, site, set(analysis.reaching_values(site, expr))):
             found = _non_tensor(analysis, site, value, depth + 1)
             if found is not None:
                 return replace(found, name=found.name or expr.value)
     return None
 
 
-def _shown_first(analysis: ModuleAnalysis, value: cst.BaseExpression) -> tuple:
+def _shown_first(analysis: ModuleAnalysis, site: CallSite, values: set) -> list:
     """Computed values (`f"..."`, `len(x)`) before plain literals, which are usually the
     receiving ranks' initial values; then in source order."""
-    literal = isinstance(value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name, cst.UnaryOperation))
-    start = analysis.position(value).start
-    return (literal, start.line, start.column)
+    values = list(values)
+    places = dict(zip(values, analysis.positions_within(site.scope, values)))
+    return sorted(values, key=lambda value: (isinstance(value, _LITERALS), places[value].start.line,
+                                             places[value].start.column))
+
+
+_LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.Name, cst.UnaryOperation)
 
 
 def _scalar_kind(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> Optional[str]:
