@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
@@ -12,7 +13,7 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import CALL_WORDS
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import (CALLED, FunctionRef, ModuleIndex, Project, names_collective,
+from bcast_lint.analysis.project import (FunctionRef, ModuleIndex, Project, names_collective,
                                          text_names_rank)
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.source import Source
@@ -77,28 +78,27 @@ class FileContext:
         if index is None:
             return frozenset()
         words = self._imported_helpers(index)
-        texts = {qualname: index.text(function) for qualname, function in index.functions.items()}
-        pending = set(texts)
-        found = {f"{word}(" for word in words | _COLLECTIVES}
+        calls = {qualname: _called_words(index.text(function)) for qualname, function in index.functions.items()}
+        found = words | _COLLECTIVES
         changed = True
         while changed:  # a function calling a helper is a helper too
             changed = False
-            for qualname in list(pending):
-                if any(call in texts[qualname] for call in found):
-                    # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too.
-                    word = f"self.{qualname.split('.', 1)[1]}" if "." in qualname else qualname
-                    words.add(word)
-                    found.add(f"{word}(")
-                    pending.discard(qualname)
-                    changed = True
+            for qualname in [q for q in calls if not calls[q].isdisjoint(found)]:
+                # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too.
+                word = f"self.{qualname.split('.', 1)[1]}" if "." in qualname else qualname
+                words.add(word)
+                found.add(word)
+                del calls[qualname]
+                changed = True
         return frozenset(words)
 
     def _imported_helpers(self, index: ModuleIndex) -> set[str]:
-        called = {name.split(".", 1)[0] for name in CALLED.findall(index.source.text)}
+        text = index.source.text
         words: set[str] = set()
         for bound, target in index.bindings.items():
-            # A class's constructor is no helper; nor is a name the module never calls.
-            if bound[:1].isupper() or bound not in called \
+            # A class's constructor is no helper; nor is a name the module never calls or uses
+            # (substring tests: a few more names resolved costs less than a regular expression).
+            if bound[:1].isupper() or (f"{bound}(" not in text and f"{bound}." not in text) \
                     or not self.project.is_project_name(target, index.location.root):
                 continue
             resolved = self.project.resolve(target, index.location.root, names_collective)
@@ -129,6 +129,26 @@ class FileContext:
             if index is not None:
                 found.append((path, index.digest))
         return tuple(found)
+
+
+# The name in front of a `(` (`broadcast`, or `m` of `self.m`), matched on the reversed text
+# before it: a match at its start, where a search from the front would try every character.
+_REVERSED_NAME = re.compile(r"\s*(\w+)(?:\s*\.\s*(fles)(?!\w))?")
+_LONGEST_NAME = 100  # characters looked at before each `(`
+
+
+def _called_words(text: str) -> frozenset[str]:
+    """The names a text calls, by their last part (`broadcast` for `dist.broadcast(` and for
+    `x[0].broadcast(`), and `self.m` for a method called on self."""
+    words = set()
+    for before in text.split("(")[:-1]:
+        found = _REVERSED_NAME.match(before[:-_LONGEST_NAME - 1:-1])
+        if found is not None:
+            name = found.group(1)[::-1]
+            words.add(name)
+            if found.group(2):
+                words.add(f"self.{name}")
+    return frozenset(words)
 
 
 def file_context(project: Optional[Project], filename: str, source: Source,
