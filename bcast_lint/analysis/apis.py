@@ -32,6 +32,7 @@ class Api:
     payload_position: int | None = 0
     payload_keyword: str | None = None
     via: object = ""  # a str, or summaries.CallChain, which str() renders when a message shows it
+    group_position: int | None = None  # where `group` may be passed positionally
 
     @property
     def short_name(self) -> str:
@@ -51,7 +52,8 @@ class Api:
 
 
 def _torch_style(module: str, name: str, payload: str) -> Api:
-    return Api(f"{module}.{name}", payload, "src", 1, None, returns_none=True)
+    return Api(f"{module}.{name}", payload, "src", 1, None, returns_none=True,
+               group_position=TORCH_GROUP_POSITIONS[name])
 
 
 def _accelerate_style(module: str, name: str, payload: str) -> Api:
@@ -65,6 +67,14 @@ _OTHER_TORCH_COLLECTIVES = (
     "gather", "gather_object", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
     "scatter_object_list", "barrier", "monitored_barrier",
 )
+# Where each torch.distributed collective takes `group` positionally (torch 2.x signatures; a
+# test compares them with the installed torch): `all_reduce(t, op, group)`, `barrier(group)`.
+TORCH_GROUP_POSITIONS = {
+    "broadcast": 2, "broadcast_object_list": 2, "all_reduce": 2, "all_gather": 2, "all_gather_into_tensor": 2,
+    "all_gather_object": 2, "all_to_all": 2, "gather": 3, "gather_object": 3, "reduce": 3,
+    "reduce_scatter": 3, "reduce_scatter_tensor": 3, "scatter": 3, "scatter_object_list": 3,
+    "barrier": 0, "monitored_barrier": 0,
+}
 _OTHER_ACCELERATE_COLLECTIVES = ("gather", "gather_object", "reduce", "pad_across_processes")
 
 
@@ -73,7 +83,8 @@ def _build_catalog() -> dict[str, Api]:
     for module in TORCH_MODULES:
         apis.append(_torch_style(module, "broadcast", TENSOR))
         apis.append(_torch_style(module, "broadcast_object_list", OBJECTS))
-        apis.extend(Api(f"{module}.{name}", OTHER) for name in _OTHER_TORCH_COLLECTIVES)
+        apis.extend(Api(f"{module}.{name}", OTHER, group_position=TORCH_GROUP_POSITIONS[name])
+                    for name in _OTHER_TORCH_COLLECTIVES)
     for module in _ACCELERATE_MODULES:
         apis.append(_accelerate_style(module, "broadcast", TENSOR))
         apis.append(_accelerate_style(module, "broadcast_object_list", OBJECTS))

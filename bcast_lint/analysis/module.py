@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -65,10 +65,15 @@ class CallSite:
         return argument_value(self.call, self.api.src_position, self.api.src_keyword)
 
     @property
+    def group_argument(self) -> Optional[cst.Arg]:
+        """The `group` argument as written, by keyword or at the API's position for it."""
+        return argument(self.call, self.api.group_position, "group")
+
+    @property
     def group(self) -> Optional[cst.BaseExpression]:
-        """The `group=` the collective runs over; None for the default (every rank)."""
-        group = argument_value(self.call, keyword="group")
-        return None if group is None or is_none(group) else group
+        """The `group` the collective runs over; None for the default (every rank)."""
+        group = self.group_argument
+        return None if group is None or is_none(group.value) else group.value
 
     @property
     def source_rank(self) -> Optional[int]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import argument, is_none
+from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex, Project,
                                          text_names_collective, text_names_rank)
@@ -280,7 +280,8 @@ def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
                 api = _wrapper_api(analysis, ref, func, site, payload, positions)
                 return api, _group_parameter(analysis, site, func)
     site = everywhere[0]
-    return apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site)), _group_parameter(analysis, site, func)
+    api = apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site))
+    return api, _group_parameter(analysis, site, func)
 
 
 def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: str, positions) -> apis.Api:
@@ -348,7 +349,7 @@ def _on_a_group(analysis, site: "CallSite", func: cst.FunctionDef) -> bool:
     callers' conditions select (`if gpc.get_local_rank(mode) == 0:` may be exactly the group),
     so a call under a rank condition is no evidence of a hang. A `group` parameter that
     defaults to None is the world group unless the caller passes one (see Summary.group)."""
-    group = argument(site.call, keyword="group")
+    group = site.group_argument
     if group is None or is_none(group.value):
         return False
     return _group_parameter(analysis, site, func) is None
@@ -356,7 +357,7 @@ def _on_a_group(analysis, site: "CallSite", func: cst.FunctionDef) -> bool:
 
 def _group_parameter(analysis, site: "CallSite", func: cst.FunctionDef) -> Optional[str]:
     """The function's own parameter passed unchanged as the collective's group, defaulting to None."""
-    group = argument(site.call, keyword="group")
+    group = site.group_argument
     if group is None or not isinstance(group.value, cst.Name):
         return None
     name = group.value.value

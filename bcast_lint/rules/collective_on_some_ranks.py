@@ -140,6 +140,10 @@ class CollectiveOnSomeRanks(Rule):
               "        dist.all_reduce(x, group=mpu.get_data_parallel_group())"),
         Valid("def f(x, tp_group, dp_group):\n    if dist.get_rank(tp_group) == 0:\n"
               "        dist.all_reduce(x, group=dp_group)"),
+        # The same, with `group` passed by position.
+        Valid("def f(x, tp_group, dp_group):\n    if dist.get_rank(tp_group) == 0:\n"
+              "        dist.all_reduce(x, dist.ReduceOp.SUM, dp_group)"),
+        Valid("def f(tp_group, dp_group):\n    if dist.get_rank(tp_group) == 0:\n        dist.barrier(dp_group)"),
         # Exits every rank may take, and trip counts that do not depend on the rank.
         Valid("for batch in loader:\n    loss = accelerator.reduce(step(batch))\n    if loss.item() < 0.1:\n"
               "        break"),
@@ -247,6 +251,10 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
                 "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 36)),
+        Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.reduce(x, 0, dist.ReduceOp.SUM, g)\n"
+                "        log(x)",
+                expected_message="reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
+                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 48)),
         Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)",
                 expected_message="all_reduce() runs only on ranks where 'g.rank() == 0' is true: the "
                 "other ranks never join it and every rank hangs until the timeout", range=(4, 5, 4, 32)),
