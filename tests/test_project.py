@@ -285,6 +285,69 @@ def test_a_module_is_indexed_once_per_project_not_once_per_importer(package, mon
     assert len(comm) == 1
 
 
+BASE = """\
+import torch.distributed as dist
+
+
+class Base:
+    def is_rank_0(self):
+        return dist.get_rank() == 0
+
+    def sync(self, x):
+        dist.all_reduce(x)
+"""
+
+
+def test_an_inherited_rank_predicate_is_a_rank_test(package):
+    (package / "mylib" / "base.py").write_text(BASE)
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.base import Base
+
+
+        class Trainer(Base):
+            def save(self, x):
+                if self.is_rank_0():
+                    dist.barrier()
+        """)
+    assert [line.split(" ", 2)[:2] for line in found] == [["8", "BCL005"]]
+    assert "'self.is_rank_0()' is true" in found[0]
+
+
+@pytest.mark.parametrize("imported, base", [("from mylib import base", "base.Base"),
+                                             ("from mylib.base import Base", "Base")])
+def test_an_inherited_helper_that_runs_a_collective(package, imported, base):
+    (package / "mylib" / "base.py").write_text(BASE)
+    found = findings(package, "train.py", f"""\
+        import torch.distributed as dist
+        {imported}
+
+
+        class Trainer({base}):
+            def step(self, x):
+                if dist.get_rank() == 0:
+                    self.sync(x)
+        """)
+    assert len(found) == 1 and "sync() calls dist.all_reduce() (base.py:9)" in found[0]
+
+
+def test_an_overriding_method_hides_the_inherited_one(package):
+    (package / "mylib" / "base.py").write_text(BASE)
+    assert findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.base import Base
+
+
+        class Trainer(Base):
+            def sync(self, x):
+                print(x)
+
+            def step(self, x):
+                if dist.get_rank() == 0:
+                    self.sync(x)
+        """) == []
+
+
 TRAIN = """\
 import torch.distributed as dist
 from mylib.comm import global_mean

@@ -59,8 +59,7 @@ class FileContext:
         parts = dotted_parts(func)
         klass = klass or self.klass
         if parts and parts[0] == "self":
-            name = f"{klass}.{parts[1]}" if klass and len(parts) == 2 else ""
-            return FunctionRef(index.path, index.location.name, name) if name in index.functions else None
+            return self.project.method(index, klass, parts[1]) if klass and len(parts) == 2 else None
         for name in qualified:
             if self.project.is_project_name(name, index.location.root):
                 return self.project.resolve(name, index.location.root, worth)
@@ -79,6 +78,7 @@ class FileContext:
             return frozenset()
         words = self._imported_helpers(index)
         calls = {qualname: _called_words(index.text(function)) for qualname, function in index.functions.items()}
+        words |= self._inherited_helpers(index, calls)
         found = words | _COLLECTIVES
         changed = True
         while changed:  # a function calling a helper is a helper too
@@ -91,6 +91,21 @@ class FileContext:
                 del calls[qualname]
                 changed = True
         return frozenset(words)
+
+    def _inherited_helpers(self, index: ModuleIndex, calls: dict) -> set[str]:
+        """`self.sync` for a method that calls `self.sync(` which its class inherits from a
+        project base class, where it may run a collective."""
+        words = set()
+        for qualname, called in calls.items():
+            klass = qualname.split(".", 1)[0] if "." in qualname else None
+            if klass is None or not index.bases.get(klass):
+                continue
+            for word in called:
+                if word.startswith("self.") and f"{klass}.{word[5:]}" not in index.functions:
+                    method = self.project.method(index, klass, word[5:])
+                    if method is not None and self.summaries.may_run_collective(method):
+                        words.add(word)
+        return words
 
     def _imported_helpers(self, index: ModuleIndex) -> set[str]:
         text = index.source.text

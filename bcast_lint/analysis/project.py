@@ -34,6 +34,7 @@ COLLECTIVE_CALL = re.compile(rb"(?<![\w])(?:" + b"|".join(sorted(re.escape(w.enc
 _MAX_RESOLUTION_STEPS = 16  # re-export chains longer than this are treated as unresolved
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
 _MAX_REEXPORT_HOPS = 3
+_MAX_BASE_HOPS = 4  # base classes followed up from a class, for an inherited method
 _RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
 _TOP_LEVEL = re.compile(rb"\n(?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
@@ -91,6 +92,7 @@ class ModuleIndex:
     classes: frozenset[str]
     imports: tuple[tuple[int, int, frozenset], ...]  # each top-level import: lines, names it binds
     defined: frozenset[str] = field(default=frozenset())  # other top-level names (assignments)
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, as dotted names
 
     @functools.cached_property
     def digest(self) -> str:
@@ -154,12 +156,32 @@ class Project:
         location = self.locate(filename)
         for module, pairs in _from_imports(source, location.package):
             for name, bound in pairs:
+                if name[:1].isupper():  # a class: its methods matter to a subclass (self.sync())
+                    if _subclassed(source, bound) and self._class_calls_collective(
+                            module, name, location.root, _MAX_REEXPORT_HOPS, read if read is not None else set()):
+                        return True
+                    continue
                 found, paths = self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS)
                 if read is not None:
                     read |= paths
                 if found and (bound + b"(" in source or bound + b"." in source):  # called, or a module used
                     return True
         return False
+
+    def _class_calls_collective(self, module: str, name: bytes, root: str, hops: int, read: set) -> bool:
+        """Whether the module defining class `name` (following re-exports) calls a collective."""
+        path = self.module_path(module, root)
+        data = self._bytes(path) if path else None
+        if data is None:
+            return False
+        read.add(path)
+        if re.search(rb"^[ \t]*class[ \t]+" + re.escape(name) + rb"\b", data, re.M):
+            return self._calls_collective(path)
+        if path not in self._exports:
+            self._exports[path] = _from_imports(data, self.locate(path).package)
+        return hops > 0 and any(self._class_calls_collective(source, imported, root, hops - 1, read)
+                                for source, pairs in self._exports[path]
+                                for imported, bound in pairs if bound == name)
 
     def _defines_helper(self, module: str, name: bytes, root: str, hops: int) -> tuple[bool, frozenset]:
         """The answer, and the paths of the modules it read."""
@@ -298,6 +320,34 @@ class Project:
         return (os.path.basename(path) == "__init__.py"
                 or re.search(rb"import\b[^\n]*\b" + name + rb"\b", data) is not None)
 
+    def method(self, index: ModuleIndex, klass: str, name: str, hops: int = _MAX_BASE_HOPS) -> Optional[FunctionRef]:
+        """Method `name` of class `klass` of `index`'s module, defined there or inherited from a
+        base class of the project (depth first, as the MRO of single inheritance goes)."""
+        if f"{klass}.{name}" in index.functions:
+            return FunctionRef(index.path, index.location.name, f"{klass}.{name}")
+        if hops == 0:
+            return None
+        for base in index.bases.get(klass, ()):
+            found = self._class(index, base, _MAX_RESOLUTION_STEPS)
+            if found is not None:
+                method = self.method(*found, name, hops - 1)
+                if method is not None:
+                    return method
+        return None
+
+    def _class(self, index: ModuleIndex, name: str, steps: int) -> Optional[tuple[ModuleIndex, str]]:
+        """The module and name of the project class `name` ("Base", "mod.Base") means in `index`."""
+        if name in index.classes:
+            return index, name
+        head, _, rest = name.partition(".")
+        if head not in index.bindings or steps == 0:
+            return None
+        qualified = index.bindings[head] + (f".{rest}" if rest else "")
+        module, _, klass = qualified.rpartition(".")
+        path = self.module_path(module, index.location.root) if module else None
+        other = self.index(path) if path is not None else None
+        return self._class(other, klass, steps - 1) if other is not None else None
+
     def is_project_name(self, qualified: str, root: str) -> bool:
         return (qualified.split(".", 1)[0] not in API_PACKAGES
                 and self.module_path(qualified.split(".", 1)[0], root) is not None)
@@ -325,9 +375,7 @@ class Project:
         (or in method `qualname`'s class, for `self.m`)."""
         head, _, tail = called.partition(".")
         if head == "self" and qualname and "." in qualname:
-            klass = qualname.rsplit(".", 1)[0]
-            name = f"{klass}.{tail}"
-            return FunctionRef(index.path, index.location.name, name) if name in index.functions else None
+            return self.method(index, qualname.rsplit(".", 1)[0], tail) if tail and "." not in tail else None
         if head in index.functions:
             return FunctionRef(index.path, index.location.name, head) if not tail else None
         if head in index.bindings:
@@ -358,6 +406,11 @@ def text_names_rank(text: str) -> bool:
 def digest(data: bytes) -> str:
     """The content digest cache entries record for the modules they read."""
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _subclassed(source: bytes, name: bytes) -> bool:
+    """Whether a class statement names `name` among its bases: `class Trainer(Base):`."""
+    return re.search(rb"class[ \t]+\w+[ \t]*\([^)]*\b" + re.escape(name) + rb"\b", source) is not None
 
 
 def _ascii(name: bytes) -> str:
@@ -437,6 +490,7 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
     functions: dict[str, FunctionIndex] = {}
     classes: set[str] = set()
     defined: set[str] = set()
+    bases: dict[str, tuple[str, ...]] = {}
     imports: list[tuple[int, int, frozenset]] = []
     for statement in tree.body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -451,6 +505,7 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
             functions[statement.name] = _function_index(statement, statement.name)
         elif isinstance(statement, ast.ClassDef):
             classes.add(statement.name)
+            bases[statement.name] = tuple(filter(None, map(_dotted, statement.bases)))
             for member in statement.body:
                 if isinstance(member, _FUNCTIONS):
                     qualname = f"{statement.name}.{member.name}"
@@ -458,7 +513,17 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
         else:
             defined.update(_assigned_names(statement))
     return ModuleIndex(path, location, source, bindings, tuple(stars), functions, frozenset(classes),
-                       tuple(imports), frozenset(defined))
+                       tuple(imports), frozenset(defined), bases)
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    """`Base` or `mod.Base` for a base class written as a (dotted) name; None otherwise."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
 
 
 def ast_import_bindings(statement: ast.stmt, package: str) -> list[tuple[str, str]]:
