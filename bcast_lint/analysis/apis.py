@@ -142,16 +142,19 @@ UNAMBIGUOUS_ACCELERATOR_METHODS = frozenset({"gather_for_metrics", "wait_for_eve
 class Receiver:
     """How the object a framework method is called on is recognised, its type being unknown: its
     last name contains one of `words` (`accelerator`, `self.accelerator`, `model_engine`), or it
-    was assigned a call of a class whose name ends with one of `classes` (`SFTTrainer(...)`)."""
+    was assigned a call of a class whose name ends with one of `classes` (`SFTTrainer(...)`), or
+    the first item of what one of `factories` returns (`model, *_ = deepspeed.initialize(...)`)."""
 
     owner: str
     words: tuple[str, ...]
     classes: tuple[str, ...]
+    factories: tuple[str, ...] = ()  # qualified names
 
 
 ACCELERATOR = Receiver("Accelerator", ("accelerator",), ("Accelerator",))
 TRAINER = Receiver("Trainer", ("trainer",), ("Trainer",))
-DEEPSPEED_ENGINE = Receiver("DeepSpeedEngine", ("engine", "deepspeed"), ("DeepSpeedEngine", "PipelineEngine"))
+DEEPSPEED_ENGINE = Receiver("DeepSpeedEngine", ("engine", "deepspeed"), ("DeepSpeedEngine", "PipelineEngine"),
+                            ("deepspeed.initialize",))
 
 _DEEPSPEED_OR_FSDP = "runs collectives under DeepSpeed or FSDP"
 _GATHERS = "gathers the sharded weights under DeepSpeed ZeRO-3 or FSDP"
@@ -192,10 +195,23 @@ CALL_WORDS = frozenset(
 
 def gated_call_words(source: bytes | str) -> frozenset:
     """The GATED_CALL_WORDS that count in `source` (the file's bytes or text): those whose
-    module it names."""
+    module it names, as `torch.distributed.checkpoint` or `from torch.distributed import checkpoint`."""
     text = isinstance(source, str)
     return frozenset().union(*(words for module, words in GATED_CALL_WORDS.items()
-                               if (module if text else module.encode()) in source))
+                               if (module if text else module.encode()) in source
+                               or _FROM_PARENT_IMPORT[module][text].search(source)))
+
+
+def _from_parent_import(module: str) -> re.Pattern:
+    """`from torch.distributed import checkpoint` (or `import (..., checkpoint as dcp)`)."""
+    parent, _, name = module.rpartition(".")
+    return re.compile(r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
+                      + re.escape(name) + r"\b")
+
+
+_FROM_PARENT_IMPORT = {module: {True: _from_parent_import(module),
+                                False: re.compile(_from_parent_import(module).pattern.encode())}
+                       for module in GATED_CALL_WORDS}
 
 # Methods taken to run before a class's other methods: what they assign to `self` is there when a
 # later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).

@@ -132,6 +132,7 @@ class _CandidateCollector(Visitor):
         self._classes: list[Optional[str]] = [None]
         self.imported_names: set[str] = set()
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
+        self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -192,6 +193,11 @@ class _CandidateCollector(Visitor):
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 self.assignments.append((self._scopes[-1], target.target.value, node.value))
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and target.target.elements \
+                    and isinstance(target.target.elements[0].value, cst.Name):
+                # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
+                first = target.target.elements[0].value.value
+                self.first_items.append((self._scopes[-1], first, node.value))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._note_imports(node)
@@ -334,6 +340,7 @@ class ModuleAnalysis:
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
+        self._first_items = collector.first_items
         self._method_classes = collector.method_classes
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
@@ -484,10 +491,25 @@ class ModuleAnalysis:
         return None
 
     def _assigned_class(self, name: str, kind: apis.Receiver) -> bool:
-        """`name = SFTTrainer(...)` somewhere in the module, for a class `kind` names."""
+        """`name = SFTTrainer(...)` somewhere in the module, for a class `kind` names; or `name`
+        holds the first item of what a factory of `kind` returns (`name, *_ = deepspeed.initialize(...)`,
+        `name = deepspeed.initialize(...)[0]`)."""
         return any(target == name and isinstance(value, cst.Call)
                    and (last_name(value.func) or "").endswith(kind.classes)
-                   for _, target, value in self._assignments)
+                   for _, target, value in self._assignments) or (bool(kind.factories) and any(
+                       target == name and self._made_by(value, kind, scope)
+                       for scope, target, value in (*self._first_items, *self._first_of_subscripts())))
+
+    def _first_of_subscripts(self) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
+        """`name = value[0]`, as (scope, name, value)."""
+        for scope, name, value in self._assignments:
+            if isinstance(value, cst.Subscript) and len(value.slice) == 1 \
+                    and isinstance(value.slice[0].slice, cst.Index) \
+                    and integer_literal(value.slice[0].slice.value) == 0:
+                yield scope, name, value.value
+
+    def _made_by(self, value: cst.BaseExpression, kind: apis.Receiver, scope: cst.CSTNode) -> bool:
+        return isinstance(value, cst.Call) and not self.qualified_names(value, scope).isdisjoint(kind.factories)
 
     def _accelerator_assignments(self) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
         """`name = Accelerator(...)` / `PartialState()` / `AcceleratorState()` anywhere."""

@@ -39,8 +39,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     Methods are recognised by their receiver, whose type cannot be resolved: a name or
     attribute containing `accelerator` (or assigned `Accelerator(...)`) for Accelerate,
     `trainer` (or a `...Trainer(...)`) for transformers and Lightning, `engine` or `deepspeed`
-    (or a `DeepSpeedEngine`) for DeepSpeed. A call on `self` is not judged: it is the
-    framework's own code, or a subclass's. Functions and classes are resolved through imports.
+    (or a `DeepSpeedEngine`, or the first item `deepspeed.initialize(...)` returns, as in
+    `model, optimizer, _, _ = deepspeed.initialize(...)`) for DeepSpeed. A call on `self` is not
+    judged: it is the framework's own code, or a subclass's. Functions and classes are resolved through imports.
 
     ## Why is this bad?
     These calls are collectives in disguise: every rank must make them, and the framework
@@ -83,6 +84,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
               "    accelerator.save_state('b')"),
         # Look-alikes: another object's method of the same name, or a main-only framework call.
         Valid("def f(checkpointer, state):\n    if rank == 0:\n        checkpointer.save_checkpoint(state)"),
+        Valid("def f(model, args):\n    model, optimizer = build(model, args)\n    if rank == 0:\n"
+              "        model.save_checkpoint('ckpt')"),
+        Valid("def f(state, path):\n    if rank == 0:\n        torch.save(state, path)"),
         Valid("def f(model, path):\n    if accelerator.is_main_process:\n        model.save_pretrained(path)\n"
               "        accelerator.save(model.state_dict(), path)"),
         Valid("if rank == 0:\n    group = dist.new_group([0, 1], use_local_synchronization=True)"),
@@ -119,6 +123,25 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "checkpoint naming, is called in 'save', which @accelerator.on_main_process runs on some "
                 f"ranks only: {_HANG}",
                 range=(3, 5, 3, 33)),
+        # The engine is the first item deepspeed.initialize() returns, whatever its name.
+        Invalid("import deepspeed\ndef f(model, args):\n    model, optimizer, _, _ = deepspeed.initialize(model=model, "
+                "args=args)\n    if rank == 0:\n        model.save_checkpoint('ckpt')",
+                expected_message="save_checkpoint(), which always runs barriers and an all_reduce, runs only "
+                f"on ranks where 'rank == 0' is true: {_HANG}", range=(5, 9, 5, 38),
+                expected_replacement="import deepspeed\ndef f(model, args):\n    model, optimizer, _, _ = "
+                "deepspeed.initialize(model=model, args=args)\n    if rank == 0:\n        pass\n"
+                "    model.save_checkpoint('ckpt')"),
+        Invalid("import deepspeed\nnet = deepspeed.initialize(model=model, args=args)[0]\nif rank == 0:\n"
+                "    net.load_checkpoint('ckpt')",
+                expected_message="load_checkpoint(), which runs collectives under ZeRO, runs only on ranks "
+                f"where 'rank == 0' is true: {_HANG}", range=(4, 5, 4, 32),
+                expected_replacement="import deepspeed\nnet = deepspeed.initialize(model=model, args=args)[0]\n"
+                "if rank == 0:\n    pass\nnet.load_checkpoint('ckpt')"),
+        Invalid("from torch.distributed import checkpoint as dcp\ndef f(state, path):\n    if rank == 0:\n"
+                "        dcp.save(state, checkpoint_id=path)\n        print(path)",
+                expected_message="save(), which always agrees on a plan with collectives (reduce_scatter, "
+                f"all_gather), runs only on ranks where 'rank == 0' is true: {_HANG}",
+                range=(4, 9, 4, 44)),
         Invalid("import torch.distributed.checkpoint as dcp\ndef f(state, path):\n    if rank == 0:\n"
                 "        dcp.save(state, checkpoint_id=path)\n        print(path)",
                 expected_message="save(), which always agrees on a plan with collectives (reduce_scatter, "
