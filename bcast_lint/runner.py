@@ -76,22 +76,11 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
         except OSError as error:
             outcomes[index] = FileOutcome(FileResult(filename, error=f"cannot read: {error.strerror or error}"))
             continue
-        echoed = source if path == STDIN else None  # `--fix -` writes the source back to stdout
-        if not worth_a_look(source):  # most files: no cache lookup is cheaper than this test
-            outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
-            continue
-        key = cache.key(source, settings.enabled_codes(filename), path) if cache else ""
-        cached = cache.get(key, filename) if cache else None
-        if cached is not None and not _needs_more(cached, mode, settings):
-            outcomes[index] = FileOutcome(cached, original=echoed)
-            continue
-        read: set[str] = set()
-        if not worth_parsing(source, filename if path == STDIN else path, project, read):
-            outcomes[index] = FileOutcome(FileResult(filename), original=echoed)
-            if cache is not None:  # the pre-filter's verdict, valid while the modules it read are
-                cache.put(key, FileResult(filename, dependencies=_digests(project, read)))
-            continue
-        pending.append((index, key, Task(filename, source, path == STDIN)))
+        decided, key = _decided_early(source, path, filename, settings, mode, cache, project)
+        if decided is not None:
+            outcomes[index] = decided
+        else:
+            pending.append((index, key, Task(filename, source, path == STDIN)))
     with rare_garbage_collection():
         processed = _process_all([task for _, _, task in pending], settings, mode, jobs or os.cpu_count() or 1,
                                  project)
@@ -103,6 +92,26 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
         if cache is not None and linted.error is None:
             cache.put(key, linted)
     return [outcomes[index] for index in range(len(files))]
+
+
+def _decided_early(source: bytes, path: str, filename: str, settings: Settings, mode: str,
+                   cache: Optional[Cache], project) -> tuple[Optional[FileOutcome], str]:
+    """The outcome when the pre-filter or the cache decides it (else None), and the cache key.
+    The substring steps of the pre-filter come first: they reject most files for less than a
+    cache lookup costs."""
+    echoed = source if path == STDIN else None  # `--fix -` writes the source back to stdout
+    if not worth_a_look(source):
+        return FileOutcome(FileResult(filename), original=echoed), ""
+    key = cache.key(source, settings.enabled_codes(filename), path) if cache else ""
+    cached = cache.get(key, filename) if cache else None
+    if cached is not None and not _needs_more(cached, mode, settings):
+        return FileOutcome(cached, original=echoed), key
+    read: set[str] = set()
+    if worth_parsing(source, filename if path == STDIN else path, project, read):
+        return None, key
+    if cache is not None:  # the pre-filter's verdict, valid while the modules it read are unchanged
+        cache.put(key, FileResult(filename, dependencies=_digests(project, read)))
+    return FileOutcome(FileResult(filename), original=echoed), key
 
 
 def _digests(project, paths: set[str]) -> tuple[tuple[str, Optional[str]], ...]:
