@@ -154,16 +154,16 @@ class Project:
         module that calls one. Byte-level, like the pre-filter: no parse. `read` receives the
         paths of the modules the answer depends on (the cache keeps them with a skipped file)."""
         location = self.locate(filename)
+        read = read if read is not None else set()
         for module, pairs in _from_imports(source, location.package):
             for name, bound in pairs:
                 if name[:1].isupper():  # a class: its methods matter to a subclass (self.sync())
                     if _subclassed(source, bound) and self._class_calls_collective(
-                            module, name, location.root, _MAX_REEXPORT_HOPS, read if read is not None else set()):
+                            module, name, location.root, _MAX_REEXPORT_HOPS, read):
                         return True
                     continue
                 found, paths = self._defines_helper(module, name, location.root, _MAX_REEXPORT_HOPS)
-                if read is not None:
-                    read |= paths
+                read |= paths
                 if found and (bound + b"(" in source or bound + b"." in source):  # called, or a module used
                     return True
         return False
@@ -505,7 +505,7 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
             functions[statement.name] = _function_index(statement, statement.name)
         elif isinstance(statement, ast.ClassDef):
             classes.add(statement.name)
-            bases[statement.name] = tuple(filter(None, map(_dotted, statement.bases)))
+            bases[statement.name] = tuple(filter(None, map(dotted_name, statement.bases)))
             for member in statement.body:
                 if isinstance(member, _FUNCTIONS):
                     qualname = f"{statement.name}.{member.name}"
@@ -516,12 +516,12 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
                        tuple(imports), frozenset(defined), bases)
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
-    """`Base` or `mod.Base` for a base class written as a (dotted) name; None otherwise."""
+def dotted_name(node: ast.expr) -> Optional[str]:
+    """`x` or `mod.Base` for an expression written as a (dotted) name; None otherwise."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
+        head = dotted_name(node.value)
         return f"{head}.{node.attr}" if head else None
     return None
 

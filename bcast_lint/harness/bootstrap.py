@@ -50,6 +50,7 @@ import torch
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
+from bcast_lint.analysis.project import dotted_name
 from bcast_lint.harness import protocol
 from bcast_lint.harness.protocol import BROADCAST, OTHER_COLLECTIVE, Event
 
@@ -214,7 +215,7 @@ def watched_names(frame: types.FrameType) -> tuple[str, ...]:
     if call is None:
         return ()
     argument = call.args[0] if call.args else _first_keyword(call)
-    if argument is None or _dotted(argument) is not None:
+    if argument is None or dotted_name(argument) is not None:
         return ()  # no argument, or the variable itself: its own fingerprint covers it
     return tuple(name for name in _sources(argument) if name is not None)
 
@@ -287,19 +288,10 @@ def _first_keyword(call: ast.Call) -> ast.expr | None:
 
 def _sources(argument: ast.expr) -> list[str | None]:
     if isinstance(argument, (ast.List, ast.Tuple)):
-        return [_dotted(item) for item in argument.elts]
+        return [dotted_name(item) for item in argument.elts]
     while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute):
         argument = argument.func.value  # x.clone().t() -> x
-    return [_dotted(argument)]
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
+    return [dotted_name(argument)]
 
 
 def fingerprint_names(frame: types.FrameType, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
