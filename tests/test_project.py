@@ -237,6 +237,22 @@ def test_re_exports_of_torch_distributed_are_resolved(package):
     assert [f.split(" ")[:2] for f in found] == [["8", "BCL001"], ["9", "BCL001"]]
 
 
+def test_a_collective_re_exported_under_another_name_is_the_only_call(package):
+    # Neither the pre-filter's second chance nor the engine's cut may drop the file: its one
+    # collective is `send_all`, which mylib/distributed.py binds to torch.distributed.broadcast.
+    found = findings(package, "train.py", """\
+        import torch
+        from mylib import distributed as dist
+
+        def f(rank):
+            x = None
+            if rank == 0:
+                x = torch.ones(3)
+            dist.send_all(x, 0)
+        """)
+    assert [f.split(" ")[:2] for f in found] == [["8", "BCL001"]]
+
+
 def test_recursive_helpers_terminate(package):
     found = findings(package, "train.py", """\
         import torch.distributed as dist

@@ -11,10 +11,10 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import CALL_WORDS
+from bcast_lint.analysis.apis import CALL_WORDS, CATALOG
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import (FunctionRef, ModuleIndex, Project, names_collective,
-                                         text_names_rank)
+from bcast_lint.analysis.project import (FunctionRef, ModuleIndex, Project, mentions_collective,
+                                         names_collective, text_names_rank)
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.source import Source
 
@@ -30,6 +30,7 @@ class FileContext:
     klass: Optional[str] = None  # for a method analysed on its own (a summary): its class
     summary: bool = False  # the module is a function analysed alone, for its summary
     _rank_dependent: dict = field(default_factory=dict, compare=False)  # qualname -> answer
+    _memo: dict = field(default_factory=dict, compare=False)
 
     def rank_dependent(self, qualname: Optional[str]) -> bool:
         """Whether a call in function `qualname` ("f", "Class.m"; None: module level) of a
@@ -70,9 +71,15 @@ class FileContext:
     def helper_words(self) -> frozenset[str]:
         """Names whose calls may run a collective through a project function: imported helpers,
         functions of imported project modules, and the module's own functions that call a
-        collective or such a name. The engine keeps the functions that call them, which its
-        cut would otherwise drop. Text-level, as the cut itself: what a call really is, the
-        analysis decides."""
+        collective or such a name (`self.m` for a method). The engine keeps the functions that
+        call them, which its cut would otherwise drop, and the analysis resolves only the
+        project calls they name. Text-level, as the cut itself: what a call really is, the
+        analysis decides. Computed once per file."""
+        if "helper_words" not in self._memo:
+            self._memo["helper_words"] = self._helper_words()
+        return self._memo["helper_words"]
+
+    def _helper_words(self) -> frozenset[str]:
         index = self.index
         if index is None:
             return frozenset()
@@ -117,23 +124,28 @@ class FileContext:
                     or not self.project.is_project_name(target, index.location.root):
                 continue
             resolved = self.project.resolve(target, index.location.root, names_collective)
-            if isinstance(resolved, FunctionRef) and self.summaries.may_run_collective(resolved):
+            if isinstance(resolved, FunctionRef) and self.summaries.may_run_collective(resolved) \
+                    or resolved in CATALOG:  # a project function, or a re-exported collective
                 words.add(bound)
             elif resolved is None:
                 words |= self._module_helpers(target)
         return words
 
     def _module_helpers(self, module: str) -> set[str]:
-        """The functions of project module `module` that may run a collective."""
+        """The functions of project module `module` that may run a collective, and the names it
+        re-exports a collective under (`from torch.distributed import broadcast as send_all`)."""
         path = self.project.module_path(module, self.index.location.root)
         data = self.project._bytes(path) if path else None
-        if data is None or not names_collective(data):
+        if data is None or not mentions_collective(data):
             return set()
         other = self.project.index(path)
         if other is None:
             return set()
-        return {qualname for qualname in other.functions if "." not in qualname
-                and self.summaries.may_run_collective(FunctionRef(path, other.location.name, qualname))}
+        words = {bound for bound, target in other.bindings.items() if target in CATALOG}
+        if names_collective(data):
+            words |= {qualname for qualname in other.functions if "." not in qualname
+                      and self.summaries.may_run_collective(FunctionRef(path, other.location.name, qualname))}
+        return words
 
     def dependencies(self) -> tuple[tuple[str, str], ...]:
         """(path, digest) of the other modules whose contents the analysis of this one read."""

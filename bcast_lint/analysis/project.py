@@ -223,10 +223,12 @@ class Project:
         return digest(data) if data is not None else None
 
     def _calls_collective(self, path: str) -> bool:
-        """Whether a module calls something named like a collective, once per path."""
+        """Whether a module calls something named like a collective, or re-exports one
+        (`from torch.distributed import broadcast as send_all`), once per path."""
         key = (path, "calls")
         if key not in self._worthy:
-            self._worthy[key] = names_collective(self._bytes(path) or b"")
+            data = self._bytes(path) or b""
+            self._worthy[key] = names_collective(data) or _reexports_collective(data)
         return self._worthy[key]
 
     def _bytes(self, path: str) -> Optional[bytes]:
@@ -384,10 +386,15 @@ class Project:
         return None
 
 
+def mentions_collective(data: bytes) -> bool:
+    """Whether the text holds a word named like a collective at all (substring tests only)."""
+    return any(word in data for word in _COLLECTIVE_WORDS)
+
+
 def names_collective(data: bytes) -> bool:
     """Whether the text calls something named like a collective (a module or a function)."""
     # Substring tests first: one alternation over a large module is slow (see prefilter.py).
-    return any(word in data for word in _COLLECTIVE_WORDS) and COLLECTIVE_CALL.search(data) is not None
+    return mentions_collective(data) and COLLECTIVE_CALL.search(data) is not None
 
 
 def names_rank(data: bytes) -> bool:
@@ -406,6 +413,16 @@ def text_names_rank(text: str) -> bool:
 def digest(data: bytes) -> str:
     """The content digest cache entries record for the modules they read."""
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _reexports_collective(data: bytes) -> bool:
+    """`from torch.distributed import broadcast as send_all`: a collective bound under a name
+    of this module (`from ... import *` too). Relative imports do not reach an API package."""
+    if not mentions_collective(data):
+        return False
+    return any(module.split(".", 1)[0] in API_PACKAGES and any(
+        name == b"*" or _ascii(name) in CALL_WORDS for name, _ in pairs)
+        for module, pairs in _from_imports(data, ""))
 
 
 def _subclassed(source: bytes, name: bytes) -> bool:
