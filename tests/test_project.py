@@ -253,6 +253,69 @@ def test_a_collective_re_exported_under_another_name_is_the_only_call(package):
     assert [f.split(" ")[:2] for f in found] == [["8", "BCL001"]]
 
 
+CKPT = """\
+def save_sharded(state, path):
+    import torch.distributed.checkpoint as dcp
+
+    dcp.save(state, checkpoint_id=path)
+"""
+
+
+def test_a_helper_calling_a_gated_collective_is_followed_whatever_was_read_first(package):
+    # dcp.save counts only where torch.distributed.checkpoint is named; the helper's module was
+    # followed only when an earlier file had happened to read it (the answer depended on order).
+    (package / "mylib" / "ckpt.py").write_text(CKPT)
+    train = """\
+        import torch.distributed as dist
+        from mylib.ckpt import save_sharded
+
+        def f(state, path):
+            if dist.get_rank() == 0:
+                save_sharded(state, path)
+        """
+    alone = findings(package, "train.py", train)
+    project = Project()
+    lint_source((package / "mylib" / "ckpt.py").read_bytes(), str(package / "mylib" / "ckpt.py"), project=project)
+    assert alone == findings(package, "train.py", train, project)
+    assert len(alone) == 1 and "save_sharded() calls dcp.save() (ckpt.py:4)" in alone[0]
+
+
+CYCLE = """\
+import torch.distributed as dist
+
+
+def ping(x, n):
+    if n:
+        pong(x, n - 1)
+    sync(x)
+
+
+def pong(x, n):
+    ping(x, n)
+
+
+def sync(x):
+    dist.all_reduce(x)
+"""
+
+
+@pytest.mark.parametrize("first", [None, "ping"])
+def test_a_summary_in_a_cycle_does_not_depend_on_where_the_cycle_was_entered(package, first):
+    # Entered from ping, pong is computed while ping is still in progress (taken to run nothing
+    # then): that provisional answer must not stay, or pong's callers depend on the file order.
+    from bcast_lint.analysis.project import FunctionRef
+    from bcast_lint.analysis.summaries import Summaries
+
+    path = str(package / "mylib" / "cycle.py")
+    Path(path).write_text(CYCLE)
+    summaries = Summaries.shared(Project())
+    if first:
+        assert summaries.of(FunctionRef(path, "mylib.cycle", first)).api is not None
+    pong = FunctionRef(path, "mylib.cycle", "pong")
+    assert summaries.may_run_collective(pong)
+    assert summaries.of(pong).api is not None
+
+
 def test_recursive_helpers_terminate(package):
     found = findings(package, "train.py", """\
         import torch.distributed as dist

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS
+from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -101,6 +101,11 @@ class ModuleIndex:
     @functools.cached_property
     def lines(self) -> list[str]:
         return self.source.lines()
+
+    @functools.cached_property
+    def gated_words(self) -> frozenset:
+        """The gated call words (apis.GATED_CALL_WORDS) that count in this module."""
+        return gated_call_words(self.source.text)
 
     def text(self, function: FunctionIndex) -> str:
         return "".join(self.lines[function.first_line - 1:function.last_line])
@@ -392,18 +397,30 @@ def mentions_collective(data: bytes) -> bool:
 
 
 def names_collective(data: bytes) -> bool:
-    """Whether the text calls something named like a collective (a module or a function)."""
+    """Whether the text calls something named like a collective (a module or a function),
+    `dcp.save(` included where the text names torch.distributed.checkpoint."""
     # Substring tests first: one alternation over a large module is slow (see prefilter.py).
-    return mentions_collective(data) and COLLECTIVE_CALL.search(data) is not None
+    if mentions_collective(data) and COLLECTIVE_CALL.search(data) is not None:
+        return True
+    gated = gated_call_words(data)
+    return bool(gated) and _calls_one_of(gated, bytes).search(data) is not None
 
 
 def names_rank(data: bytes) -> bool:
     return any(word in data for word in _RANK_WORDS)
 
 
-def text_names_collective(text: str) -> bool:
-    """names_collective for a function's text."""
-    return _COLLECTIVE_CALL_TEXT.search(text) is not None
+def text_names_collective(text: str, gated: frozenset = frozenset()) -> bool:
+    """names_collective for a function's text; `gated`: the gated words its module makes count."""
+    return _COLLECTIVE_CALL_TEXT.search(text) is not None or (
+        bool(gated) and _calls_one_of(gated, str).search(text) is not None)
+
+
+@functools.lru_cache(maxsize=None)
+def _calls_one_of(words: frozenset, kind: type) -> re.Pattern:
+    """`save(`, `.load (`: a call of one of `words`, in text (`str`) or bytes."""
+    pattern = r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, words))) + r")\s*\("
+    return re.compile(pattern if kind is str else pattern.encode())
 
 
 def text_names_rank(text: str) -> bool:

@@ -84,6 +84,9 @@ class Summaries:
         self._done: dict[tuple[str, str, str], tuple[Optional[Summary], frozenset]] = {}
         self._active: set[tuple[str, str]] = set()
         self._may_collect: dict[tuple, tuple[bool, frozenset]] = {}
+        self._collecting: set[tuple] = set()  # may_run_collective's keys in progress
+        self._collect_leaning: list[set] = []  # per call in progress: the keys in progress it took as False
+        self._leaning: list[set] = []  # the same for of(): the functions in progress it took as running nothing
 
     @classmethod
     def shared(cls, project: Project) -> "Summaries":
@@ -96,16 +99,25 @@ class Summaries:
         if index is None or ref.qualname not in index.functions:
             return None
         key = (ref.path, index.digest, ref.qualname)
-        if key not in self._done:
-            if (ref.path, ref.qualname) in self._active:
-                return None  # a cycle: the call in progress counts as running nothing
-            self._active.add((ref.path, ref.qualname))
-            try:
-                self._done[key] = self._tracked(lambda: self._compute(ref, index, index.functions[ref.qualname]))
-            finally:
-                self._active.discard((ref.path, ref.qualname))
-        summary, read = self._done[key]
-        self.project.touched |= read
+        if key in self._done:
+            summary, read = self._done[key]
+            self.project.touched |= read
+            return summary
+        active = (ref.path, ref.qualname)
+        if active in self._active:  # a cycle: the call in progress counts as running nothing
+            self._leaning[-1].add(active)
+            return None
+        self._active.add(active)
+        self._leaning.append(set())
+        try:
+            summary, read = self._tracked(lambda: self._compute(ref, index, index.functions[ref.qualname]))
+        finally:
+            self._active.discard(active)
+            leaning = self._leaning.pop() - {active}
+        if self._leaning:
+            self._leaning[-1] |= leaning
+        if not leaning:  # else it took a function still in progress to run nothing: not final
+            self._done[key] = (summary, read)
         return summary
 
     def _tracked(self, compute):
@@ -128,17 +140,32 @@ class Summaries:
         if function is None or function.last_line - function.first_line >= _MAX_HELPER_LINES:
             return False
         key = (ref, index.digest if index is not None else "")
-        if key not in self._may_collect:
-            self._may_collect[key] = (False, frozenset())  # a cycle adds nothing
-            self._may_collect[key] = self._tracked(lambda: self._names_collective(ref) or any(
+        if key in self._may_collect:
+            answer, read = self._may_collect[key]
+            self.project.touched |= read
+            return answer
+        if key in self._collecting:  # a cycle: False for now, and what leans on it is provisional
+            self._collect_leaning[-1].add(key)
+            return False
+        self._collecting.add(key)
+        self._collect_leaning.append(set())
+        try:
+            answer, read = self._tracked(lambda: self._names_collective(ref) or any(
                 self.may_run_collective(callee) for callee in self.project.callees(ref)))
-        answer, read = self._may_collect[key]
-        self.project.touched |= read
+        finally:
+            self._collecting.discard(key)
+            leaning = self._collect_leaning.pop() - {key}
+        if self._collect_leaning:
+            self._collect_leaning[-1] |= leaning
+        # Kept unless it is a False that assumed a function still in progress to be False: asked
+        # again from elsewhere, it may be True, and the answer must not depend on the order of files.
+        if answer or not leaning:
+            self._may_collect[key] = (answer, read)
         return answer
 
     def _names_collective(self, ref: FunctionRef) -> bool:
         text = self._text(ref)
-        return text is not None and text_names_collective(text)
+        return text is not None and text_names_collective(text, self.project.index(ref.path).gated_words)
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
         index = self.project.index(ref.path)
@@ -420,7 +447,7 @@ def _returns_a_value(func: cst.FunctionDef) -> bool:
     return bool(returns.found)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class CallChain:
     """"calls accelerator.reduce() (utils.py:12)", and what that call calls in turn. Rendered
     only when a message shows it: the call's line costs a codegen of its module, and most
