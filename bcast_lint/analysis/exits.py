@@ -19,7 +19,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import is_exit_call
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import ScopeVisitor, Visitor
 
 Loop = cst.CSTNode  # a For or While
 
@@ -60,19 +60,16 @@ class ScopeExits:
                 yield exit_
 
 
-class _Collector(Visitor):
+class _Collector(ScopeVisitor):
     def __init__(self, scope: cst.CSTNode, calls: set) -> None:
-        self._scope = scope
+        self.scope = scope
         self._calls = calls
         self._loops: list = []
         self._line: Optional[cst.CSTNode] = None
         self._order = 0
         self.found = ScopeExits()
 
-    def _enter_scope(self, node: cst.CSTNode) -> bool:
-        return node is self._scope  # a nested function or class runs elsewhere
-
-    visit_FunctionDef = visit_ClassDef = visit_Lambda = _enter_scope
+    visit_Lambda = ScopeVisitor.enters  # a nested function, class or lambda runs elsewhere
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self._loops.append(node)

@@ -17,7 +17,7 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import allocation, method_name, positional_arguments
 from bcast_lint.analysis.flow import Write
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import ScopeVisitor
 
 CONSTRUCTORS = ("torch.empty", "torch.empty_like", "torch.Tensor")
 NEW_EMPTY = "new_empty"
@@ -149,19 +149,13 @@ def _read_before(analysis: ModuleAnalysis, placeholder: Placeholder) -> Optional
     return next((read for read, where in zip(reads.found, places) if start < _key(where.start) < end), None)
 
 
-class _Reads(Visitor):
+class _Reads(ScopeVisitor):
     """Expressions that read the values of one local tensor, outside nested functions."""
 
     def __init__(self, scope: cst.CSTNode, name: str) -> None:
         self.scope = scope
         self.name = name
         self.found: list[cst.CSTNode] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return node is self.scope
 
     def _is_it(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Name) and node.value == self.name
@@ -218,19 +212,13 @@ def _calls_in(node: cst.CSTNode) -> set:
     return set(calls.found)
 
 
-class _Collect(Visitor):
+class _Collect(ScopeVisitor):
     """The nodes of one type under a node, outside nested functions and classes other than `scope`."""
 
     def __init__(self, scope: Optional[cst.CSTNode], kind: type) -> None:
         self.scope = scope
         self.kind = kind
         self.found: list = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope or self.scope is None
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return node is self.scope or self.scope is None
 
     def visit_If(self, node: cst.If) -> None:
         if self.kind is cst.If:
@@ -277,7 +265,7 @@ def _key(position) -> tuple[int, int]:
     return position.line, position.column
 
 
-class _Uses(Visitor):
+class _Uses(ScopeVisitor):
     """Loads of one name in a scope, outside nested functions and classes."""
 
     def __init__(self, scope: cst.CSTNode, name: str, sent: str, analysis: ModuleAnalysis) -> None:
@@ -286,12 +274,6 @@ class _Uses(Visitor):
         self.sent = sent
         self.analysis = analysis
         self.found: list[cst.Name] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return node is self.scope
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return not isinstance(node.target, cst.Name)  # a rebinding is not a read

@@ -139,3 +139,16 @@ class Visitor:
                  _child_fields(node_class))
         cls._entries[node_class] = entry
         return entry
+
+
+class ScopeVisitor(Visitor):
+    """A visitor of one scope's own code: it does not enter the functions and classes nested in
+    `scope` (with `scope` None, it enters them all). One that must not enter lambdas either
+    adds `visit_Lambda = ScopeVisitor.enters`."""
+
+    scope: Optional[cst.CSTNode] = None
+
+    def enters(self, node: cst.CSTNode) -> bool:
+        return self.scope is None or node is self.scope
+
+    visit_FunctionDef = visit_ClassDef = enters

@@ -9,7 +9,7 @@ from bcast_lint.analysis.expressions import allocation, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World, integer_literal
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import ScopeVisitor
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Values that only reserve room for what the source sends: receiving into them is their purpose.
@@ -211,7 +211,7 @@ def _source_rank(analysis: ModuleAnalysis, site: CallSite, world: World) -> Opti
     return _integer_value(analysis, site, world, site.source, loop_names, _NAME_DEPTH)
 
 
-class _LoopNames(Visitor):
+class _LoopNames(ScopeVisitor):
     """Names bound by the `for` loops in one scope's own body."""
 
     def __init__(self, scope: cst.CSTNode) -> None:
@@ -221,10 +221,7 @@ class _LoopNames(Visitor):
     def visit_For(self, node: cst.For) -> None:
         self.names.update(target_names(node.target))
 
-    def _enter_scope(self, node: cst.CSTNode) -> bool:
-        return node is self.scope  # not a nested function, class or lambda
-
-    visit_FunctionDef = visit_ClassDef = visit_Lambda = _enter_scope
+    visit_Lambda = ScopeVisitor.enters  # nor a lambda
 
 
 def _loop_names(scope: cst.CSTNode) -> set:
