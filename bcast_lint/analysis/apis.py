@@ -181,11 +181,15 @@ FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = {
 # pre-filter (743 against 494 of the corpus's 8,684).
 GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"})}
 
+# A test can also differ between ranks without naming the rank: through the clock (a deadline;
+# analysis.divergence's other sources all come from the rank).
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(")
+
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
 # transformers' `is_world_process_zero`, Lightning's `is_global_zero`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
-                   "process_zero", "global_zero")
+                   "process_zero", "global_zero") + DIVERGENCE_TEXT_WORDS
 
 # Text that must occur in a file for any rule to fire: the pre-filter's vocabulary.
 CALL_WORDS = frozenset(

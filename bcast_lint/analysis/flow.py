@@ -30,7 +30,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
-from bcast_lint.analysis.ranks import RankConditions, World
+from bcast_lint.analysis.ranks import RankConditions, World, boolean_leaves
 
 ASSIGNED = "assigned"  # `x = value`: the value is known
 OTHER = "other"  # bound some other way (parameter, loop target, import, ...): value unknown
@@ -240,7 +240,7 @@ class _Walker:
     # -- compound statements -------------------------------------------------------------
     def _If(self, statement: cst.If, state: _State) -> _State:
         state = self._bind_unknown(statement.test, state)
-        decided = self._conditions.evaluate(statement.test, self._world)
+        decided = self._decide(statement.test, state)
         if decided is None:
             return _merge(self._arm(statement.body, self._narrow(statement.test, True, state), None),
                           self._orelse(statement.orelse, self._narrow(statement.test, False, state), None))
@@ -248,6 +248,15 @@ class _Walker:
         if decided:
             return self._arm(statement.body, state, guard)
         return self._orelse(statement.orelse, state, guard)
+
+    def _decide(self, test: cst.BaseExpression, state: _State) -> Optional[bool]:
+        """The test's value in this world, when the rank (or the world's data) decides it; a
+        name assigned one value before the test stands for it (`is_main = rank == 0`). A test
+        of `x is None` is left to narrowing, which knows where `x` is None."""
+        name, _ = _none_test(test)
+        if name is not None and name in state.env:
+            return self._conditions.evaluate(test, self._world)
+        return self._conditions.decide(test, self._world, _aliases(test, state))
 
     def _narrow(self, test: cst.BaseExpression, truth: bool, state: _State) -> _State:
         """The state in the arm where `test` has the value `truth`: where `x is not None` holds,
@@ -321,7 +330,11 @@ class _Walker:
         body_end = self.block(_statements(statement.body), state)
         raised = _merge(state, body_end)  # an exception can leave the body anywhere
         outcomes = []
-        for handler in statement.handlers:
+        # Where work that differs between ranks fails on some ranks only, the others never
+        # enter a handler (analysis.divergence).
+        fails_here = self._world.data is not False or statement not in self._conditions.varying
+        handlers = statement.handlers if fails_here else ()
+        for handler in handlers:
             entered = raised
             if handler.name is not None:
                 entered = self._bind_target(handler.name.name, raised)
@@ -391,6 +404,18 @@ def _is_whole_slice(subscript: cst.Subscript) -> bool:
     if isinstance(index, cst.Slice):
         return index.lower is None and index.upper is None and index.step is None
     return isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
+
+
+def _aliases(test: cst.BaseExpression, state: _State) -> dict:
+    """The names among the test's operands that one assignment reaching here gave a value."""
+    aliases = {}
+    for leaf in boolean_leaves(test):
+        definitions = state.env.get(leaf.value) if isinstance(leaf, cst.Name) else None
+        if definitions and len(definitions) == 1:
+            definition = next(iter(definitions))
+            if definition.kind == ASSIGNED and definition.value is not None:
+                aliases[leaf.value] = definition.value
+    return aliases
 
 
 def _none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:

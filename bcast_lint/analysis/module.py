@@ -15,6 +15,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.bindings import Bindings
+from bcast_lint.analysis.divergence import Divergence, divergence_of
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
@@ -327,6 +328,7 @@ class ModuleAnalysis:
         self.calls: list[CallSite] = []
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
+        self.divergence = Divergence()  # what differs between ranks in the scopes with calls
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self._positions = None
         self._scope_positions: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
@@ -355,6 +357,7 @@ class ModuleAnalysis:
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
+        self.conditions.constants = _module_constants(module, collector.assignments)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -556,13 +559,19 @@ class ModuleAnalysis:
             for exit_ in exits_by_statement.get(statement, ()):
                 exit_.reached.add(world)
 
+        collectives = {site.call: site for site in self.calls}
+        for scope in scopes:
+            self.divergence.update(divergence_of(scope, self.conditions, self.qualified_names, collectives))
+        self.conditions.varying = {**self.divergence.tests, **self.divergence.raising}
+
         for scope, sites in scopes.items():
             setup = self._setup_methods(scope, _attribute_keys(sites))
             literals = [n for part in (scope, *setup) for n in self.conditions.compared_literals(part)]
             literals += [site.source_rank or 0 for site in sites]
             focus, largest_group_literal = self.conditions.group_focus(
                 scope, [group_key(site.group) if site.group is not None else None for site in sites])
-            self.worlds[scope] = make_worlds(max(literals, default=0), focus, largest_group_literal)
+            self.worlds[scope] = make_worlds(max(literals, default=0), focus, largest_group_literal,
+                                             data=scope in self.divergence.scopes)
             entry = self._attribute_entry(scope, _attribute_keys(sites), setup)
             walk_scope(scope, self.worlds[scope], self.conditions, observe, self.bindings, entry)
 
@@ -749,6 +758,16 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
+    """Names assigned once in the whole module, at its top level, an integer literal."""
+    counts: dict[str, int] = {}
+    for _, name, _ in assignments:
+        counts[name] = counts.get(name, 0) + 1
+    return {name: value for scope, name, value in assignments
+            if scope is module and counts[name] == 1 and integer_literal(value) is not None
+            for value in (integer_literal(value),)}
 
 
 def _self_name(scope: cst.CSTNode) -> Optional[str]:

@@ -9,8 +9,9 @@ from bcast_lint.analysis import apis
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.ranks import group_key
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.divergence import RANK
+from bcast_lint.analysis.ranks import boolean_leaves, group_key
+from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -49,6 +50,22 @@ class CollectiveOnSomeRanks(Rule):
     launcher stops the other workers when one fails, so the job ends with that error rather than
     hanging. A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
+
+    A condition need not name the rank to differ between ranks. The analysis follows each value
+    that can differ through assignments, containers and calls (analysis/divergence.py) and
+    compares the collectives of two classes of ranks, those where such a condition holds and those
+    where it fails. Sources: the rank in any spelling, through a local name (`is_main =
+    accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`) or an `or` with a flag
+    (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
+    from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
+    differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
+    written by some ranks only; the clock (`time.time() - start > limit`); a `try` whose body
+    reads such a file or the next item of a rank's own iterator, whose handler then exits. A value
+    made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
+    `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
+    setup check (`dist.is_initialized()`, `world_size > 1`) or what an unknown function returns.
+    A `while` whose test differs between ranks runs the collectives in it a different number of
+    times.
 
     Rank tests are read in the spellings of the frameworks too: Lightning's
     `trainer.is_global_zero` and `global_rank`, transformers' `Trainer.is_world_process_zero()` /
@@ -161,8 +178,86 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(x, pg):\n    if rank in (0, 1):\n        dist.all_reduce(x, group=pg)"),
         Valid("def f(x, g):\n    if g.rank() == 0:\n        x = torch.ones(3)\n        dist.broadcast(x, 0, group=g)\n"
               "    else:\n        dist.broadcast(x, 0, group=g)"),
+        # Values that differ between ranks, made equal by a collective before the test.
+        Valid("import time\ndef f(batches, limit):\n    start = time.time()\n    for batch in batches:\n"
+              "        stop = torch.tensor([float(time.time() - start > limit)])\n        dist.all_reduce(stop)\n"
+              "        if stop.item() > 0:\n            break\n        dist.all_reduce(batch)"),
+        Valid("def f(x):\n    n = torch.tensor([float(len(x[rank::2]))])\n    n = broadcast(n)\n"
+              "    if n.item() > 0:\n        dist.barrier()"),
+        # Setup checks, the same on every rank of a distributed job.
+        Valid("def f(x):\n    if not dist.is_initialized() or dist.get_rank() == 0:\n        print(x)\n"
+              "    if dist.get_world_size() > 1 or dist.get_rank() == 0:\n        dist.all_reduce(x)"),
+        # The zero-first idiom through a name: the two barriers pair up on every rank.
+        Valid("def zero_first(local):\n    is_main = accelerator.is_local_main_process if local else "
+              "accelerator.is_main_process\n    if not is_main:\n        dist.barrier()\n    yield\n"
+              "    if is_main:\n        dist.barrier()"),
+        # A loop variable named like the rank, a membership test over every group, an error path.
+        Valid("def f(groups, x):\n    for global_rank in groups:\n        if global_rank in seen:\n"
+              "            continue\n        dist.new_group([global_rank])"),
+        Valid("def f(world, size):\n    table = {}\n    for i in range(world // size):\n"
+              "        ranks = range(i * size, (i + 1) * size)\n        group = dist.new_group(ranks)\n"
+              "        if rank in ranks:\n            table['ep'] = group\n"
+              "    if 'ep' not in table:\n        return\n    dist.barrier()"),
+        Valid("def f(tp):\n    if local_rank >= tp:\n        raise RuntimeError('too few')\n"
+              "    dist.new_group(list(range(tp)))"),
+        # Set on every rank, one way on the source and another elsewhere: same length everywhere.
+        Valid("def f(model):\n    if dist.get_rank() == 0:\n        model = model.to('cpu')\n    else:\n"
+              "        model = model.to_empty(device='cpu')\n    for name, buf in sorted(model.named_buffers()):\n"
+              "        dist.broadcast(buf, src=0)"),
+        # A distributed sampler gives every rank a share of one length.
+        Valid("from torch.utils.data import DataLoader, DistributedSampler\ndef f(ds):\n"
+              "    loader = DataLoader(ds, sampler=DistributedSampler(ds, rank=rank))\n    for batch in loader:\n"
+              "        dist.all_reduce(batch)"),
+        # A file every rank reads alike (no rank writes it here) and a configuration flag.
+        Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
+              "    if args.sync:\n        dist.barrier()"),
     )
     INVALID = (
+        # Values that differ between ranks without a rank test (analysis.divergence).
+        Invalid("def resume(ckpt):\n    if rank == 0:\n        torch.save({}, ckpt)\n"
+                "    if os.path.exists(ckpt):\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'os.path.exists(ckpt)' is true (only "
+                "some ranks write 'ckpt'): the other ranks never join it and every rank hangs until the timeout",
+                range=(5, 9, 5, 23)),
+        Invalid("import time\ndef f(batches, limit):\n    start = time.time()\n    for batch in batches:\n"
+                "        if time.time() - start > limit:\n            break\n        dist.all_reduce(batch)",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where "
+                "'time.time() - start > limit' is true (it reads the clock, which differs between ranks): the "
+                "'break' at line 14 is taken only there, while the other ranks go on calling it, so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout", range=(7, 9, 7, 31)),
+        Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n    for i in range(len(mine)):\n"
+                "        dist.all_reduce(torch.ones(1))",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 11 iterates over 'range(len(mine))', whose length can differ between ranks (it is computed "
+                "from the rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(4, 9, 4, 39)),
+        Invalid("def f(paths):\n    for step in range(10):\n        try:\n            data = torch.load(paths[rank])\n"
+                "        except FileNotFoundError:\n            continue\n        dist.all_reduce(data)",
+                expected_message="all_reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
+                "'try' block can fail on some ranks only): the 'continue' at line 14 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout", range=(7, 9, 7, 30)),
+        Invalid("def f(args):\n    if rank == 0 or args.save_all:\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'rank == 0 or args.save_all' is true: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+        Invalid("def f(x):\n    is_main = dist.get_rank() == 0\n    if is_main:\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'is_main' is true: the other ranks "
+                "never join it and every rank hangs until the timeout", range=(4, 9, 4, 27)),
+        Invalid("def f(x):\n    if rank == 0 or rank == 'cpu':\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'rank == 0 or rank == 'cpu'' is true: "
+                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 27),
+                expected_replacement="def f(x):\n    if rank == 0 or rank == 'cpu':\n        pass\n"
+                "    dist.all_reduce(x)"),
+        Invalid("LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'rank == LOADER_RANK' is true: the other "
+                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 27),
+                expected_replacement="LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        pass\n"
+                "    dist.all_reduce(x)"),
+        Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
+                "        dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at "
+                "line 11 runs while 'pending' holds, which can differ between ranks (it is computed from the rank), "
+                "so the ranks' calls stop pairing up and every rank hangs until the timeout", range=(5, 9, 5, 23)),
         # The project's own helpers: one that runs a collective, one that returns a rank test.
         Invalid("def global_mean(x):\n    return accelerator.reduce(x, 'mean')\n"
                 "def log(loss, step):\n    if accelerator.is_main_process and step % 2 == 0:\n"
@@ -326,8 +421,12 @@ class CollectiveOnSomeRanks(Rule):
                              help="Move it after the with block")
             elif _runs_on_some_ranks(analysis, site):
                 layout = _layout(layouts, site.scope)
-                yield Report(site.call, _branch_message(analysis, site, layout),
-                             _move_after_branch(analysis, site, layout), _branch_help(site, layout))
+                exit_ = _exit_explaining(analysis, site, layout)
+                if exit_ is not None:
+                    yield Report(site.call, _exit_message(analysis, site, exit_, layout), help=_EXIT_HELP)
+                else:
+                    yield Report(site.call, _branch_message(analysis, site, layout),
+                                 _move_after_branch(analysis, site, layout), _branch_help(site, layout))
             else:
                 exit_ = _rank_dependent_exit(analysis, site, _layout(layouts, site.scope))
                 if exit_ is not None:
@@ -379,6 +478,17 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Lay
     return next(e for e in exits if never - e.reached)
 
 
+def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> Optional[Exit]:
+    """Where no branch keeps the call from some ranks, an exit before it that those ranks take
+    where a test on their data always holds (`if not metrics: sys.exit(0)` ahead of it, in the
+    worlds where `not metrics` holds: ranks.World.data)."""
+    missing = set(analysis.worlds[site.scope]) - set(site.reached)
+    if layout.enclosing.get(site.statement) or any(world.data is None for world in missing):
+        return None
+    return next((e for e in analysis.exits[site.scope].skipping(site.call)
+                 if e.reached & missing and not _in_another_arm(analysis, layout, e, site)), None)
+
+
 def _in_another_arm(analysis: ModuleAnalysis, layout: "_Layout", exit_: Exit, site: CallSite) -> bool:
     """The exit is in another arm of an `if` that holds the call (`if full: ... return` /
     `elif sharded: load(...)`): a rank taking it was not going to reach the call on that pass.
@@ -391,13 +501,17 @@ def _in_another_arm(analysis: ModuleAnalysis, layout: "_Layout", exit_: Exit, si
 
 
 def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
-    """(loop, iterable) for a loop around the call that runs a rank-dependent number of times."""
+    """(loop, what decides its trip count, why it differs) for a loop around the call that runs
+    a different number of times on different ranks: a `for` over an iterable whose length
+    depends on the rank or on data that differs between ranks, a `while` whose test does."""
     if site.group is not None:
         return None  # the members' ranks against the group's numbering are not known
     for loop in analysis.exits[site.scope].loops.get(site.call, ()):
         iterable = rank_dependent_iterable(loop, analysis.conditions)
         if iterable is not None:
-            return loop, iterable
+            return loop, iterable, None
+        if loop in analysis.divergence.loops:
+            return (loop, *analysis.divergence.loops[loop])
     return None
 
 
@@ -545,20 +659,38 @@ def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout:
 
 
 def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout: _Layout) -> Optional[str]:
-    """The innermost rank test around the exit that some ranks fail."""
+    """The innermost rank test around the exit that some ranks fail, or the `try` whose handler
+    holds it when the work in that `try` can fail on some ranks only."""
     worlds = analysis.worlds[site.scope]
-    for chain, index in reversed(layout.enclosing.get(exit_.statement, [])):
-        test, truth = _arm_test(chain, index)
-        if any(analysis.conditions.evaluate(test, world) is (not truth) for world in worlds):
-            return analysis.test_phrase(test, truth)
+    arms = [_arm_test(chain, index) for chain, index in reversed(layout.enclosing.get(exit_.statement, []))]
+    for judge in (analysis.conditions.evaluate, analysis.conditions.decide):  # the rank's own tests first
+        for test, truth in arms:
+            if any(judge(test, world) is (not truth) for world in worlds):
+                return _phrase(analysis, test, truth)
+    for statement, reason in analysis.divergence.raising.items():
+        if any(path_to(handler, exit_.statement) is not None for handler in statement.handlers):
+            line = analysis.position(statement).start.line
+            return f"the 'try' at line {line} raises ({reason})"
     return None
 
 
-def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop: cst.For, iterable) -> str:
+def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
+    """test_phrase, with why the test can differ between ranks when no rank test decides it."""
+    reason = next((analysis.divergence.tests[leaf] for leaf in boolean_leaves(test)
+                   if leaf in analysis.divergence.tests), None)
+    phrase = analysis.test_phrase(test, truth)
+    return phrase if reason is None or reason == RANK else f"{phrase} ({reason})"
+
+
+def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop, decider, reason: Optional[str]) -> str:
     line = analysis.position(loop).start.line
-    return (f"{site.api.called} runs a different number of times on different ranks: the loop "
-            f"at line {line} iterates over '{analysis.code(iterable)}', whose length depends on the "
-            f"rank, {_UNEVEN}")
+    if isinstance(loop, cst.While):
+        count = f"runs while '{analysis.code(decider)}' holds, which can differ between ranks ({reason})"
+    elif reason is None:
+        count = f"iterates over '{analysis.code(decider)}', whose length depends on the rank"
+    else:
+        count = f"iterates over '{analysis.code(decider)}', whose length can differ between ranks ({reason})"
+    return f"{site.api.called} runs a different number of times on different ranks: the loop at line {line} {count}, {_UNEVEN}"
 
 
 def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:
@@ -573,7 +705,7 @@ def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Opt
         if None not in values and {w for w, v in zip(worlds, values) if v == truth} == reached:
             return analysis.test_phrase(test, truth)
     if enclosing:
-        return analysis.test_phrase(*enclosing[0])
+        return _phrase(analysis, *enclosing[0])
     return None
 
 

@@ -1,0 +1,569 @@
+"""Which values can differ between the ranks of one job, followed through one scope.
+
+The worlds of ranks.py decide tests on the rank itself (`rank == 0`, `is_main_process`). Real code
+also diverges through values that merely come from something that differs between ranks: a
+length computed from the rank (`len(items[rank::world])`), a per-rank file check on a path that
+only some ranks write, the wall clock, an exception raised by work only some ranks do, a value set
+in a rank-conditional branch. This pass follows such values through one scope's statements, in
+order, as PARCOACH does for MPI: every value is rank-varying or not known to vary. A value stops
+varying where a collective makes it the same on every rank (`all_reduce(flag)`, `broadcast(x)`,
+`broadcast_object_list(objs)`, `x = accelerate.utils.broadcast(x)`, `accelerator.gather(x)`).
+
+Only certain sources count: a parameter, an attribute or what an unknown function returns is not
+known to vary, and the analysis then says nothing. The result feeds the data flow's worlds
+(ranks.World.data): the tests, loops and `try` statements found here can go one way on some ranks
+and the other way on the rest, although no rank test decides them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional, Sequence
+
+import libcst as cst
+
+from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
+from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds
+from bcast_lint.analysis.walk import Visitor, children
+
+# Sources of values that differ between processes whatever their data.
+_CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
+                     "time.monotonic", "time.monotonic_ns", "datetime.datetime.now",
+                     "datetime.datetime.utcnow", "socket.gethostname", "os.getpid"})
+# Checks of the file system: the same on every rank of a shared file system, unless the path
+# differs between ranks or only some ranks write it.
+_FILE_CHECKS = frozenset({"exists", "isfile", "isdir", "is_file", "is_dir", "getsize", "listdir", "glob"})
+# Calls that write the file named by one of their arguments (its position, or None: any).
+_FILE_WRITES = {"save": 1, "open": 0, "write_text": None, "write_bytes": None, "save_pretrained": 0,
+                "save_checkpoint": 0, "makedirs": 0, "mkdir": None, "touch": None, "copy": 1,
+                "copyfile": 1, "copy2": 1}
+# Arguments and methods that only say where a value lives: a device that differs between ranks
+# does not make the values differ.
+_PLACEMENT_KEYWORDS = frozenset({"device", "map_location", "non_blocking", "device_ids", "output_device"})
+_PLACEMENT_METHODS = frozenset({"to", "cuda", "device", "set_device", "pin_memory"})
+# Collectives after which their first argument holds the same value on every rank.
+_SYNCHRONISING = frozenset({"broadcast", "broadcast_object_list", "all_reduce", "all_gather",
+                            "all_gather_object", "all_gather_into_tensor"})
+# Collectives whose result is the same on every rank (Accelerate returns it).
+_UNIFORM_RESULTS = frozenset({"broadcast", "broadcast_object_list", "gather", "gather_for_metrics",
+                              "reduce", "pad_across_processes", "all_gather", "all_reduce"})
+# Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
+_BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
+                       "prepare", "prepare_data_loader"})
+_PASSING_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "sum", "min", "max", "abs", "round",
+                               "range", "list", "tuple", "set", "dict", "sorted", "reversed", "enumerate",
+                               "zip", "iter", "next", "any", "all", "divmod", "pow", "map", "filter", "repr"})
+_PASSING_MODULES = ("torch.", "math.", "numpy.", "os.path.", "builtins.")
+# Reads that raise where what they read is missing: a file, the next item of an iterator.
+_READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
+                    "stat", "load_file", "imread", "next", "getsize"})
+_MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
+# `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
+_SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
+
+# `is_main_process or distributed_type == DistributedType.DEEPSPEED`: the guard lets every rank in
+# where what it guards runs collectives (diffusers' idiom around `save_state`).
+_CONFIGURATION_WORDS = ("distributed_type", "DistributedType", "deepspeed", "fsdp")
+
+RANK = "it is computed from the rank"
+CLOCK = "it reads the clock, which differs between ranks"
+CONTROL = "it is set under a condition that differs between ranks"
+RAISES = "work in the 'try' block can fail on some ranks only"
+
+
+def written_by_some(path: str) -> str:
+    return f"only some ranks write '{path}'"
+
+
+@dataclass
+class Divergence:
+    """What can differ between ranks in one module's analysed scopes, each with why."""
+
+    tests: dict = field(default_factory=dict)  # operand of an if/while test -> reason
+    loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
+    raising: dict = field(default_factory=dict)  # Try -> reason
+    scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
+
+    def update(self, other: "Divergence") -> None:
+        self.tests.update(other.tests)
+        self.loops.update(other.loops)
+        self.raising.update(other.raising)
+        self.scopes |= other.scopes
+
+
+Varying = Mapping[str, str]  # name (or "obj.attr") -> why it varies
+
+
+class _Pass:
+    """One scope's statements in order, with the names whose values vary at each point."""
+
+    def __init__(self, scope: cst.CSTNode, conditions: RankConditions,
+                 qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object]):
+        self._scope = scope
+        self._conditions = conditions
+        self._qualified_names = qualified_names
+        self._collectives = collectives
+        self._control: list[str] = []  # reasons of the varying conditions around the statement
+        self._written: dict[str, str] = {}  # path text -> why only some ranks write it
+        self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
+        self.found = Divergence()
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, statements: Sequence[cst.CSTNode], varying: Varying) -> Varying:
+        for statement in statements:
+            varying = self.statement(statement, varying)
+        return varying
+
+    def statement(self, statement: cst.CSTNode, varying: Varying) -> Varying:
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in statement.body:
+                varying = self._small(small, varying)
+            return varying
+        handler = getattr(self, "_" + type(statement).__name__, None)
+        return handler(statement, varying) if handler is not None else varying
+
+    def _small(self, small: cst.CSTNode, varying: Varying) -> Varying:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                varying = self._assign(target.target, small.value, varying)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            varying = self._assign(small.target, small.value, varying)
+        elif isinstance(small, cst.AugAssign):
+            reason = self.why(small.value, varying) or self._why_controlled()
+            key = _key(small.target)
+            if reason and key:
+                varying = {**varying, key: reason}
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            varying = self._mutation(small.value, varying)
+        self._note_writes(small)
+        return self._synchronise(small, varying)
+
+    def _assign(self, target: cst.CSTNode, value: cst.BaseExpression, varying: Varying) -> Varying:
+        pairs = _pairs(target, value)
+        if pairs is not None:  # `rank, world = dist.get_rank(), dist.get_world_size()`
+            for one_target, one_value in pairs:
+                varying = self._assign(one_target, one_value, varying)
+            return varying
+        if self._uniform_result(value):
+            reason = None
+        else:
+            reason = self.why(value, varying) or self._why_controlled()
+        if isinstance(target, cst.Subscript):
+            # `d[key] = v`: which keys d has varies under a varying condition or with the key;
+            # a varying `v` alone leaves its keys and length alike on every rank.
+            reason = self._why_controlled() or next(
+                filter(None, (self.why(element, varying) for element in target.slice)), None)
+            key = _key(target.value)
+            return {**varying, key: reason} if reason and key else varying
+        return _bind(varying, _target_keys(target), reason)
+
+    def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
+        """`items.append(x)` under a varying condition: how many items there are varies."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS):
+            return varying
+        key = _key(func.value)
+        reason = self._why_controlled()
+        return {**varying, key: reason} if key and reason else varying
+
+    def _synchronise(self, small: cst.CSTNode, varying: Varying) -> Varying:
+        """After a collective that makes its first argument equal everywhere, it no longer varies."""
+        for call in _calls_in(small):
+            site = self._collectives.get(call)
+            if site is None or site.api.short_name not in _SYNCHRONISING or getattr(site, "group", None) is not None:
+                continue
+            first = call.args[0].value if call.args else None
+            for key in _payload_keys(first):
+                if key in varying:
+                    varying = {name: why for name, why in varying.items() if name != key}
+        return varying
+
+    def _note_writes(self, small: cst.CSTNode) -> None:
+        """Paths written under a condition that differs between ranks: only some ranks write them."""
+        if not self._control:
+            return
+        for call in _calls_in(small):
+            position = _FILE_WRITES.get(last_name(call.func) or "", -1)
+            if position == -1:
+                continue
+            if position is None and isinstance(call.func, cst.Attribute):
+                path = call.func.value
+            else:
+                path = argument_value(call, position) if position is not None else None
+            if path is not None:
+                text = _code(path)
+                self._written.setdefault(text, written_by_some(text))
+
+    def _If(self, statement: cst.If, varying: Varying) -> Varying:
+        # A `raise` is no exit here (exits.py: the launcher stops the other workers), so a test
+        # guarding one needs no class of ranks of its own.
+        reason = self._test_reason(statement.test, varying, record=not _raises(statement))
+        if _is_membership(statement.test, self._conditions):
+            reason = None  # `if rank in group_ranks:` over every group: each rank joins one
+        body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
+        orelse = varying
+        if isinstance(statement.orelse, cst.If):
+            orelse = self._under(reason, lambda: self._If(statement.orelse, varying))
+        elif statement.orelse is not None:
+            orelse = self._under(reason, lambda: self.block(_statements(statement.orelse.body), varying))
+        if reason == RANK and statement.test not in self.found.tests:
+            # `model = model.to(device) if rank 0 else model.to_empty(...)`: set on every rank,
+            # to values of one kind; what varies is which arm, not whether it is set.
+            body, orelse = _forget_shared(body, orelse, varying)
+        return _merge(body, orelse)
+
+    def _test_reason(self, test: cst.BaseExpression, varying: Varying, record: bool = True) -> Optional[str]:
+        """Why a test can go one way on some ranks and the other way on the rest, or None. Its
+        operands that the rank alone does not decide are recorded for the data flow's worlds
+        (ranks.World.data); a test the worlds decide needs nothing recorded."""
+        leaves = boolean_leaves(test)
+        worlds = make_worlds(max(self._conditions.compared_literals(test), default=0))
+        decided = [leaf for leaf in leaves if setup_truth(leaf) is not None
+                   or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
+        undecided = [leaf for leaf in leaves if leaf not in decided]
+        reasons = {leaf: self.why(leaf, varying) for leaf in undecided}
+        if self._control:
+            # Inside a branch that already differs between ranks, a value set there tells no more.
+            reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
+        recorded = {leaf: why for leaf, why in reasons.items() if why is not None}
+        configuration = any(word in _code(leaf) for leaf in undecided for word in _CONFIGURATION_WORDS)
+        if not recorded and undecided and decided and not configuration and self._rank_splits(test, worlds):
+            # `rank == 0 or flag`: where the flag is false, only rank 0 goes in.
+            recorded = {leaf: RANK for leaf in undecided}
+        if recorded and not record:
+            return next(iter(recorded.values()))
+        if recorded:
+            self.found.tests.update(recorded)
+            self.found.scopes.add(self._scope)
+            return next(iter(recorded.values()))
+        return RANK if decided and not undecided and any(self.why(leaf, varying) for leaf in decided) else None
+
+    def _rank_splits(self, test: cst.BaseExpression, worlds) -> bool:
+        """Whether the rank tests in `test` give different ranks different outcomes once the
+        other tests, the same on every rank, take one value (either) everywhere."""
+        return any(len({_evaluate_assuming(self._conditions, test, world, value) for world in worlds}) > 1
+                   for value in (True, False))
+
+    def _For(self, loop: cst.For, varying: Varying) -> Varying:
+        reason = self.why(loop.iter, varying)
+        if reason is not None:
+            self.found.loops[loop] = (loop.iter, reason)
+        targets = _target_keys(loop.target)
+        self._bound.update(key for key in targets if not reason)
+        entry = _bind(varying, targets, reason)
+        return self._loop(loop, entry, reason)
+
+    def _While(self, loop: cst.While, varying: Varying) -> Varying:
+        end = varying
+        for _ in range(2):  # the second pass sees what the body made vary
+            reason = self.why(loop.test, end)
+            end = self._loop(loop, _merge(varying, end), reason, passes=1)
+        reason = self._test_reason(loop.test, end)
+        if any(leaf in self.found.tests for leaf in boolean_leaves(loop.test)):
+            self.found.loops[loop] = (loop.test, reason)
+        return end
+
+    def _loop(self, loop, entry: Varying, reason: Optional[str], passes: int = 2) -> Varying:
+        end = entry
+        for _ in range(passes):
+            end = self._under(reason, lambda start=_merge(entry, end): self.block(_statements(loop.body), start))
+        end = _merge(entry, end)
+        if loop.orelse is not None:
+            end = self.block(_statements(loop.orelse.body), end)
+        return end
+
+    def _Try(self, statement, varying: Varying) -> Varying:
+        body_end = self.block(_statements(statement.body), varying)
+        reason = self._raising(statement, _merge(varying, body_end))
+        if reason is not None:
+            self.found.raising[statement] = reason
+            self.found.scopes.add(self._scope)
+        outcomes = [self._under(reason, lambda h=handler: self.block(_statements(h.body), _merge(varying, body_end)))
+                    for handler in statement.handlers]
+        if statement.orelse is not None:
+            body_end = self.block(_statements(statement.orelse.body), body_end)
+        end = _merge(body_end, *outcomes)
+        if statement.finalbody is not None:
+            end = self.block(_statements(statement.finalbody.body), end)
+        return end
+
+    _TryStar = _Try
+
+    def _raising(self, statement, varying: Varying) -> Optional[str]:
+        """Whether the `try` body reads what differs between ranks (a file named after the rank
+        or written by some ranks only, the next item of a rank's own iterator), so that it may
+        raise on some ranks only."""
+        for call in _calls_in(statement.body):
+            if last_name(call.func) not in _READS:
+                continue
+            paths = [arg.value for arg in call.args if not _is_placement(arg)]
+            if isinstance(call.func, cst.Attribute):
+                paths.append(call.func.value)  # `Path(p).read_text()`
+            if any(self.why(path, varying) or _code(path) in self._written for path in paths):
+                return RAISES
+        return None
+
+    def _With(self, statement: cst.With, varying: Varying) -> Varying:
+        for item in statement.items:
+            if item.asname is not None:
+                varying = _bind(varying, _target_keys(item.asname.name), self.why(item.item, varying))
+        return self.block(_statements(statement.body), varying)
+
+    def _Match(self, statement: cst.Match, varying: Varying) -> Varying:
+        reason = self.why(statement.subject, varying)
+        outcomes = [self._under(reason, lambda c=case: self.block(_statements(c.body), varying))
+                    for case in statement.cases]
+        return _merge(varying, *outcomes)
+
+    def _under(self, reason: Optional[str], walk: Callable[[], Varying]) -> Varying:
+        if reason is None:
+            return walk()
+        self._control.append(reason)
+        try:
+            return walk()
+        finally:
+            self._control.pop()
+
+    def _why_controlled(self) -> Optional[str]:
+        return CONTROL if self._control else None
+
+    # -- expressions -----------------------------------------------------------------------
+    def why(self, expr: cst.CSTNode, varying: Varying) -> Optional[str]:
+        """Why `expr`'s value can differ between ranks, or None when it is not known to."""
+        if isinstance(expr, (cst.Lambda, cst.SimpleString, cst.Integer, cst.Float)):
+            return None
+        if isinstance(expr, cst.Name) and expr.value in self._bound:
+            return varying.get(expr.value)  # `for global_rank in ranks:` is not this rank
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            quantity = self._conditions.quantity(expr)
+            if quantity and quantity.startswith(GROUP_RANK):
+                return None  # how a group's members are numbered against the others is unknown
+            if quantity or self._conditions.property_name(expr):
+                return RANK
+        if isinstance(expr, cst.Name):
+            return varying.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying)
+        if isinstance(expr, cst.Call):
+            return self._call_reason(expr, varying)
+        if isinstance(expr, cst.Arg):
+            return None if _is_placement(expr) else self.why(expr.value, varying)
+        return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _call_reason(self, call: cst.Call, varying: Varying) -> Optional[str]:
+        name = last_name(call.func)
+        if name in _SETUP_CALLS or self._uniform_result(call):
+            return None
+        qualified = self._qualified_names(call)
+        if qualified & _CLOCKS:
+            return CLOCK
+        if name in _FILE_CHECKS:
+            path = argument_value(call, 0)
+            if path is None and isinstance(call.func, cst.Attribute):
+                path = call.func.value  # Path(p).exists()
+            if path is not None:
+                return self._written.get(_code(path)) or self.why(path, varying)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if name in _PLACEMENT_METHODS:
+            return self.why(receiver, varying) if receiver is not None else None
+        if name in _BALANCED:
+            return None
+        if receiver is not None and self.why(receiver, varying):
+            return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
+        if not self._passes_values(call, qualified):
+            return None  # what an unknown function returns is not known to vary
+        return next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
+
+    @staticmethod
+    def _passes_values(call: cst.Call, qualified: set) -> bool:
+        """Calls whose result varies with their arguments: builtins (`len`, `range`, `int`),
+        torch's, math's and numpy's functions, `os.path`, methods of literals (`"{}".format`)."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in _PASSING_BUILTINS:
+            return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.SimpleString, cst.FormattedString)):
+            return True
+        return any(name.startswith(_PASSING_MODULES) and not name.startswith("torch.distributed")
+                   for name in qualified)
+
+    def _uniform_result(self, value: cst.BaseExpression) -> bool:
+        """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
+        site = self._collectives.get(value) if isinstance(value, cst.Call) else None
+        return site is not None and site.api.short_name in _UNIFORM_RESULTS and getattr(site, "group", None) is None
+
+
+def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
+                  qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object]) -> Divergence:
+    """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks."""
+    walk = _Pass(scope, conditions, qualified_names, collectives)
+    statements = scope.body if isinstance(scope, cst.Module) else _statements(scope.body)
+    walk.block(statements, {})
+    return walk.found
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body
+
+
+def _merge(*states: Varying) -> Varying:
+    merged: dict = {}
+    for state in states:
+        for name, why in state.items():
+            merged.setdefault(name, why)
+    return merged
+
+
+def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:
+    """The names `keys` now hold a value that varies for `reason` (or, for None, that does not)."""
+    if reason is not None:
+        return {**varying, **{key: reason for key in keys}}
+    if not any(key in varying for key in keys):
+        return varying
+    return {name: why for name, why in varying.items() if name not in keys}
+
+
+def _raises(statement: cst.If) -> bool:
+    """An arm of the `if` (or of its `elif`s) ends in a `raise`."""
+    arms = [statement.body]
+    orelse = statement.orelse
+    while orelse is not None:
+        arms.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for arm in arms:
+        last = _statements(arm)[-1]
+        if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and \
+                isinstance(last.body[-1], cst.Raise):
+            return True
+    return False
+
+
+def _is_membership(test: cst.BaseExpression, conditions: RankConditions) -> bool:
+    """`rank in ranks` with `ranks` no literal: a rank's membership of a group."""
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+            and bool(conditions.quantity(test.left))
+            and not isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set)))
+
+
+def _forget_shared(body: Varying, orelse: Varying, entry: Varying) -> tuple:
+    """Both arms without the names both set under the test alone (not varying on entry)."""
+    shared = {name for name, why in body.items()
+              if why == CONTROL and orelse.get(name) == CONTROL and name not in entry}
+    return ({n: w for n, w in body.items() if n not in shared}, {n: w for n, w in orelse.items() if n not in shared})
+
+
+def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
+    """The (target, value) pairs of `a, b = x, y`; None for any other assignment."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    targets, values = target.elements, value.elements
+    if len(targets) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*targets, *values)):
+        return None
+    return [(t.value, v.value) for t, v in zip(targets, values)]
+
+
+def _key(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    return attribute_key(expr)
+
+
+def _target_keys(target: cst.CSTNode) -> list:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [key for element in target.elements for key in _target_keys(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_keys(target.value)
+    key = _key(target)
+    return [key] if key else []
+
+
+def _evaluate_assuming(conditions: RankConditions, test: cst.BaseExpression, world: World, value: bool) -> bool:
+    """`test` in `world`, with every operand the rank does not decide taken as `value`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return not _evaluate_assuming(conditions, test.expression, world, value)
+    if isinstance(test, cst.BooleanOperation):
+        left = _evaluate_assuming(conditions, test.left, world, value)
+        right = _evaluate_assuming(conditions, test.right, world, value)
+        return (left and right) if isinstance(test.operator, cst.And) else (left or right)
+    decided = setup_truth(test)
+    if decided is None:
+        decided = conditions.evaluate(test, world)
+    return value if decided is None else decided
+
+
+_WORLD_SIZES = frozenset({"get_world_size", "world_size", "num_processes", "WORLD_SIZE", "num_replicas"})
+
+
+def setup_truth(test: cst.BaseExpression) -> Optional[bool]:
+    """The value, in a job of several processes, of a test that sets up distributed code:
+    `dist.is_initialized()`, `world_size > 1`, `args.distributed`, `distributed_type != NO`.
+    Code that runs collectives runs where these hold; None for any other test."""
+    if isinstance(test, cst.Call) and last_name(test.func) in ("is_initialized", "is_available",
+                                                               "is_torchelastic_launched"):
+        return True
+    if isinstance(test, (cst.Name, cst.Attribute)) and (last_name(test) or "").endswith("distributed"):
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if last_name(right) == "NO" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        return isinstance(operator, (cst.NotEqual, cst.IsNot))  # distributed_type != DistributedType.NO
+    if _names_world_size(test.left) and isinstance(right, cst.Integer):
+        outcomes = {_compare_sizes(operator, size, int(right.value, 0)) for size in (2, 64)}
+        return outcomes.pop() if len(outcomes) == 1 else None
+    return None
+
+
+def _names_world_size(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and last_name(expr.func) == "int" and expr.args:
+        return _names_world_size(expr.args[0].value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, cst.SimpleString) and index.evaluated_value == "WORLD_SIZE"
+    return last_name(expr) in _WORLD_SIZES
+
+
+def _compare_sizes(operator, size: int, literal: int) -> Optional[bool]:
+    table = {cst.Equal: size == literal, cst.NotEqual: size != literal, cst.LessThan: size < literal,
+             cst.LessThanEqual: size <= literal, cst.GreaterThan: size > literal,
+             cst.GreaterThanEqual: size >= literal}
+    return table.get(type(operator))
+
+
+def _payload_keys(expr: Optional[cst.BaseExpression]) -> list:
+    """`flag`, or the names in `[flag, total]`: what a synchronising collective makes equal."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [key for element in expr.elements for key in _payload_keys(element.value)]
+    key = _key(expr) if expr is not None else None
+    return [key] if key else []
+
+
+def _is_placement(arg: cst.Arg) -> bool:
+    return arg.keyword is not None and arg.keyword.value in _PLACEMENT_KEYWORDS
+
+
+def _calls_in(node: cst.CSTNode) -> list:
+    finder = _Calls()
+    finder.walk(node)
+    return finder.found
+
+
+class _Calls(Visitor):
+    """The calls in a statement or block, not those of functions defined inside it."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    visit_ClassDef = visit_Lambda = visit_FunctionDef
