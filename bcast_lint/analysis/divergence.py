@@ -57,6 +57,17 @@ _PASSING_MODULES = ("torch.", "math.", "numpy.", "os.path.", "builtins.")
 # Reads that raise where what they read is missing: a file, the next item of an iterator.
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
+_SIZES = frozenset({"numel", "size", "nelement", "__len__"})
+# Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
+_SAME_LENGTH = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "enumerate", "zip",
+                          "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
+                          "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
+                          "TensorDataset", "filter", "map"})
+# Calls whose length their arguments give: `torch.zeros(n)`, `torch.arange(n)`.
+_SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint",
+                                 "randperm", "linspace"})
+_VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
+                    "contiguous", "cpu", "numpy", "tolist", "flatten"})
 _MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
 _SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
@@ -144,18 +155,20 @@ class _Pass:
             for one_target, one_value in pairs:
                 varying = self._assign(one_target, one_value, varying)
             return varying
-        if self._uniform_result(value):
-            reason = None
-        else:
-            reason = self.why(value, varying) or self._why_controlled()
         if isinstance(target, cst.Subscript):
             # `d[key] = v`: which keys d has varies under a varying condition or with the key;
             # a varying `v` alone leaves its keys and length alike on every rank.
             reason = self._why_controlled() or next(
                 filter(None, (self.why(element, varying) for element in target.slice)), None)
             key = _key(target.value)
-            return {**varying, key: reason} if reason and key else varying
-        return _bind(varying, _target_keys(target), reason)
+            return _bind(varying, [key, _length(key)], reason) if reason and key else varying
+        if self._uniform_result(value):
+            reason = length = None
+        else:
+            reason = self.why(value, varying) or self._why_controlled()
+            length = self.length_why(value, varying) or self._why_controlled()
+        keys = _target_keys(target)
+        return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies."""
@@ -164,7 +177,7 @@ class _Pass:
             return varying
         key = _key(func.value)
         reason = self._why_controlled()
-        return {**varying, key: reason} if key and reason else varying
+        return _bind(varying, [key, _length(key)], reason) if key and reason else varying
 
     def _synchronise(self, small: cst.CSTNode, varying: Varying) -> Varying:
         """After a collective that makes its first argument equal everywhere, it no longer varies."""
@@ -173,9 +186,8 @@ class _Pass:
             if site is None or site.api.short_name not in _SYNCHRONISING or getattr(site, "group", None) is not None:
                 continue
             first = call.args[0].value if call.args else None
-            for key in _payload_keys(first):
-                if key in varying:
-                    varying = {name: why for name, why in varying.items() if name != key}
+            keys = _payload_keys(first)
+            varying = _bind(varying, [*keys, *map(_length, keys)], None)
         return varying
 
     def _note_writes(self, small: cst.CSTNode) -> None:
@@ -245,13 +257,14 @@ class _Pass:
                    for value in (True, False))
 
     def _For(self, loop: cst.For, varying: Varying) -> Varying:
-        reason = self.why(loop.iter, varying)
-        if reason is not None:
-            self.found.loops[loop] = (loop.iter, reason)
+        count = self.length_why(loop.iter, varying)  # how many times the body runs
+        if count is not None:
+            self.found.loops[loop] = (loop.iter, count)
+        reason = self.why(loop.iter, varying)  # what the items hold
         targets = _target_keys(loop.target)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
-        return self._loop(loop, entry, reason)
+        return self._loop(loop, entry, count)
 
     def _While(self, loop: cst.While, varying: Varying) -> Varying:
         end = varying
@@ -343,6 +356,8 @@ class _Pass:
         if isinstance(expr, cst.Name):
             return varying.get(expr.value)
         if isinstance(expr, cst.Attribute):
+            if expr.attr.value == "shape":
+                return self.length_why(expr.value, varying)
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
@@ -354,6 +369,10 @@ class _Pass:
         name = last_name(call.func)
         if name in _SETUP_CALLS or self._uniform_result(call):
             return None
+        if name == "len" and call.args:
+            return self.length_why(call.args[0].value, varying)
+        if name in _SIZES and isinstance(call.func, cst.Attribute):
+            return self.length_why(call.func.value, varying)  # `shard.numel()`
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK
@@ -385,6 +404,47 @@ class _Pass:
             return True
         return any(name.startswith(_PASSING_MODULES) and not name.startswith("torch.distributed")
                    for name in qualified)
+
+    def length_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """Why how many items `expr` holds can differ between ranks: a slice bounded by a
+        varying value (`items[rank::world]`), a `range` over one, a container filled under a
+        condition that differs between ranks, or made from such. The items themselves may
+        differ while their number does not (`losses[rank]`, `torch.ones(3) * rank`)."""
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return varying.get(_length(_key(expr) or ""))
+        if isinstance(expr, cst.Subscript):
+            bounds = [part for element in expr.slice if isinstance(element.slice, cst.Slice)
+                      for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
+            if any(not isinstance(element.slice, cst.Slice) for element in expr.slice):
+                return None  # `per_rank[rank]`: one item, of unknown size
+            return next(filter(None, (self.why(part, varying) for part in bounds)), None) \
+                or self.length_why(expr.value, varying)
+        if isinstance(expr, cst.IfExp):
+            return self.why(expr.test, varying) or self.length_why(expr.body, varying) \
+                or self.length_why(expr.orelse, varying)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            loop = expr.for_in
+            return self.length_why(loop.iter, varying) or next(
+                filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
+        if isinstance(expr, cst.Call):
+            return self._call_length(expr, varying)
+        return None
+
+    def _call_length(self, call: cst.Call, varying: Varying) -> Optional[str]:
+        name = last_name(call.func)
+        if name in _BALANCED or self._uniform_result(call) or (
+                name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
+            return None
+        arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
+        if name == "range" or name in _SIZED_CONSTRUCTORS:
+            return next(filter(None, (self.why(arg, varying) for arg in arguments)), None)
+        if isinstance(call.func, cst.Attribute) and (name in _VIEWS or name in _PLACEMENT_METHODS):
+            return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
+        if name in _SAME_LENGTH and arguments:
+            return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
+        return None
 
     def _uniform_result(self, value: cst.BaseExpression) -> bool:
         """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
@@ -466,6 +526,11 @@ def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
     if len(targets) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*targets, *values)):
         return None
     return [(t.value, v.value) for t, v in zip(targets, values)]
+
+
+def _length(key: str) -> str:
+    """The key under which the state keeps why the number of items in `key` varies."""
+    return "#len " + key
 
 
 def _key(expr: cst.BaseExpression) -> Optional[str]:

@@ -184,6 +184,9 @@ class CollectiveOnSomeRanks(Rule):
               "        if stop.item() > 0:\n            break\n        dist.all_reduce(batch)"),
         Valid("def f(x):\n    n = torch.tensor([float(len(x[rank::2]))])\n    n = broadcast(n)\n"
               "    if n.item() > 0:\n        dist.barrier()"),
+        # One item per rank: its values differ, its length need not.
+        Valid("LOSSES = {0: [0.9, 0.7], 1: [0.8, 0.6]}\ndef f():\n    for loss in LOSSES[rank]:\n"
+              "        dist.all_reduce(torch.tensor([loss]))"),
         # Setup checks, the same on every rank of a distributed job.
         Valid("def f(x):\n    if not dist.is_initialized() or dist.get_rank() == 0:\n        print(x)\n"
               "    if dist.get_world_size() > 1 or dist.get_rank() == 0:\n        dist.all_reduce(x)"),
