@@ -142,6 +142,7 @@ class _CandidateCollector(Visitor):
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
+        self.staggered = _staggered_context_managers(module)
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -182,8 +183,10 @@ class _CandidateCollector(Visitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._statements.append(node)
-        entered = any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _MAIN_FIRST_METHODS
-                      for item in node.items)
+        entered = any(isinstance(item.item, cst.Call) and (
+            last_name(item.item.func) in _MAIN_FIRST_METHODS
+            or (isinstance(item.item.func, cst.Name) and item.item.func.value in self.staggered))
+            for item in node.items)
         self._main_first.append(node if entered else self._main_first[-1])
 
     def leave_With(self, original_node: cst.With) -> None:
@@ -248,6 +251,44 @@ class _CandidateCollector(Visitor):
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
         return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
                           self._decorators[-1], tuple(self._statements), klass or None)
+
+
+def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
+    """The module's `@contextlib.contextmanager` functions that, like `main_process_first`, run
+    a collective under an `if` before their `yield` (`if rank != 0: dist.barrier()`): ranks
+    run the `with` body at different times, one group while the other waits in that collective."""
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or not any(
+                last_name(d.decorator) == "contextmanager" for d in statement.decorators):
+            continue
+        for part in statement.body.body:
+            if _yields(part):
+                break
+            if isinstance(part, cst.If) and _calls_named(part, apis.CALL_WORDS):
+                found.add(statement.name.value)
+                break
+    return frozenset(found)
+
+
+def _yields(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) for small in statement.body)
+
+
+def _calls_named(node: cst.CSTNode, names) -> bool:
+    finder = _NamedCall(names)
+    finder.walk(node)
+    return finder.found
+
+
+class _NamedCall(Visitor):
+    def __init__(self, names) -> None:
+        self._names = names
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or last_name(node.func) in self._names
 
 
 def _unresolved(candidates: list[_Candidate], classified, known) -> list[tuple[str, int, cst.Call]]:

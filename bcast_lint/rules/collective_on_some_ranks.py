@@ -32,7 +32,9 @@ class CollectiveOnSomeRanks(Rule):
     on the rank, in a function decorated with `@accelerator.on_main_process`,
     `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
     `rank_zero_only`, or inside `with accelerator.main_process_first():` /
-    `local_main_process_first()`.
+    `local_main_process_first()` or a module's own `@contextlib.contextmanager` that, like
+    them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
+    idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
 
     A call of one of the project's own functions counts as the collective it runs on every rank
     that calls it, directly or through other functions, in the same module or another: the
@@ -184,6 +186,10 @@ class CollectiveOnSomeRanks(Rule):
               "        if stop.item() > 0:\n            break\n        dist.all_reduce(batch)"),
         Valid("def f(x):\n    n = torch.tensor([float(len(x[rank::2]))])\n    n = broadcast(n)\n"
               "    if n.item() > 0:\n        dist.barrier()"),
+        # A zero-first context manager whose body runs no collective.
+        Valid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
+              "        dist.barrier()\n    yield\n    if rank == 0:\n        dist.barrier()\n"
+              "def f():\n    with zero_first():\n        data = load()\n    dist.all_reduce(data)"),
         # One item per rank: its values differ, its length need not.
         Valid("LOSSES = {0: [0.9, 0.7], 1: [0.8, 0.6]}\ndef f():\n    for loss in LOSSES[rank]:\n"
               "        dist.all_reduce(torch.tensor([loss]))"),
@@ -256,6 +262,12 @@ class CollectiveOnSomeRanks(Rule):
                 "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 27),
                 expected_replacement="LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        pass\n"
                 "    dist.all_reduce(x)"),
+        Invalid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
+                "        dist.barrier()\n    yield\n    if rank == 0:\n        dist.barrier()\n"
+                "def f(x):\n    with zero_first():\n        dist.all_reduce(x)",
+                expected_message="all_reduce() is called inside 'with zero_first():': the main rank runs it "
+                "while the others wait at the block's barrier, and every rank hangs until the timeout",
+                range=(11, 9, 11, 27)),
         Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at "
