@@ -94,12 +94,19 @@ class Divergence:
     loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
+    states: dict = field(default_factory=dict)  # collective call -> (its scope's pass, what varies there)
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
         self.loops.update(other.loops)
         self.raising.update(other.raising)
         self.scopes |= other.scopes
+        self.states.update(other.states)
+
+    def length_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
+        """Why how many items `expr` holds where `call` runs can differ between ranks, or None."""
+        walk, varying = self.states.get(call, (None, None))
+        return walk.length_why(expr, varying) if walk is not None else None
 
 
 Varying = Mapping[str, str]  # name (or "obj.attr") -> why it varies
@@ -183,6 +190,8 @@ class _Pass:
         """After a collective that makes its first argument equal everywhere, it no longer varies."""
         for call in _calls_in(small):
             site = self._collectives.get(call)
+            if site is not None:
+                self.found.states[call] = (self, varying)
             if site is None or site.api.short_name not in _SYNCHRONISING or getattr(site, "group", None) is not None:
                 continue
             first = call.args[0].value if call.args else None
@@ -419,11 +428,15 @@ class _Pass:
                 return None  # `per_rank[rank]`: one item, of unknown size
             return next(filter(None, (self.why(part, varying) for part in bounds)), None) \
                 or self.length_why(expr.value, varying)
-        if isinstance(expr, cst.IfExp):
-            return self.why(expr.test, varying) or self.length_why(expr.body, varying) \
-                or self.length_why(expr.orelse, varying)
+        if isinstance(expr, cst.IfExp):  # `list(mine) if rank == 0 else [None] * k`: the arms say
+            return self.length_why(expr.body, varying) or self.length_why(expr.orelse, varying)
         if isinstance(expr, cst.BinaryOperation):
-            return self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
+            count = None  # `[None] * len(mine)`: as many items as the count says
+            if isinstance(expr.operator, cst.Multiply):
+                for items, times in ((expr.left, expr.right), (expr.right, expr.left)):
+                    if isinstance(items, (cst.List, cst.Tuple)):
+                        count = count or self.why(times, varying)
+            return count or self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             loop = expr.for_in
             return self.length_why(loop.iter, varying) or next(

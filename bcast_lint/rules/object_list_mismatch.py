@@ -5,6 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World
@@ -37,6 +38,11 @@ class ObjectListMismatch(Rule):
     Lengths are compared only where every assignment reaching the call is a list literal (or
     `[None] * 3`, `[None for _ in range(3)]`) and the list is not resized afterwards (`append`,
     `extend`, `+=`, ...).
+
+    - the list's length comes from what differs between ranks (analysis/divergence.py): a rank's
+      own share (`[None] * len(items[rank::world])`, `list(my_record)` with `my_record` built
+      from it), so the source's and a receiver's lengths can differ. A length set in a rank's
+      own branch (`if rank == 0: objects = list(items)`) is judged by the literal lengths above.
 
     ## Why is this bad?
     The receiving ranks learn nothing about the source's list before the call: each allocates
@@ -94,6 +100,8 @@ class ObjectListMismatch(Rule):
         Valid("objs = [None] * 2\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)"),
         Valid("step, seed = broadcast_object_list([step, seed])"),
         Valid("def f(objs):\n    dist.broadcast_object_list(objs, src=0)"),
+        Valid("def f(items):\n    objs = list(items) if rank == 0 else [None] * len(items)\n"
+              "    dist.broadcast_object_list(objs, src=0)"),
         Valid("objs = [None]\nif rank == 0:\n    objs = []\n    objs.append(cfg)\ndist.broadcast_object_list(objs, src=0)"),
         Valid("objs = [None, None]\nif rank == 0:\n    objs = [cfg]\n    objs += [vocab]\ndist.broadcast_object_list(objs, src=0)"),
         Valid("objs = [None] * n\nif rank == 0:\n    objs = [cfg, vocab]\ndist.broadcast_object_list(objs, src=0)"),
@@ -105,6 +113,11 @@ class ObjectListMismatch(Rule):
         Valid("objs = [x for x in items]\nif rank == 0:\n    objs = [cfg]\ndist.broadcast_object_list(objs, src=0)"),
     )
     INVALID = (
+        Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
+                "    objs = list(mine) if rank == 0 else [None] * len(mine)\n    dist.broadcast_object_list(objs, src=0)",
+                expected_message="'objs' can hold a different number of items on different ranks (it is computed "
+                "from the rank): broadcast_object_list() needs one length on every rank, and under gloo the "
+                "receivers abort (\"Received data size doesn't match expected size\")", range=(4, 5, 4, 45)),
         Invalid("if accelerator.is_main_process:\n    payload = [cfg, vocab]\nelse:\n    payload = [None]\n"
                 "cfg, vocab = broadcast_object_list(payload)",
                 expected_message="'payload' holds 2 objects on source rank 0 but 1 object on ranks where "
@@ -164,7 +177,7 @@ class ObjectListMismatch(Rule):
         for site in analysis.broadcasts():
             if site.api.payload != apis.OBJECTS or site.payload is None or not site.reached:
                 continue
-            report = _not_a_list(analysis, site) or _length_mismatch(analysis, site)
+            report = _not_a_list(analysis, site) or _length_mismatch(analysis, site) or _varying_length(analysis, site)
             if report is not None:
                 yield report
 
@@ -265,6 +278,20 @@ def _length_mismatch(analysis: ModuleAnalysis, site: CallSite) -> Optional[Repor
                f"under gloo the receivers abort (\"{_SIZE_ABORT}\")")
     help_text = f"Give '{name}' as many placeholders on every rank as the source sends"
     return Report(site.call, message, _length_fix(analysis, split, sent), help_text)
+
+
+def _varying_length(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
+    """The list's length comes from what differs between ranks (`[None] * len(my_items)` with
+    `my_items` a rank's own share): the source's and a receiver's lengths can differ."""
+    reason = analysis.divergence.length_at(site.call, site.payload)
+    if reason is None or reason == CONTROL:
+        return None  # set in a rank's own branch: the usual source/receiver split, judged above
+    name = analysis.code(site.payload)
+    message = (f"'{name}' can hold a different number of items on different ranks ({reason}): "
+               f"{site.api.short_name}() needs one length on every rank, and under gloo the receivers "
+               f"abort (\"{_SIZE_ABORT}\")")
+    return Report(site.call, message, help="Agree on the length first: broadcast it from the source rank, "
+                  "then size every rank's list with it")
 
 
 def _lengths(analysis: ModuleAnalysis, site: CallSite, world: World) -> Optional[set[int]]:
