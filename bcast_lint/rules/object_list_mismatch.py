@@ -117,7 +117,7 @@ class ObjectListMismatch(Rule):
                 "    objs = list(mine) if rank == 0 else [None] * len(mine)\n    dist.broadcast_object_list(objs, src=0)",
                 expected_message="'objs' can hold a different number of items on different ranks (it is computed "
                 "from the rank): broadcast_object_list() needs one length on every rank, and under gloo the "
-                "receivers abort (\"Received data size doesn't match expected size\")", range=(4, 5, 4, 45)),
+                "receivers abort (\"Received data size doesn't match expected size\")", range=(4, 5, 4, 44)),
         Invalid("if accelerator.is_main_process:\n    payload = [cfg, vocab]\nelse:\n    payload = [None]\n"
                 "cfg, vocab = broadcast_object_list(payload)",
                 expected_message="'payload' holds 2 objects on source rank 0 but 1 object on ranks where "
