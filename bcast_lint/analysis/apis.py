@@ -33,6 +33,9 @@ class Api:
     payload_keyword: str | None = None
     via: object = ""  # a str, or summaries.CallChain, which str() renders when a message shows it
     group_position: int | None = None  # where `group` may be passed positionally
+    # A project function that returns before its collective when a test on a parameter holds
+    # (`if not metrics: return {}`): (parameter, its position at a call or None, the test's code).
+    returns_early_on: tuple = ()
 
     @property
     def short_name(self) -> str:

@@ -103,6 +103,12 @@ class Divergence:
         self.scopes |= other.scopes
         self.states.update(other.states)
 
+    def why_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
+        """Why `expr`'s value, or how many items it holds, can differ between ranks where `call`
+        runs, or None."""
+        walk, varying = self.states.get(call, (None, None))
+        return (walk.why(expr, varying) or walk.length_why(expr, varying)) if walk is not None else None
+
     def length_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
         """Why how many items `expr` holds where `call` runs can differ between ranks, or None."""
         walk, varying = self.states.get(call, (None, None))

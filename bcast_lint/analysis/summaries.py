@@ -33,7 +33,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex, Project,
                                          text_names_collective, text_names_rank)
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.source import Source
 
 if TYPE_CHECKING:
@@ -307,8 +307,51 @@ def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
                 api = _wrapper_api(analysis, ref, func, site, payload, positions)
                 return api, _group_parameter(analysis, site, func)
     site = everywhere[0]
-    api = apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site))
+    api = apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site),
+                   returns_early_on=_early_returns(func, site, positions))
     return api, _group_parameter(analysis, site, func)
+
+
+def _early_returns(func: cst.FunctionDef, site: "CallSite", positions: dict) -> tuple:
+    """The function's top-level `if <test on a parameter>: return ...` before the collective:
+    a caller whose argument differs between ranks makes some ranks skip it."""
+    found = []
+    for statement in func.body.body:
+        if statement is site.statement or _contains(statement, site.call):
+            break
+        if isinstance(statement, cst.If) and statement.orelse is None and _ends_in_return(statement.body):
+            names = {leaf.value for leaf in _names_in(statement.test)} & set(positions)
+            found.extend((name, positions[name], cst.Module([]).code_for_node(statement.test)) for name in sorted(names))
+    return tuple(found)
+
+
+def _ends_in_return(body: cst.BaseSuite) -> bool:
+    last = _suite(body)[-1]
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Return)
+
+
+def _contains(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return path_to(statement, node) is not None
+
+
+def _names_in(expr: cst.CSTNode) -> list:
+    collector = _Names()
+    collector.walk(expr)
+    return collector.found
+
+
+class _Names(Visitor):
+    """The plain names an expression reads (not attribute names)."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.walk(node.value)
+        return False
 
 
 def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: str, positions) -> apis.Api:

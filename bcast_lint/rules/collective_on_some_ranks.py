@@ -10,6 +10,7 @@ from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import RANK
+from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
@@ -66,6 +67,8 @@ class CollectiveOnSomeRanks(Rule):
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
     setup check (`dist.is_initialized()`, `world_size > 1`) or what an unknown function returns.
+    A project function that returns before its collective on a test of a parameter
+    (`if not metrics: return {}`) skips it on the ranks whose argument makes the test hold.
     A `while` whose test differs between ranks runs the collectives in it a different number of
     times.
 
@@ -190,6 +193,10 @@ class CollectiveOnSomeRanks(Rule):
         Valid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
               "        dist.barrier()\n    yield\n    if rank == 0:\n        dist.barrier()\n"
               "def f():\n    with zero_first():\n        data = load()\n    dist.all_reduce(data)"),
+        # A helper that returns early on an empty argument, given the same on every rank.
+        Valid("def gather_metrics(local):\n    if not local:\n        return {}\n    out = [None] * 2\n"
+              "    dist.all_gather_object(out, local)\n    return out\n"
+              "def f(layers):\n    if rank == 0:\n        print(layers)\n    return gather_metrics({n: 1 for n in layers})"),
         # One item per rank: its values differ, its length need not.
         Valid("LOSSES = {0: [0.9, 0.7], 1: [0.8, 0.6]}\ndef f():\n    for loss in LOSSES[rank]:\n"
               "        dist.all_reduce(torch.tensor([loss]))"),
@@ -268,6 +275,13 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="all_reduce() is called inside 'with zero_first():': the main rank runs it "
                 "while the others wait at the block's barrier, and every rank hangs until the timeout",
                 range=(11, 9, 11, 27)),
+        Invalid("def gather_metrics(local):\n    if not local:\n        return {}\n    out = [None] * 2\n"
+                "    dist.all_gather_object(out, local)\n    return out\n"
+                "def f(layers):\n    mine = layers[rank::2]\n    return gather_metrics({n: 1 for n in mine})",
+                expected_message="gather_metrics() calls dist.all_gather_object() (case.py:13) only where "
+                "'not local' is false: it returns before that otherwise, and '{n: 1 for n in mine}', passed as "
+                "'local', can differ between ranks (it is computed from the rank), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(9, 12, 9, 48)),
         Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at "
@@ -451,6 +465,10 @@ class CollectiveOnSomeRanks(Rule):
                 loop = _rank_sharded_loop(analysis, site)
                 if loop is not None:
                     yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
+                    continue
+                early = _early_return_in_callee(analysis, site)
+                if early is not None:
+                    yield Report(site.call, early, help=_EXIT_HELP)
 
 
 def _layout(layouts: dict, scope: cst.CSTNode) -> "_Layout":
@@ -502,6 +520,20 @@ def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
         return None
     return next((e for e in analysis.exits[site.scope].skipping(site.call)
                  if e.reached & missing and not _in_another_arm(analysis, layout, e, site)), None)
+
+
+def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """A project function that returns before its collective on a test of a parameter, called
+    with an argument that differs between ranks (`gather_metrics(local)` returning early on an
+    empty `local`): the message, or None."""
+    for parameter, position, test in site.api.returns_early_on:
+        argument = argument_value(site.call, position, parameter)
+        reason = analysis.divergence.why_at(site.call, argument) if argument is not None else None
+        if reason is not None:
+            return (f"{site.api.called} {site.api.via} only where '{test}' is false: it returns before that "
+                    f"otherwise, and '{analysis.code(argument)}', passed as '{parameter}', can differ between "
+                    f"ranks ({reason}), {_UNEVEN}")
+    return None
 
 
 def _in_another_arm(analysis: ModuleAnalysis, layout: "_Layout", exit_: Exit, site: CallSite) -> bool:
