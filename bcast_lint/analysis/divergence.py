@@ -461,6 +461,8 @@ class _Pass:
             return next(filter(None, (self.why(arg, varying) for arg in arguments)), None)
         if isinstance(call.func, cst.Attribute) and (name in _VIEWS or name in _PLACEMENT_METHODS):
             return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
+        if name == "next" and arguments:  # a batch of a loader over a rank's own, uneven share
+            return self.length_why(arguments[0], varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
         return None

@@ -5,6 +5,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.divergence import CONTROL
+from bcast_lint.analysis.expressions import allocation, last_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.tensor_specs import (TensorSpec, byte_size, dtype_size, dtypes_differ,
@@ -38,6 +40,11 @@ class PlaceholderMismatch(Rule):
     * 2` stays int64. A size held in a parameter or read from `.shape` is never
     guessed, and nothing is reported when the source rank's value is unknown. Default dtypes
     assume `torch.set_default_dtype` was not called.
+
+    It also flags a receiving rank's placeholder shaped by what differs between ranks
+    (analysis/divergence.py): `torch.zeros_like(local_batch)` where the batch comes from a rank's
+    own, uneven share, `torch.zeros(n)` with `n = len(items[rank::world])`. Each rank then
+    allocates its own size, and the source's tensor fits only where the sizes happen to agree.
 
     ## Why is this bad?
     `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
@@ -86,6 +93,9 @@ class PlaceholderMismatch(Rule):
         Valid("def f(shape):\n    buf = torch.zeros(shape)\n    if rank == 0:\n        buf = torch.rand(8)\n"
               "    dist.broadcast(buf, src=0)"),
         Valid("def f(x):\n    buf = x\n    if rank == 0:\n        buf = torch.rand(8)\n    dist.broadcast(buf, src=0)"),
+        # Shaped like a tensor every rank holds alike (a parameter), not like a rank's own share.
+        Valid("def f(batch):\n    buf = batch.clone() if rank == 0 else torch.zeros_like(batch)\n"
+              "    dist.broadcast(buf, src=0)"),
         Valid("ids = torch.zeros(4)\nif rank == 1:\n    ids = torch.randperm(4)\ndist.broadcast(ids, src=src)"),
         Valid("ids = torch.zeros(n).long()\nif rank == 0:\n    ids = torch.randperm(n)\ndist.broadcast(ids, 0)"),
         Valid("noise = torch.zeros(4)\nif rank == 0:\n    noise = torch.rand(4) * 0.5 + 0.25\ndist.broadcast(noise, 0)"),
@@ -97,6 +107,13 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
+        Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
+                "    buf = torch.tensor(mine) if rank == 0 else torch.zeros_like(torch.tensor(mine))\n"
+                "    dist.broadcast(buf, src=0)",
+                expected_message="'buf' is allocated on the receiving ranks with a shape from 'torch.tensor(mine)', "
+                "which can differ between ranks (it is computed from the rank): where it differs from what source "
+                "rank 0 sends, broadcast() receives into a buffer of another size (gloo aborts with \"Received data "
+                "size doesn't match expected size\", NCCL may hang or corrupt the data)", range=(3, 48, 3, 84)),
         Invalid("ids = torch.zeros(1)\nif accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\n"
                 "ids = broadcast(ids)",
                 expected_message="placeholder 'ids' is torch.zeros(1) (shape (1,), float32) on ranks "
@@ -176,6 +193,11 @@ class PlaceholderMismatch(Rule):
                     if placeholder.call not in reported:
                         reported.add(placeholder.call)
                         yield self._report(analysis, site, name.value, placeholder, sources, where)
+                for allocation, model, reason in _shaped_by_local_data(analysis, site, name.value):
+                    if allocation not in reported:
+                        reported.add(allocation)
+                        yield Report(allocation, _local_shape_message(analysis, site, name.value, model, reason),
+                                     help="Broadcast the source's shape first and allocate every receiver with it")
 
     def _mismatches(self, analysis: ModuleAnalysis, site: CallSite, name: str):
         """(placeholder spec, source specs, where-phrase) for each receiving-rank allocation of
@@ -229,6 +251,44 @@ class PlaceholderMismatch(Rule):
         unanimous = len({(s.shape, s.dtype) for s in sources}) == 1
         fix = _fix(analysis, placeholder, source, remedy) if unanimous else None
         return Report(placeholder.call, message, fix, f"Allocate the placeholder with {remedy}")
+
+
+# Allocations shaped like a tensor (`zeros_like(x)`) or by sizes (`zeros(n, 4)`).
+_SHAPED_LIKE = frozenset({"zeros_like", "empty_like", "ones_like", "full_like", "rand_like", "randn_like"})
+_SIZED = frozenset({"zeros", "empty", "ones", "full"})
+
+
+def _shaped_by_local_data(analysis: ModuleAnalysis, site: CallSite, name: str):
+    """(allocation, what gives its shape, why that differs between ranks) for each receiving
+    rank's allocation of `name` shaped by what differs between ranks (analysis/divergence.py):
+    `torch.zeros_like(local_batch)` with a batch from a rank's own, uneven share."""
+    found = {}
+    for world, definitions in analysis.definitions(site, name).items():
+        if world.rank == site.source_rank:
+            continue
+        for definition in definitions:
+            for value in analysis.values(definition, world):
+                call = allocation(value)
+                method = last_name(call.func) if call is not None else None
+                if method in _SHAPED_LIKE and call.args:
+                    models = [call.args[0].value]
+                elif method in _SIZED:
+                    models = [arg.value for arg in call.args if arg.keyword is None]
+                else:
+                    continue
+                for model in models:
+                    reason = analysis.divergence.length_at(site.call, model) if method in _SHAPED_LIKE \
+                        else analysis.divergence.why_at(site.call, model)
+                    if reason is not None and reason != CONTROL:
+                        found.setdefault(call, (call, model, reason))
+    return list(found.values())
+
+
+def _local_shape_message(analysis: ModuleAnalysis, site: CallSite, name: str, model, reason: str) -> str:
+    return (f"'{name}' is allocated on the receiving ranks with a shape from '{analysis.code(model)}', which can "
+            f"differ between ranks ({reason}): where it differs from what source rank {site.source_rank} sends, "
+            f"{site.api.short_name}() receives into a buffer of another size (gloo aborts with \"Received data "
+            f"size doesn't match expected size\", NCCL may hang or corrupt the data)")
 
 
 def _start(analysis: ModuleAnalysis, node: cst.CSTNode) -> tuple[int, int]:
