@@ -218,6 +218,20 @@ with dist._coalescing_manager(async_ops=True) as cm:
 cm.wait()
 print(grad.sum())
 """),
+        Valid("""\
+def reduce(grad, overlap):
+    work = dist.all_reduce(grad, async_op=overlap)
+    print(grad.sum())
+    work.wait()
+"""),
+        Valid("""\
+grad = torch.ones(4)
+work = dist.all_reduce(grad, async_op=True)
+def report():
+    print(grad.sum())
+if grad is not None:
+    work.wait()
+"""),
     )
     INVALID = (
         Invalid("""\
