@@ -232,6 +232,13 @@ def report():
 if grad is not None:
     work.wait()
 """),
+        Valid("""\
+def step(model, grad):
+    work = dist.all_reduce(grad, async_op=True)
+    norms = [p.grad.norm() for p in model.parameters()]
+    clip(norms, grad=None)
+    work.wait()
+"""),
     )
     INVALID = (
         Invalid("""\
@@ -520,7 +527,7 @@ def _accesses(unit: cst.CSTNode, names: set) -> Iterator[tuple[cst.Name, bool]]:
     stack: list[cst.CSTNode] = []
 
     def visit(node: cst.CSTNode) -> Iterator[tuple[cst.Name, bool]]:
-        if isinstance(node, cst.Name) and node.value in names and stack:
+        if isinstance(node, cst.Name) and node.value in names and stack and not _names_no_variable(node, stack[-1]):
             kind = _kind(node, stack)
             if kind is not None:
                 yield node, kind
@@ -531,6 +538,12 @@ def _accesses(unit: cst.CSTNode, names: set) -> Iterator[tuple[cst.Name, bool]]:
         stack.pop()
 
     yield from visit(unit)
+
+
+def _names_no_variable(name: cst.Name, parent: cst.CSTNode) -> bool:
+    """`p.grad`'s `grad`, `f(grad=...)`'s `grad`: the same word, not the local variable."""
+    return (isinstance(parent, cst.Attribute) and parent.attr is name) or \
+        (isinstance(parent, cst.Arg) and parent.keyword is name) or isinstance(parent, (cst.NameItem, cst.ImportAlias))
 
 
 def _kind(name: cst.Name, parents: list) -> Optional[bool]:
