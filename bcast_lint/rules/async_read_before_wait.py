@@ -93,7 +93,9 @@ class AsyncReadBeforeWait(Rule):
     `torch.cuda.synchronize()` is not a documented substitute for `wait()` (it does nothing for a
     CPU tensor under gloo); it ends the search because on NCCL it waits for the communication
     stream too, and the linter cannot tell the backend. A collective started inside
-    `with dist._coalescing_manager(...)` is not followed: its handle belongs to the block.
+    `with dist._coalescing_manager(...)` is not followed: its handle belongs to the block. An
+    `isend`/`irecv` is seen only in a file and function that also call a collective the linter
+    knows (the pre-filter looks for those).
 
     ## Example
     ```python
