@@ -241,6 +241,20 @@ def step(model, grad):
     clip(norms, grad=None)
     work.wait()
 """),
+        Valid("""\
+grad = torch.ones(4)
+dist.all_reduce(grad, async_op=True).wait()
+print(grad.sum())
+"""),
+        Valid("""\
+def step(grad):
+    work = dist.all_reduce(grad, async_op=True)
+    try:
+        other = torch.randn(4)
+    finally:
+        work.wait()
+    return grad.sum() + other
+"""),
     )
     INVALID = (
         Invalid("""\
