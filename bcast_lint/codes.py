@@ -68,6 +68,7 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("BCL014", "root-only-list-on-every-rank", "root_only_list:RootOnlyListOnEveryRank", SOMETIMES),
     RuleSpec("BCL015", "gather-rank-dependent-shape", "gather_rank_dependent_shape:GatherRankDependentShape",
              NEVER),
+    RuleSpec("BCL016", "async-read-before-wait", "async_read_before_wait:AsyncReadBeforeWait", SOMETIMES),
 )
 
 RULES_BY_CODE = {spec.code: spec for spec in RULES}
