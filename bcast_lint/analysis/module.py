@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -33,6 +33,7 @@ _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
 _ACCELERATOR_CLASSES = {"Accelerator", "PartialState", "AcceleratorState"}
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -343,6 +344,8 @@ class ModuleAnalysis:
         self._first_items = collector.first_items
         self._method_classes = collector.method_classes
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
+        self._once: dict[Callable, object] = {}
+        self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
         self._statements_around = {c.call: c.statements for c in candidates}
@@ -619,6 +622,33 @@ class ModuleAnalysis:
 
     def broadcasts(self) -> Iterator[CallSite]:
         return (site for site in self.calls if site.api.is_broadcast)
+
+    def calls_in(self, scope: cst.CSTNode) -> Sequence[CallSite]:
+        """The calls whose scope is `scope`, in the order of `calls`."""
+        return self._call_index()[1].get(scope, ())
+
+    def calls_at(self, statement: cst.CSTNode) -> Sequence[CallSite]:
+        """The calls whose innermost statement is `statement`, in the order of `calls`."""
+        return self._call_index()[2].get(statement, ())
+
+    def _call_index(self) -> tuple[list, dict, dict]:
+        # Built once: rules ask at every call for the calls beside it, and a scan of all of
+        # them there made a module's cost grow with the square of its calls.
+        if self._calls_by is None or self._calls_by[0] is not self.calls:
+            by_scope: dict[cst.CSTNode, list[CallSite]] = {}
+            by_statement: dict[cst.CSTNode, list[CallSite]] = {}
+            for site in self.calls:
+                by_scope.setdefault(site.scope, []).append(site)
+                by_statement.setdefault(site.statement, []).append(site)
+            self._calls_by = (self.calls, by_scope, by_statement)
+        return self._calls_by
+
+    def once(self, compute: Callable[["ModuleAnalysis"], T]) -> T:
+        """compute(self), computed once per module: for the module-wide facts that rules and
+        fixes read at each site (a walk of the module at every site costs its square)."""
+        if compute not in self._once:
+            self._once[compute] = compute(self)
+        return self._once[compute]  # type: ignore[return-value]
 
     def payload_names(self, site: CallSite) -> list:
         """Local names (cst.Name) and followed attributes (AttributeName) whose values the call
