@@ -55,9 +55,22 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:
     """1-based numbers of the lines where one of `words` is called: `broadcast(`, `.gather (`."""
+    # The words that are identifiers are looked up among the names called on each line: a regular
+    # expression of them all costs each line time in proportion to their number, and a generated
+    # module's own helper functions (context.helper_words) can number thousands.
+    words = set(words)
+    plain = {word for word in words if _IDENTIFIER.fullmatch(word)}
     # Not \b: an alias may end a word that starts with a non-ASCII letter.
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words))) + r")\s*\(")
-    return {number for number, line in enumerate(lines, start=1) if pattern.search(line)}
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words - plain))) + r")\s*\(") \
+        if words - plain else None
+    return {number for number, line in enumerate(lines, start=1)
+            if not plain.isdisjoint(_CALLED.findall(line)) or (pattern is not None and pattern.search(line))}
+
+
+# A maximal run of word characters followed by `(`: where one of the identifiers is called, it is
+# one of these runs.
+_IDENTIFIER = re.compile(r"\w+")
+_CALLED = re.compile(r"(?<!\w)(\w+)\s*\(")
 
 
 def _sent_attributes(lines: list, statement: ast.ClassDef, calling: list[int]) -> set[str]:
