@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -36,12 +37,13 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     `helpers`: more names whose calls keep a function, those of project functions that may run a
     collective (analysis.context)."""
     lines: list[Optional[str]] = source.lines()
-    calling = _lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text) | helpers)
+    calling = sorted(_lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text)
+                                       | helpers))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
-            assigning = _assignments_of(lines, statement, _sent_attributes(lines, statement, calling))
+            assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
             for member in statement.body:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
                         and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
@@ -53,15 +55,28 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:
     """1-based numbers of the lines where one of `words` is called: `broadcast(`, `.gather (`."""
+    # The words that are identifiers are looked up among the names called on each line: a regular
+    # expression of them all costs each line time in proportion to their number, and a generated
+    # module's own helper functions (context.helper_words) can number thousands.
+    words = set(words)
+    plain = {word for word in words if _IDENTIFIER.fullmatch(word)}
     # Not \b: an alias may end a word that starts with a non-ASCII letter.
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words))) + r")\s*\(")
-    return {number for number, line in enumerate(lines, start=1) if pattern.search(line)}
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words - plain))) + r")\s*\(") \
+        if words - plain else None
+    return {number for number, line in enumerate(lines, start=1)
+            if not plain.isdisjoint(_CALLED.findall(line)) or (pattern is not None and pattern.search(line))}
 
 
-def _sent_attributes(lines: list, statement: ast.ClassDef, calling: set[int]) -> set[str]:
+# A maximal run of word characters followed by `(`: where one of the identifiers is called, it is
+# one of these runs.
+_IDENTIFIER = re.compile(r"\w+")
+_CALLED = re.compile(r"(?<!\w)(\w+)\s*\(")
+
+
+def _sent_attributes(lines: list, statement: ast.ClassDef, calling: list[int]) -> set[str]:
     """`weights` for `broadcast(self.weights)` on a collective's line inside the class."""
-    return {name for number in calling if statement.lineno <= number <= statement.end_lineno
-            for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
+    inside = calling[bisect_left(calling, statement.lineno):bisect_right(calling, statement.end_lineno)]
+    return {name for number in inside for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
 
 
 def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) -> set[int]:
@@ -89,9 +104,11 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _mentions(node: ast.stmt, calling: set[int]) -> bool:
-    """Whether a collective is called within the node's lines."""
-    return any(_first_line(node) <= number <= node.end_lineno for number in calling)
+def _mentions(node: ast.stmt, calling: list[int]) -> bool:
+    """Whether a collective is called within the node's lines (`calling`: their numbers, sorted;
+    searched, not scanned, so a module's cost does not grow with its statements times its calls)."""
+    index = bisect_left(calling, _first_line(node))
+    return index < len(calling) and calling[index] <= node.end_lineno
 
 
 def _cut(lines: list[Optional[str]], node: ast.stmt) -> None:

@@ -51,3 +51,33 @@ def measured(target: Target, measurements: list[Measurement], fit) -> Optional[f
         return value
     divisor = baseline(measurements, *target.per)
     return value / divisor if divisor else None
+
+
+@dataclass(frozen=True)
+class ScalingTarget:
+    """A target of benchmarks/scaling.py on its one-file sizes (issue 22): the median CPU seconds of
+    `size`, its peak RSS, or its CPU time divided by that of `per`."""
+
+    label: str
+    limit: float
+    unit: str
+    size: int  # functions in the file
+    per: Optional[int] = None
+    peak: bool = False
+
+    def measure(self, sizes: dict) -> Optional[float]:
+        chosen, divisor = sizes.get(self.size), sizes.get(self.per)
+        if chosen is None or chosen.median_cpu is None:
+            return None
+        if self.peak:
+            return max(chosen.peak_mb)
+        if self.per is None:
+            return chosen.median_cpu
+        return chosen.median_cpu / divisor.median_cpu if divisor and divisor.median_cpu else None
+
+
+SCALING_TARGETS = (
+    ScalingTarget("4,000 functions / 1,000 functions, CPU time", 4.5, "x", size=4000, per=1000),
+    ScalingTarget("20,000 functions, CPU time", 60, " s", size=20000),
+    ScalingTarget("20,000 functions, peak RSS", 1000, " MB", size=20000, peak=True),
+)

@@ -7,8 +7,10 @@ modules that contain a call named like a collective, and only for the scopes tha
 from __future__ import annotations
 
 import ast
+import re
+import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -34,6 +36,7 @@ _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
 _ACCELERATOR_CLASSES = {"Accelerator", "PartialState", "AcceleratorState"}
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -370,14 +373,13 @@ class ModuleAnalysis:
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self.divergence = Divergence()  # what differs between ranks in the scopes with calls
-        self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self._positions = None
+        self._positions = _StatementPositions(module)
         self._scope_positions: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
-        self.conditions = RankConditions(self.qualified_names,
-                                         self._helper_truth if context is not None else None,
-                                         self._certainly_none if context is not None else None)
+        self.conditions = RankConditions(_weak(self.qualified_names),
+                                         _weak(self._helper_truth) if context is not None else None,
+                                         _weak(self._certainly_none) if context is not None else None)
         collector = _CandidateCollector(module, context.package if context else None, context is not None)
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
@@ -386,9 +388,12 @@ class ModuleAnalysis:
         self._first_items = collector.first_items
         self._method_classes = collector.method_classes
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
+        self._once: dict[Callable, object] = {}
+        self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
         self._statements_around = {c.call: c.statements for c in candidates}
+        self._positions.hint(candidates)
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
@@ -670,6 +675,33 @@ class ModuleAnalysis:
     def broadcasts(self) -> Iterator[CallSite]:
         return (site for site in self.calls if site.api.is_broadcast)
 
+    def calls_in(self, scope: cst.CSTNode) -> Sequence[CallSite]:
+        """The calls whose scope is `scope`, in the order of `calls`."""
+        return self._call_index()[1].get(scope, ())
+
+    def calls_at(self, statement: cst.CSTNode) -> Sequence[CallSite]:
+        """The calls whose innermost statement is `statement`, in the order of `calls`."""
+        return self._call_index()[2].get(statement, ())
+
+    def _call_index(self) -> tuple[list, dict, dict]:
+        # Built once: rules ask at every call for the calls beside it, and a scan of all of
+        # them there made a module's cost grow with the square of its calls.
+        if self._calls_by is None or self._calls_by[0] is not self.calls:
+            by_scope: dict[cst.CSTNode, list[CallSite]] = {}
+            by_statement: dict[cst.CSTNode, list[CallSite]] = {}
+            for site in self.calls:
+                by_scope.setdefault(site.scope, []).append(site)
+                by_statement.setdefault(site.statement, []).append(site)
+            self._calls_by = (self.calls, by_scope, by_statement)
+        return self._calls_by
+
+    def once(self, compute: Callable[["ModuleAnalysis"], T]) -> T:
+        """compute(self), computed once per module: for the module-wide facts that rules and
+        fixes read at each site (a walk of the module at every site costs its square)."""
+        if compute not in self._once:
+            self._once[compute] = compute(self)
+        return self._once[compute]  # type: ignore[return-value]
+
     def payload_names(self, site: CallSite) -> list:
         """Local names (cst.Name) and followed attributes (AttributeName) whose values the call
         broadcasts."""
@@ -791,9 +823,7 @@ class ModuleAnalysis:
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is in the original file."""
-        if self._positions is None:
-            self._positions = self._wrapper.resolve(PositionProvider)
-        where = self._positions[node]
+        where = self._positions.of(node)
         if self.source.parsed_lines is None:
             return where
         original = self.source.original_line
@@ -809,6 +839,88 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+NEWLINE = re.compile(r"\r\n?|\n")  # what ends a line for LibCST's positions, as for Source
+
+
+class _StatementPositions:
+    """Nodes' places in the parsed text, found from the top-level statement that holds them
+    alone: its positions, resolved with the module's indentation and newline, shifted by the
+    lines before it. Resolving the whole module's positions cost more than the rules on a large
+    file with findings, and kept a range for each of its nodes."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._module = module
+        self._relative: dict[cst.CSTNode, CodeRange] = {}  # node -> its place in its statement
+        self._offset: dict[cst.CSTNode, int] = {}  # node -> the lines before its statement
+        self._top_of: dict[cst.CSTNode, cst.CSTNode] = {}  # calls and statements around them
+        self._lines_before: Optional[dict[cst.CSTNode, int]] = None
+        self._resolved: set[cst.CSTNode] = set()
+        self._search: Optional[Iterator[cst.CSTNode]] = None
+        self._whole: Optional[Mapping[cst.CSTNode, CodeRange]] = None
+
+    def hint(self, candidates: Sequence[_Candidate]) -> None:
+        """The top-level statement around each candidate call and its statements: where most
+        nodes asked about are."""
+        for candidate in candidates:
+            top = candidate.statements[0]
+            self._top_of[candidate.call] = top
+            for statement in candidate.statements:
+                self._top_of[statement] = top
+
+    def of(self, node: cst.CSTNode) -> CodeRange:
+        if node not in self._relative:
+            self._find(node)
+        if node not in self._relative:  # the module itself, or a comment of its header or footer
+            if self._whole is None:
+                self._whole = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+            return self._whole[node]
+        where, offset = self._relative[node], self._offset[node]
+        if not offset:
+            return where
+        return CodeRange(CodePosition(where.start.line + offset, where.start.column),
+                         CodePosition(where.end.line + offset, where.end.column))
+
+    def _find(self, node: cst.CSTNode) -> None:
+        top = self._top_of.get(node)
+        if top is not None and top not in self._resolved:
+            self._resolve(top)
+            if node in self._relative:
+                return
+        if self._search is None:  # the statements with calls first: reports point near them
+            with_calls = dict.fromkeys(self._top_of.values())
+            self._search = iter([*with_calls, *(s for s in self._module.body if s not in with_calls)])
+        for statement in self._search:
+            if statement not in self._resolved:
+                self._resolve(statement)
+                if node in self._relative:
+                    return
+
+    def _resolve(self, statement: cst.CSTNode) -> None:
+        self._resolved.add(statement)
+        alone = self._module.with_changes(header=(), body=(statement,), footer=())
+        places = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._relative.update(places)
+        self._offset.update(dict.fromkeys(places, self._lines_before_statements()[statement]))
+
+    def _lines_before_statements(self) -> dict[cst.CSTNode, int]:
+        if self._lines_before is None:
+            code, lines, self._lines_before = self._module.code_for_node, 0, {}
+            for line in self._module.header:
+                lines += len(NEWLINE.findall(code(line)))
+            for statement in self._module.body:
+                self._lines_before[statement] = lines
+                lines += len(NEWLINE.findall(code(statement)))
+        return self._lines_before
+
+
+def _weak(method: Callable) -> Callable:
+    """`method`, holding its object weakly: the analysis owns its RankConditions, and a strong
+    reference back made a cycle that kept the module's whole tree alive until the next full
+    collection, which is rare while linting (engine.rare_garbage_collection)."""
+    reference = weakref.WeakMethod(method)
+    return lambda *args, **kwargs: reference()(*args, **kwargs)
 
 
 def _self_name(scope: cst.CSTNode) -> Optional[str]:

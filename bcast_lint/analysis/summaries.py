@@ -292,7 +292,7 @@ def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
             worlds) -> tuple[Optional[apis.Api], Optional[str]]:
     """The function as a collective (a broadcast of one of its parameters, or another collective)
     when every world that calls it reaches the collective, and its group parameter."""
-    everywhere = [site for site in analysis.calls if site.scope is func and site.rank_decorator is None
+    everywhere = [site for site in analysis.calls_in(func) if site.rank_decorator is None
                   and site.main_process_first is None and set(site.reached) == set(worlds)
                   and not _on_a_group(analysis, site, func)]
     conditional = _data_conditional(func)

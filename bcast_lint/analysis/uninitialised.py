@@ -192,8 +192,8 @@ def _sender_elsewhere(analysis: ModuleAnalysis, site: CallSite) -> bool:
     """Another call of the same broadcast sits in another arm of an `if` around this one
     (`if rank == src: broadcast(data, src) else: buf = torch.empty(n); broadcast(buf, src)`):
     the source sends from there, whatever the test."""
-    others = {other.call for other in analysis.broadcasts() if other is not site
-              and other.scope is site.scope and other.api.short_name == site.api.short_name}
+    others = {other.call for other in analysis.calls_in(site.scope) if other is not site
+              and other.api.is_broadcast and other.api.short_name == site.api.short_name}
     if not others:
         return False
     ifs = _Collect(site.scope, cst.If)

@@ -103,14 +103,14 @@ def _object_list_function(analysis: ModuleAnalysis, site: CallSite) -> Optional[
         return f"{analysis.code(func.value)}.broadcast_object_list", None
     if not isinstance(func, cst.Name):
         return None
-    imports = _imports(analysis.module)
+    imports = analysis.once(_imports)
     for node, alias in imports:
         if _imported_name(node, alias) == f"{module}.broadcast_object_list":
             return _bound_name(alias), None
     origin = next((alias for node, alias in imports
                    if _bound_name(alias) == func.value and _imported_name(node, alias) == site.api.qualified_name),
                   None)
-    if origin is None or "broadcast_object_list" in _used_names(analysis.module):
+    if origin is None or "broadcast_object_list" in analysis.once(_used_names):
         return None
     # `from m import broadcast` -> `from m import broadcast, broadcast_object_list`
     end = analysis.position(origin.asname if origin.asname is not None else origin.name).end
@@ -118,10 +118,10 @@ def _object_list_function(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                                          ", broadcast_object_list")
 
 
-def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]:
+def _imports(analysis: ModuleAnalysis) -> list[tuple[cst.ImportFrom, cst.ImportAlias]]:
     """Every absolute `from m import a [as b]` in the module."""
     collector = _ImportFromCollector()
-    collector.walk(module)
+    collector.walk(analysis.module)
     return collector.found
 
 
@@ -144,9 +144,9 @@ def _bound_name(alias: cst.ImportAlias) -> str:
     return _dotted_text(alias.name)
 
 
-def _used_names(module: cst.Module) -> set[str]:
+def _used_names(analysis: ModuleAnalysis) -> set[str]:
     collector = _NameCollector()
-    collector.walk(module)
+    collector.walk(analysis.module)
     return collector.names
 
 
@@ -159,7 +159,7 @@ class _NameCollector(Visitor):
 
 
 def _fresh_name(analysis: ModuleAnalysis, base: str) -> str:
-    used = _used_names(analysis.module)
+    used = analysis.once(_used_names)
     name, number = base, 2
     while name in used:
         name, number = f"{base}{number}", number + 1

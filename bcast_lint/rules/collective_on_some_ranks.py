@@ -486,12 +486,11 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
         return False
     if site.group is not None and not _split_within_group(site, reached, missing):
         return False
-    same_collective = [other for other in analysis.calls
-                       if other is not site and other.api.short_name == site.api.short_name]
-    if any(other.scope in _functions_within(site.scope) for other in same_collective):
+    name = site.api.short_name
+    if name in analysis.once(_NestedCollectives).names(analysis, site.scope):
         return False  # a nested function may run it on the other ranks: where it is called is unknown
-    partners = [other for other in same_collective
-                if other.scope is site.scope and reached - set(other.reached)]
+    partners = [other for other in analysis.calls_in(site.scope)
+                if other is not site and other.api.short_name == name and reached - set(other.reached)]
     return any(not any(world in other.reached for other in partners) for world in missing)
 
 
@@ -572,6 +571,22 @@ def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:
         return False
     reached_group_ranks = {world.group_rank for world in reached}
     return not any(world.group_rank in reached_group_ranks for world in missing)
+
+
+class _NestedCollectives:
+    """Per scope, the short names of the collectives called in the functions defined inside it,
+    at any depth: one walk of each scope for the whole module (see ModuleAnalysis.once), not one
+    per call."""
+
+    def __init__(self, analysis: ModuleAnalysis) -> None:
+        self._names: dict[cst.CSTNode, set[str]] = {}
+
+    def names(self, analysis: ModuleAnalysis, scope: cst.CSTNode) -> set[str]:
+        found = self._names.get(scope)
+        if found is None:
+            found = self._names[scope] = {other.api.short_name for function in _functions_within(scope)
+                                          for other in analysis.calls_in(function)}
+        return found
 
 
 def _functions_within(scope: cst.CSTNode) -> set:
@@ -796,8 +811,8 @@ def _movable(analysis: ModuleAnalysis, site: CallSite, layout: _Layout, chain: _
         return False
     if not _decided_by_rank(analysis, site, chain):
         return False  # `if rank == 0 and step % n == 0:`: moved out, it would run every step
-    if any(other is not site and other.statement in inside and other.api.short_name == site.api.short_name
-           for other in analysis.calls):
+    if any(other is not site and other.api.short_name == site.api.short_name
+           for statement in inside for other in analysis.calls_at(statement)):
         return False
     entry = _environments_at(analysis, site.scope, chain.top)
     if set(entry) != set(analysis.worlds[site.scope]):

@@ -165,8 +165,8 @@ def _has_listless_partner(analysis: ModuleAnalysis, site: CallSite, contract: _C
     """Whether the same function also makes the call without the list: the author tells the root
     from the other ranks, by a test the analysis may not read (`if not is_main_process():`, a
     group rank, `rank == src_rank`)."""
-    return any(other is not site and other.scope is site.scope and other.api == site.api
-               and _list_argument(other, contract) is None for other in analysis.calls)
+    return any(other is not site and other.api == site.api
+               and _list_argument(other, contract) is None for other in analysis.calls_in(site.scope))
 
 
 def _root(site: CallSite, contract: _Contract) -> Optional[cst.BaseExpression]:
