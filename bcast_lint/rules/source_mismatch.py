@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis.bindings import target_names
-from bcast_lint.analysis.expressions import allocation, is_none, method_name
+from bcast_lint.analysis.expressions import allocation, argument_value, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World, integer_literal
@@ -13,9 +13,10 @@ from bcast_lint.analysis.walk import ScopeVisitor
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Values that only reserve room for what the source sends: receiving into them is their purpose.
-_PLACEHOLDER_CONSTRUCTORS = {"torch.zeros", "torch.zeros_like", "torch.empty", "torch.empty_like",
-                             "torch.ones", "torch.ones_like"}
-_PLACEHOLDER_METHODS = {"new_zeros", "new_empty", "new_ones", "zero_"}
+# Ones, or any other non-zero constant, written under a rank test are a value that rank computes
+# (`t.fill_(0.75)`, `torch.full((3,), 0.75)`, `torch.ones(3)`): a fill, not a receiver.
+_PLACEHOLDER_CONSTRUCTORS = {"torch.zeros", "torch.zeros_like", "torch.empty", "torch.empty_like"}
+_PLACEHOLDER_METHODS = {"new_zeros", "new_empty", "zero_"}
 _CONSTANT_CONSTRUCTORS = {"torch.tensor", "torch.Tensor", "torch.LongTensor", "torch.IntTensor",
                           "torch.FloatTensor", "torch.full", "torch.full_like"}
 _NAME_DEPTH = 3  # `src = s; s = 0`: how many assignments a source name is followed through
@@ -55,7 +56,9 @@ class SourceMismatch(Rule):
     that assigns a placeholder (`torch.zeros(...)`, `[None]`, a literal `torch.tensor([0])`) is
     receiving, not filling, and is not reported either. An in-place write under the rank test
     (`stats.copy_(measured)`, `stats[:k] = x`, `stats += x`) fills like an assignment; clearing a
-    receiver (`stats.zero_()`, `stats.fill_(0)`) does not.
+    receiver (`stats.zero_()`, `stats.fill_(0)`) does not. A non-zero constant is a value the rank
+    computes, so `t.fill_(0.75)`, `torch.full((3,), 0.75)` and `torch.ones(3)` under the test fill;
+    only zeros and empty allocations receive.
 
     ## Example
     ```python
@@ -113,6 +116,7 @@ class SourceMismatch(Rule):
         Valid("stats = torch.zeros(4)\nif accelerator.is_main_process:\n    stats.copy_(measure())\n"
               "broadcast(stats)"),
         Valid("x = torch.randn(4)\nif rank == 1:\n    x.zero_()\ndist.broadcast(x, 0)"),
+        Valid("x = torch.randn(4)\nif rank == 1:\n    x = torch.full((4,), 0.0)\ndist.broadcast(x, 0)"),
         Valid("n = 0\nn += 1\nx = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=n)"),
         Valid("def f(x, group):\n    src = dist.get_global_rank(group, 0)\n"
               "    dist.broadcast(x, src=src, group=group)"),
@@ -127,6 +131,15 @@ class SourceMismatch(Rule):
                 range=(6, 9, 6, 28)),
         Invalid("x = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)",
                 expected_message="'x' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
+                range=(4, 1, 4, 25)),
+        # A non-zero constant is a value the rank computes, not a cleared receiver.
+        Invalid("t = torch.zeros(3)\nif rank == 1:\n    t.fill_(0.75)\ndist.broadcast(t, src=0)",
+                expected_message="'t' is filled only on the rank where 'rank == 1' is true, but "
+                "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
+                range=(4, 1, 4, 25)),
+        Invalid("t = torch.zeros(3)\nif rank == 1:\n    t = torch.ones(3)\ndist.broadcast(t, src=0)",
+                expected_message="'t' is filled only on the rank where 'rank == 1' is true, but "
                 "dist.broadcast() sends from rank 0 (src=0), so every rank receives rank 0's placeholder",
                 range=(4, 1, 4, 25)),
         # An in-place write is a fill like an assignment.
@@ -370,7 +383,7 @@ def _is_placeholder_write(analysis: ModuleAnalysis, write) -> bool:
     call = write.node
     if not isinstance(call, cst.Call) or method_name(call) not in ("zero_", "fill_"):
         return False
-    return all(_is_constant(arg.value) for arg in call.args)
+    return all(_is_zero(arg.value) for arg in call.args)
 
 
 def _choices(analysis: ModuleAnalysis, expr: cst.BaseExpression, world: World, where: Optional[str]):
@@ -403,17 +416,23 @@ def _is_placeholder(analysis: ModuleAnalysis, value: cst.BaseExpression) -> bool
     qualified = analysis.qualified_names(call)
     if qualified & _PLACEHOLDER_CONSTRUCTORS:
         return True
+    if qualified & {"torch.full", "torch.full_like"}:
+        fill = argument_value(call, 1, "fill_value")
+        return fill is not None and _is_zero(fill)
     return bool(qualified & _CONSTANT_CONSTRUCTORS) and all(
-        _is_constant(arg.value) for arg in call.args if arg.keyword is None)
+        _is_zero(arg.value) for arg in call.args if arg.keyword is None)
 
 
-def _is_constant(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float)) or is_none(expr):
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    """0, 0.0, None, or a list of them: what a receiver is cleared with."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value) == 0.0
+    if is_none(expr):
         return True
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return _is_constant(expr.expression)
+        return _is_zero(expr.expression)
     if isinstance(expr, (cst.List, cst.Tuple)):
-        return all(_is_constant(e.value) for e in expr.elements)
+        return all(_is_zero(e.value) for e in expr.elements)
     return False
 
 
