@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 
 WorldKey = tuple  # (rank, local rank): a World without its size
-_MAX_HELPER_LINES = 60
 
 
 @dataclass(frozen=True)
@@ -133,11 +132,11 @@ class Summaries:
     # -- cheap tests before any LibCST parse -------------------------------------------------
     def may_run_collective(self, ref: FunctionRef) -> bool:
         """Whether the function's text, or a project function it calls, names a collective.
-        Functions longer than _MAX_HELPER_LINES are not followed: helpers and wrappers are short,
-        and summarising every long method that calls one costs a parse and a walk each."""
+        Functions of any length are followed (issue 20): a long `evaluate()` that gathers inside
+        is the usual helper called on the main process only."""
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
-        if function is None or function.last_line - function.first_line >= _MAX_HELPER_LINES:
+        if function is None:
             return False
         key = (ref, index.digest if index is not None else "")
         if key in self._may_collect:
@@ -170,9 +169,7 @@ class Summaries:
     def may_test_rank(self, ref: FunctionRef) -> bool:
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
-        if function is None or function.last_line - function.first_line >= _MAX_HELPER_LINES:
-            return False
-        return text_names_rank(index.text(function))
+        return function is not None and text_names_rank(index.text(function))
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)

@@ -193,6 +193,10 @@ class CollectiveOnSomeRanks(Rule):
         Valid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
               "        dist.barrier()\n    yield\n    if rank == 0:\n        dist.barrier()\n"
               "def f():\n    with zero_first():\n        data = load()\n    dist.all_reduce(data)"),
+        # A long helper is followed like a short one: it gathers on every rank that calls it.
+        Valid("def evaluate(model, loader):\n" + "".join(f"    step_{i} = {i}\n" for i in range(70))
+              + "    return accelerator.gather_for_metrics(model(loader))\ndef f(model, loader):\n"
+              "    print(evaluate(model, loader))"),
         # A helper that returns early on an empty argument, given the same on every rank.
         Valid("def gather_metrics(local):\n    if not local:\n        return {}\n    out = [None] * 2\n"
               "    dist.all_gather_object(out, local)\n    return out\n"
@@ -282,6 +286,12 @@ class CollectiveOnSomeRanks(Rule):
                 "'not local' is false: it returns before that otherwise, and '{n: 1 for n in mine}', passed as "
                 "'local', can differ between ranks (it is computed from the rank), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(9, 12, 9, 48)),
+        Invalid("def evaluate(model, loader):\n" + "".join(f"    step_{i} = {i}\n" for i in range(70))
+                + "    return accelerator.gather_for_metrics(model(loader))\ndef f(model, loader):\n"
+                "    if accelerator.is_main_process:\n        print(evaluate(model, loader))",
+                expected_message="evaluate() runs only on ranks where 'accelerator.is_main_process' is true: "
+                "evaluate() calls accelerator.gather_for_metrics() (case.py:80), and the other ranks never join "
+                "it and every rank hangs until the timeout", range=(75, 15, 75, 38)),
         Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at "
