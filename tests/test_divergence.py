@@ -1,0 +1,143 @@
+"""The divergence pass (analysis/divergence.py) on its own: which tests, loops and `try`
+statements it finds can differ between ranks, and why. The rules' cases test what is reported."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from bcast_lint.analysis.divergence import CLOCK, CONTROL, RAISES, RANK, setup_truth, written_by_some
+from bcast_lint.analysis.module import ModuleAnalysis
+
+PRELUDE = "import os\nimport time\nimport torch\nimport torch.distributed as dist\n"
+
+
+def _analysis(body: str) -> ModuleAnalysis:
+    code = PRELUDE + textwrap.dedent(body)
+    return ModuleAnalysis(cst.parse_module(code), "case.py")
+
+
+def _tests(body: str) -> dict:
+    analysis = _analysis(body)
+    return {analysis.code(test): why for test, why in analysis.divergence.tests.items()}
+
+
+def _loops(body: str) -> dict:
+    analysis = _analysis(body)
+    return {analysis.code(decider): why for decider, why in analysis.divergence.loops.values()}
+
+
+def test_a_file_check_on_a_path_one_rank_writes_varies():
+    assert _tests("""
+        def f(ckpt):
+            if dist.get_rank() == 0:
+                torch.save({}, ckpt)
+            if os.path.exists(ckpt):
+                dist.barrier()
+    """) == {"os.path.exists(ckpt)": written_by_some("ckpt")}
+
+
+def test_a_file_check_every_rank_makes_alike_does_not():
+    assert _tests("""
+        def f(ckpt):
+            if os.path.exists(ckpt):
+                dist.barrier()
+    """) == {}
+
+
+def test_the_clock_varies_and_a_collective_makes_it_equal_again():
+    assert _tests("""
+        def f(limit):
+            start = time.time()
+            late = time.time() - start > limit
+            if late:
+                dist.barrier()
+            flag = torch.tensor([float(late)])
+            dist.all_reduce(flag)
+            if flag.item() > 0:
+                dist.barrier()
+    """) == {"late": CLOCK}
+
+
+def test_a_length_from_the_rank_varies_but_one_item_per_rank_does_not():
+    assert _loops("""
+        def f(items, per_rank):
+            rank = dist.get_rank()
+            mine = items[rank::dist.get_world_size()]
+            for x in mine:
+                dist.all_reduce(x)
+            for y in per_rank[rank]:
+                dist.all_reduce(y)
+    """) == {"mine": RANK}
+
+
+def test_a_list_filled_under_a_varying_test_varies_in_length():
+    assert _loops("""
+        def f(items, limit):
+            kept = []
+            for item in items:
+                if time.time() > limit:
+                    kept.append(item)
+            for x in kept:
+                dist.all_reduce(x)
+    """) == {"kept": CONTROL}
+
+
+def test_the_worlds_decide_a_rank_test_so_nothing_is_recorded_for_it():
+    assert _tests("""
+        def f(x):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x)
+    """) == {}
+
+
+def test_a_rank_test_or_a_flag_records_the_flag():
+    assert _tests("""
+        def f(x, args):
+            if dist.get_rank() == 0 or args.save_all:
+                dist.all_reduce(x)
+    """) == {"args.save_all": RANK}
+
+
+@pytest.mark.parametrize("guard", ["not dist.is_initialized()", "dist.get_world_size() == 1",
+                                   "not args.distributed"])
+def test_a_setup_check_or_the_rank_is_no_split(guard):
+    assert _tests(f"""
+        def f(x, args):
+            if {guard} or dist.get_rank() == 0:
+                dist.all_reduce(x)
+    """) == {}
+
+
+def test_setup_checks_have_their_value_in_a_distributed_job():
+    truth = {text: setup_truth(cst.parse_expression(text)) for text in
+             ("dist.is_initialized()", "world_size > 1", "world_size == 1", "args.distributed",
+              "state.distributed_type != DistributedType.NO", "loss > 1")}
+    assert truth == {"dist.is_initialized()": True, "world_size > 1": True, "world_size == 1": False,
+                     "args.distributed": True, "state.distributed_type != DistributedType.NO": True,
+                     "loss > 1": None}
+
+
+def test_a_read_of_a_rank_own_file_in_a_try_can_fail_on_some_ranks():
+    analysis = _analysis("""
+        def f(paths):
+            for step in range(3):
+                try:
+                    data = torch.load(paths[dist.get_rank()])
+                except FileNotFoundError:
+                    continue
+                dist.all_reduce(data)
+    """)
+    assert list(analysis.divergence.raising.values()) == [RAISES]
+
+
+def test_an_unknown_function_given_a_varying_value_returns_nothing_known():
+    assert _tests("""
+        def f(loader):
+            it = iter(loader) if dist.get_rank() == 0 else None
+            done = fetch(it)
+            if done:
+                dist.barrier()
+    """) == {}
