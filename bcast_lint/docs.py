@@ -56,6 +56,12 @@ def syntax_error_page() -> str:
     return f"# {SYNTAX_ERROR}: {SYNTAX_ERROR_NAME}\n\n{SYNTAX_ERROR_DOCUMENTATION}"
 
 
+def syntax_error_summary() -> str:
+    from bcast_lint.rules.base import first_sentence_of_what_it_does
+
+    return first_sentence_of_what_it_does(SYNTAX_ERROR_DOCUMENTATION)
+
+
 def rule_table() -> str:
     rows = ["| code | name | what it flags | fix | default |", "| --- | --- | --- | --- | --- |"]
     for spec in RULES:

@@ -386,3 +386,22 @@ def test_readme_usage_example_is_what_the_cli_prints(project):
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     example = readme.split("```text\n$ bcast-lint train.py\n", 1)[1].split("```", 1)[0]
     assert run("--no-cache", "train.py", cwd=project).stdout == example
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_nul_byte_is_reported_at_its_own_line_and_column(project, newline):
+    lines = ["import torch.distributed as dist", "x = 1", "y = 'caf\u00e9\0'", "dist.broadcast(x, 0)", ""]
+    (project / "nul.py").write_bytes(newline.join(lines).encode())
+    result = run("--output-format", "concise", "--no-cache", "nul.py", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == "nul.py:3:10: BCL900 SyntaxError: source code cannot contain null bytes"
+
+
+def test_rule_all_lists_every_rule_and_bcl900(project):
+    from bcast_lint.codes import RULES
+
+    result = run("rule", "--all", cwd=project)
+    codes = [line.split()[0] for line in result.stdout.splitlines()]
+    assert result.returncode == 0 and codes == [spec.code for spec in RULES] + ["BCL900"]
+    assert result.stdout.splitlines()[-1].split(None, 2)[1:] == [
+        "syntax-error", "Reports a file that Python cannot parse, at the position of the syntax error."]
