@@ -393,24 +393,78 @@ def test_two_simulated_nodes_start_one_agent_per_node_on_one_rendezvous():
 
 def test_verify_without_the_harness_extra_names_the_install_command(tmp_path):
     """A fresh process where torch, accelerate and psutil cannot be imported: `--help` works,
-    `verify SCRIPT` prints one line naming the extra and exits 2, blaming nothing in the script."""
+    `verify SCRIPT` prints one line naming the extra and exits 2, blaming nothing in the script.
+    The command names where this bcast-lint was installed from (not a package index: there is
+    no release on one), on a line of its own in `--help` so it can be copied whole."""
     import subprocess
     import sys
 
+    from bcast_lint.harness.install import install_command
+
+    command = install_command()
+    assert command.startswith("pip install ") and command != "pip install 'bcast-lint[harness]'"
     script = tmp_path / "train.py"
     script.write_text("import torch\n")
     hide = "import sys; sys.modules.update(torch=None, accelerate=None, psutil=None); from bcast_lint.cli import main; "
     helped = subprocess.run([sys.executable, "-c", hide + "sys.exit(main(['verify', '--help']))"],
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert helped.returncode == 0 and "bcast-lint[harness]" in helped.stdout, helped.stderr
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)  # fmt: skip
+    assert helped.returncode == 0 and f"\n  {command}\n" in helped.stdout, helped.stdout + helped.stderr
     ran = subprocess.run([sys.executable, "-c", hide + f"sys.exit(main(['verify', {str(script)!r}]))"],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)  # fmt: skip
     assert ran.returncode == 2
     assert ran.stdout == ""
     assert ran.stderr.splitlines() == [
-        "bcast-lint verify: needs torch, accelerate, psutil, not installed here; install the harness extra: "
-        "pip install 'bcast-lint[harness]'"
+        f"bcast-lint verify: needs torch, accelerate, psutil, not installed here; install the harness extra: {command}"
     ]
+
+
+@pytest.mark.parametrize("origin, command", [
+    pytest.param({"url": "file:///home/me/bcast-lint", "dir_info": {}},
+                 "pip install '/home/me/bcast-lint[harness]'", id="a-clone"),
+    pytest.param({"url": "file:///home/me/my%20tools/bcast-lint", "dir_info": {"editable": True}},
+                 "pip install -e '/home/me/my tools/bcast-lint[harness]'", id="an-editable-clone-with-a-space"),
+    pytest.param({"url": "https://git.example/team/bcast-lint.git",
+                  "vcs_info": {"vcs": "git", "commit_id": "0123abc", "requested_revision": "main"}},
+                 "pip install 'bcast-lint[harness] @ git+https://git.example/team/bcast-lint.git@main'",
+                 id="a-git-url"),
+    pytest.param({"url": "https://git.example/bcast-lint.git", "vcs_info": {"vcs": "git", "commit_id": "0123abc"}},
+                 "pip install 'bcast-lint[harness] @ git+https://git.example/bcast-lint.git@0123abc'",
+                 id="a-git-url-at-a-commit"),
+    pytest.param({"url": "file:///tmp/dist/bcast_lint-0.1.0-py3-none-any.whl", "archive_info": {}},
+                 "pip install 'bcast-lint[harness] @ file:///tmp/dist/bcast_lint-0.1.0-py3-none-any.whl'",
+                 id="a-wheel"),
+])  # fmt: skip
+def test_the_install_command_names_where_bcast_lint_came_from(origin, command):
+    from bcast_lint.harness.install import from_direct_url
+
+    assert from_direct_url(origin) == command
+
+
+def _requirements(extra: str) -> dict:
+    from packaging.requirements import Requirement
+
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+
+    project = tomllib.loads((FIXTURES.parent / "pyproject.toml").read_text())["project"]
+    requirements = [Requirement(text) for text in project["optional-dependencies"][extra]]
+    return {requirement.name: requirement.specifier for requirement in requirements}
+
+
+def test_the_harness_extra_keeps_a_users_torch_and_the_test_install_pins_the_cpu_build():
+    """`[harness]` goes into an existing training environment: ranges keep the torch and
+    accelerate there. The test install pins the CPU build these machines carry (a bare torch
+    requirement downloads a multi-GB CUDA build)."""
+    harness, test = _requirements("harness"), _requirements("test")
+    for name, versions in (("torch", ("2.4.0", "2.12.1", "2.13.0", "2.14.1")),
+                           ("accelerate", ("1.0.0", "1.14.0", "1.15.0", "1.16.0"))):  # fmt: skip
+        assert not any(spec.operator in ("==", "===") for spec in harness[name]), harness[name]
+        assert all(harness[name].contains(version) for version in versions), (name, harness[name])
+        assert not harness[name].contains("3.0.0")
+    assert str(test["torch"]) == "==2.13.0" and str(test["accelerate"]) == "==1.15.0"
+    assert "psutil" in harness
 
 
 @pytest.mark.parametrize(

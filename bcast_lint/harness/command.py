@@ -11,25 +11,29 @@ import importlib.util
 import json
 import os
 import sys
+import textwrap
 
+from bcast_lint.harness.install import install_command
 from bcast_lint.harness.protocol import MIN_PROCESSES
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
 HARNESS_MODULES = ("torch", "accelerate", "psutil")
-INSTALL_HINT = "pip install 'bcast-lint[harness]'"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    description = textwrap.fill(
+        "Lint SCRIPT, run it as a multi-process CPU job (torchrun, gloo) and report, per broadcast, whether every "
+        "rank ended with the same value, tying each failure to the finding that predicted it. Outcomes: ok, error, "
+        "hang, divergent, unverified (no collective ran).", width=88)
     parser = argparse.ArgumentParser(
         prog="bcast-lint verify",
-        usage="%(prog)s SCRIPT [--fix [--unsafe-fixes]] [--nproc N] [--nnodes N] [--timeout SECONDS] "
+        usage="%(prog)s SCRIPT [--fix [--unsafe-fixes]] [--nproc N[,N...]] [--nnodes N] [--timeout SECONDS] "
         "[--output-format {text,json}] [--check NAME] [-- ARGS...]",
-        description="Lint SCRIPT, run it as a multi-process CPU job (torchrun, gloo) and report, per broadcast, "
-        "whether every rank ended with the same value, tying each failure to the finding that predicted it. "
-        "Outcomes: ok, error, hang, divergent, unverified (no collective ran). "
-        f"Needs the harness extra: {INSTALL_HINT}.",
+        # The install command on a line of its own, unwrapped, so it can be copied as it is.
+        description=f"{description}\n\nNeeds the harness extra (torch, accelerate, psutil):\n  {install_command()}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("--fix", action="store_true",
@@ -69,7 +73,7 @@ def main(argv: list[str]) -> int:
     missing = missing_harness_modules()
     if missing:
         print(f"bcast-lint verify: needs {', '.join(missing)}, not installed here; install the harness extra: "
-              f"{INSTALL_HINT}", file=sys.stderr)  # fmt: skip
+              f"{install_command()}", file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     return _verify(args, tuple(script_args))
 
