@@ -340,7 +340,8 @@ def test_verify_fix_succeeds_only_when_the_fixed_copy_and_every_fixed_finding_ar
     findings = (fixable, unsafe, unfixable)
     failed = VerifyResult(ERROR, (RuntimeEvent("rank 1: TypeError at t.py:3", ("t.py:3",), ("t.py:3",)),))
     original = link("t.py", source, findings, failed)
-    ok_copy = link("t.py (fixed)", source, findings, VerifyResult(OK, ranks=()))
+    every_line = tuple(f"t.py (fixed):{line}" for line in range(1, 5))
+    ok_copy = link("t.py (fixed)", source, findings, VerifyResult(OK, ranks=(), reached=every_line))
     proofs = _proofs(original, findings, [True, False, False], False, ok_copy)
     assert [(p.fixed, p.original, p.reason) for p in proofs] == [
         (True, ("rank 1: TypeError at t.py:3",), ""),
@@ -348,7 +349,8 @@ def test_verify_fix_succeeds_only_when_the_fixed_copy_and_every_fixed_finding_ar
         (False, (), "the rule has no automatic fix for it; see `bcast-lint rule BCL006`"),
     ]
     assert FixProof(original, ok_copy, proofs).ok
-    still = VerifyResult(ERROR, (RuntimeEvent("rank 0: TypeError at t.py (fixed):3", ("t.py (fixed):3",)),))
+    still = VerifyResult(ERROR, (RuntimeEvent("rank 0: TypeError at t.py (fixed):3", ("t.py (fixed):3",)),),
+                         reached=every_line)
     failing_copy = link("t.py (fixed)", source, findings, still)
     proofs = _proofs(original, findings, [True, False, False], False, failing_copy)
     assert proofs[0].after == ("rank 0: TypeError at t.py (fixed):3",)
@@ -358,6 +360,63 @@ def test_verify_fix_succeeds_only_when_the_fixed_copy_and_every_fixed_finding_ar
     assert "    fixed copy:   still fails here: rank 0: TypeError at t.py (fixed):3" in text
     assert "    not fixed: its fix is unsafe; --unsafe-fixes applies it" in text
     assert FixProof(original, None, proofs).ok is False  # nothing fixed: the copy is the failing original
+
+
+HANGS_FIRST = b"""\
+import torch
+import torch.distributed as dist
+x = torch.ones(1)
+dist.broadcast(x, src=dist.get_rank())
+y = dist.broadcast(x, 0)
+"""
+
+
+def _hung_copy(reached_lines, outcome=HANG):
+    """verify --fix on HANGS_FIRST, where BCL006 at line 5 is fixed and the fixed copy's ranks
+    ran `reached_lines`; the copy ended `outcome`, with a rank waiting at line 4."""
+    from bcast_lint.harness.report import RuntimeEvent, VerifyResult
+    from bcast_lint.harness.verdict import FixProof, _proofs, link
+    from bcast_lint.model import SAFE, Edit, Fix, Finding
+
+    bcl006 = Finding("BCL006", "None result", "t.py", 5, 1, 5, 24, Fix(SAFE, "drop", (Edit(5, 1, 5, 5, ""),)))
+    waiting = (RuntimeEvent("rank 0: waiting in torch.distributed.broadcast at t.py (fixed):4",
+                            ("t.py (fixed):4",), ("t.py (fixed):4",)),) if outcome == HANG else ()  # fmt: skip
+    original = link("t.py", HANGS_FIRST, (bcl006,), VerifyResult(HANG, waiting, reached=("t.py:3", "t.py:4")))
+    copy = link("t.py (fixed)", HANGS_FIRST, (bcl006,),
+                VerifyResult(outcome, waiting, reached=tuple(f"t.py (fixed):{n}" for n in reached_lines)))
+    proof = FixProof(original, copy, _proofs(original, (bcl006,), [True], False, copy))
+    return proof, proof.proofs[0]
+
+
+def test_a_fixed_finding_whose_line_the_hung_copy_never_reached_is_not_reached_never_ok():
+    proof, bcl006 = _hung_copy([1, 2, 3, 4])
+    assert not bcl006.fixed_ok and not proof.ok
+    text = proof.render_text()
+    assert "ok here" not in text
+    assert "    original run: not reached: no rank ran this line" in text
+    assert "    fixed copy:   not reached: no rank ran this line (the fixed copy: hang)" in text
+    assert proof.as_dict()["findings"][0]["fixed_ok"] is False
+
+
+def test_a_fixed_copy_that_fails_is_ok_at_no_finding_even_one_it_ran():
+    proof, bcl006 = _hung_copy([1, 2, 3, 4, 5], outcome=ERROR)
+    assert not bcl006.fixed_ok and not proof.ok
+    assert "    fixed copy:   ran here, not proven: the fixed copy as a whole ended error" in proof.render_text()
+    proof, bcl006 = _hung_copy([1, 2, 3, 4, 5], outcome=OK)
+    assert bcl006.fixed_ok and proof.ok and "    fixed copy:   ok here" in proof.render_text()
+    proof, bcl006 = _hung_copy([1, 2, 3, 4], outcome=OK)  # ok, but line 5 never ran: nothing proven there
+    assert not bcl006.fixed_ok and not proof.ok
+
+
+def test_a_finding_is_reached_through_any_line_of_its_range_or_its_statements_first_line():
+    from bcast_lint.harness.link import Script
+    from bcast_lint.model import Finding
+
+    script = Script.parse("t.py", b"x = f(\n    a,\n    b)\nif x:\n    g(x)\n")
+    argument = Finding("BCL001", "m", "t.py", 3, 5, 3, 6)
+    assert script.reached(argument, {1}) and script.reached(argument, {3}) and not script.reached(argument, {4})
+    body = Finding("BCL005", "m", "t.py", 5, 5, 5, 9)
+    assert not script.reached(body, {1, 4}) and script.reached(body, {5})
 
 
 def test_the_fixed_copy_lies_beside_the_script_or_elsewhere_when_that_is_read_only(tmp_path, monkeypatch):
@@ -648,6 +707,54 @@ def test_verify_fix_on_the_readme_training_loop_proves_both_fixes_and_leaves_the
     assert bcl001["original_events"][0].endswith(f"at {script}:15 (in accelerate.utils.broadcast)")
     assert (bcl005["code"], bcl005["fixed_ok"], bcl005["observed"]) == ("BCL005", True, False)
     assert document["original"]["events"][0]["findings"] == [{"code": "BCL001", "line": 15, "column": 11}]
+
+
+FIRST_COLLECTIVE_HANGS = """\
+\"\"\"Every rank names itself as the source of its first broadcast: the job hangs there, before the
+weights are shared.\"\"\"
+import torch
+import torch.distributed as dist
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    seed = torch.tensor([rank])
+    dist.broadcast(seed, src=rank)
+    torch.manual_seed(int(seed.item()))
+    weights = torch.zeros(4)
+    if rank == 0:
+        weights = torch.randn(4)
+    weights = dist.broadcast(weights, src=0)
+    print(weights.norm())
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.runtime
+@pytest.mark.timeout(200)
+def test_verify_fix_where_the_first_collective_hangs_says_the_fixed_line_was_not_reached(tmp_path):
+    """BCL009 (no fix) hangs line 11 in the original and in the fixed copy; BCL006 at line 16 is
+    fixed but never ran in either: "not reached", never "ok here", and the proof fails."""
+    from bcast_lint.harness.verdict import RunOptions, verify_fix
+
+    script = tmp_path / "train.py"
+    script.write_text(FIRST_COLLECTIVE_HANGS)
+    proof = verify_fix(str(script), RunOptions(timeout=HANG_TIMEOUT), unsafe=False)
+    assert proof.fixed is not None and proof.fixed.result.outcome == HANG
+    bcl009, bcl006 = proof.proofs
+    assert (bcl009.finding.code, bcl009.fixed, bcl009.reached) == ("BCL009", False, True)
+    assert (bcl006.finding.code, bcl006.finding.line, bcl006.fixed) == ("BCL006", 16, True)
+    assert not bcl006.reached and not bcl006.fixed_reached and not bcl006.fixed_ok
+    assert not proof.ok
+    text = proof.render_text()
+    assert "ok here" not in text, text
+    assert "    fixed copy:   not reached: no rank ran this line (the fixed copy: hang)" in text
+    assert proof.as_dict()["findings"][1]["fixed_ok"] is False
 
 
 @pytest.mark.runtime

@@ -13,6 +13,9 @@ Kinds of event, in the order a rank writes them:
   `blank`, whether it held only a placeholder: zeros, None). Written before the real collective
   runs, so on a hang the last unmatched ENTER says where the rank waits.
 - EXIT: that collective returned or raised (`value`, `result`, `watched` or `error`).
+- REACHED: the rank ran a line of the script for the first time (`site`). Written as it happens,
+  so a rank that hangs or is killed still says how far it got: a finding whose line no rank
+  reached was not tested by the run, whatever its outcome.
 - SCRIPT_ERROR: the script raised (`error`, `site`: the innermost line of the script in the
   traceback).
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
@@ -45,6 +48,7 @@ CHECK_ENV = "BCAST_LINT_CHECK"
 START = "start"
 ENTER = "enter"
 EXIT = "exit"
+REACHED = "reached"
 SCRIPT_ERROR = "script_error"
 FINISHED = "finished"
 

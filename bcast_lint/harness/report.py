@@ -133,6 +133,7 @@ class VerifyResult:
     collectives: int = 0  # collective calls each rank made (the most any rank made)
     ranks: tuple[RankInfo, ...] = ()
     outputs: tuple[tuple[int, str], ...] = ()  # (rank, last lines of its own stderr) of failing ranks
+    reached: tuple[str, ...] = ()  # the script's lines ("path:line") that some rank ran
 
     @property
     def ok(self) -> bool:
@@ -277,6 +278,7 @@ def judge(run: Run) -> VerifyResult:
         "broadcasts": broadcasts,
         "collectives": max((state.collectives for state in states), default=0),
         "ranks": tuple(_rank_info(state) for state in states),
+        "reached": _reached(run),
     }
     failed = [state for state in states if _failed(state)]
     if failed:
@@ -291,6 +293,11 @@ def judge(run: Run) -> VerifyResult:
     if not common["collectives"] and not any(state.finished.watched for state in states):
         return VerifyResult(UNVERIFIED, (_nothing_verified(states),), **common)
     return VerifyResult(OK, (), **common)
+
+
+def _reached(run: Run) -> tuple[str, ...]:
+    return tuple(sorted({event.site for log in run.ranks for event in log.events
+                         if event.kind == protocol.REACHED and event.site}))  # fmt: skip
 
 
 def _rank_info(state: RankState) -> RankInfo:
