@@ -48,8 +48,9 @@ def leave(rank, call, value="v", watched=(), error=None, site="s.py:3", t=2.0):
     )  # fmt: skip
 
 
-def finished(rank, watched=(), destroyed=False, initialized=True):
-    return Event(protocol.FINISHED, rank, 3.0, watched=watched, destroyed=destroyed, initialized=initialized)
+def finished(rank, watched=(), destroyed=False, initialized=True, initialized_by=None):
+    return Event(protocol.FINISHED, rank, 3.0, watched=watched, destroyed=destroyed, initialized=initialized,
+                 initialized_by=initialized_by)
 
 
 def run(*events_per_rank, timed_out=False, fatal=(), stderr=()):
@@ -158,6 +159,12 @@ def test_the_harness_destroying_the_process_group_is_a_warning():
     result = judge(run(*[[enter(r, 0), leave(r, 0), finished(r, destroyed=True)] for r in (0, 1)]))
     assert result.outcome == OK
     assert "destroy_process_group()" in result.warnings[0]
+
+
+def test_a_process_group_that_accelerate_set_up_is_the_harnesss_to_destroy_without_a_warning():
+    ranks = [[enter(r, 0), leave(r, 0), finished(r, destroyed=True, initialized_by="accelerate")] for r in (0, 1)]
+    result = judge(run(*ranks))
+    assert result.outcome == OK and result.warnings == ()
 
 
 def test_broadcasts_pair_by_order_and_different_lines_only_warn():
@@ -825,3 +832,22 @@ def test_partial_state_runs_distributed_on_cpu(tmp_path):
     result = verify(str(program))
     assert result.outcome == OK, result.details
     assert [call.site for call in result.broadcasts[0].calls] == [f"{program}:7", f"{program}:7"]
+    # accelerate set the process group up and owns its teardown: nothing to tell the script's author
+    assert result.warnings == ()
+
+
+@pytest.mark.runtime
+@pytest.mark.timeout(120)
+def test_a_plain_accelerate_script_verifies_without_a_destroy_process_group_warning(tmp_path, capsys):
+    program = tmp_path / "train.py"
+    program.write_text(
+        "import torch\n"
+        "from accelerate import Accelerator\n"
+        "from accelerate.utils import broadcast\n"
+        "accelerator = Accelerator()\n"
+        "value = torch.tensor([7]) if accelerator.is_main_process else torch.zeros(1, dtype=torch.int64)\n"
+        "value = broadcast(value)\n"
+    )
+    assert verify_main([str(program)]) == 0
+    out = capsys.readouterr().out
+    assert out == f"{program}: ok: 1 collective (1 broadcast compared) checked on 2 ranks\n", out

@@ -416,16 +416,24 @@ def _error_text(error: BaseException) -> str:
 
 
 _initialised = threading.Event()  # set once the script initialises a process group
+# Frameworks that set up the process group themselves and own its teardown: a script built on
+# them is not expected to call destroy_process_group(), so the harness calling it is no news.
+FRAMEWORKS = ("accelerate", "deepspeed", "lightning", "lightning_fabric", "pytorch_lightning", "transformers")
+_initialised_by: list[str] = []  # the framework that called init_process_group, if one did
 
 
 def note_initialisation(original):
-    """`init_process_group` that remembers it ran: a script that destroys its group at the end
-    still initialised one, which tells "ran no collective" from "never went distributed"."""
+    """`init_process_group` that remembers it ran, and which framework called it: a script that
+    destroys its group at the end still initialised one, which tells "ran no collective" from
+    "never went distributed"."""
 
     @functools.wraps(original)
     def init_process_group(*args, **kwargs):
         result = original(*args, **kwargs)
         _initialised.set()
+        caller = str(sys._getframe(1).f_globals.get("__name__", "")).split(".")[0]
+        if caller in FRAMEWORKS:
+            _initialised_by.append(caller)
         return result
 
     return init_process_group
@@ -551,7 +559,8 @@ def finish(namespace: dict, recorder: Recorder, record_dir: str, world_size: int
     checks = tuple(name for name in os.environ.get(protocol.CHECK_ENV, "").split(",") if name)
     still_initialized = dist.is_available() and dist.is_initialized()
     recorder.write(protocol.FINISHED, watched=_fingerprint_in(namespace, checks), destroyed=still_initialized,
-                   initialized=still_initialized or _initialised.is_set())
+                   initialized=still_initialized or _initialised.is_set(),
+                   initialized_by=_initialised_by[0] if _initialised_by else None)
     wait_for_every_rank(record_dir, world_size)
     if still_initialized:
         dist.destroy_process_group()

@@ -20,7 +20,8 @@ Kinds of event, in the order a rank writes them:
   traceback).
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
   harness had to call `destroy_process_group()` because the script did not; `initialized`:
-  whether the process group was ever initialised).
+  whether the process group was ever initialised; `initialized_by`: the framework that
+  initialised it, such as accelerate, which owns its teardown, or None for the script's own code).
 
 Fields added later have defaults, so records and synthetic events written without them still
 decode.
@@ -80,6 +81,7 @@ class Event:
     before: str | None = None  # fingerprint of the broadcast argument before the call
     blank: bool | None = None  # whether that argument held only a placeholder (all zeros, None)
     initialized: bool = False
+    initialized_by: str | None = None
 
 
 def record_path(record_dir: str | Path, rank: int) -> Path:

@@ -24,7 +24,9 @@ static findings can be tied to it (`harness.link`).
 
 Warnings do not change the outcome: ranks reaching the n-th broadcast from different lines (the
 `if rank == 0: send side / else: receive side` pattern is legitimate), the harness having to call
-`destroy_process_group()`, and a rank killed by a signal after it had finished everything.
+`destroy_process_group()` for a script that initialised its process group itself (not for one
+that a framework such as accelerate set up), and a rank killed by a signal after it had finished
+everything.
 """
 
 from __future__ import annotations
@@ -523,7 +525,9 @@ def _warnings(states: list[RankState], broadcasts: tuple[BroadcastComparison, ..
         if len(sites) > 1:
             where = ", ".join(f"rank {call.rank} at {call.site}" for call in broadcast.calls)
             warnings.append(f"broadcast #{broadcast.index + 1} was reached from different lines: {where}")
-    if any(state.finished and state.finished.destroyed for state in states):
+    # A framework that initialised the group (accelerate) owns its teardown: tidying it up is
+    # the harness's business, not news to the script's author.
+    if any(state.finished and state.finished.destroyed and not state.finished.initialized_by for state in states):
         warnings.append(
             "the script never called torch.distributed.destroy_process_group(); the harness calls it once every "
             "rank has finished. Without it a rank can abort at exit (SIGABRT, `terminate called without an "
