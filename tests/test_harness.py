@@ -22,10 +22,11 @@ from bcast_lint.harness.protocol import BROADCAST, OTHER_COLLECTIVE, Event, Rank
 from bcast_lint.harness.report import DIVERGENT, ERROR, HANG, OK, OUTCOMES, UNVERIFIED, judge, own_output
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# `# verify: <outcome> [check=name,name] [nnodes=N]`: the outcome of the broken program, module-level
-# names whose final values must agree across ranks (garbage that never passes a broadcast), and
-# how many simulated nodes (of 2 processes each) the job runs on.
-HEADER = re.compile(r"#\s*verify:\s*(\w+)((?:\s+\w+=[\w,]+)*)\s*$")
+# `# verify: <outcome>[,<outcome>...] [check=name,name] [nnodes=N] [nproc=N,N]`: the outcome of the
+# broken program (one for every size, or one per size), module-level names whose final values must
+# agree across ranks (garbage that never passes a broadcast), how many simulated nodes the job runs
+# on, and the processes per node of each run (default 2; `2,3` for data that may split unevenly).
+HEADER = re.compile(r"#\s*verify:\s*([\w,]+)((?:\s+\w+=[\w,]+)*)\s*$")
 HANG_TIMEOUT = 30.0  # seconds: startup takes ~7 s on 2 cores, so a hang shows well before this
 
 
@@ -543,10 +544,34 @@ def test_the_harness_extra_keeps_a_users_torch_and_the_test_install_pins_the_cpu
         [__file__, "--output-format", "xml"],
         [__file__, "--nnodes", "0"],
         [__file__, "--unsafe-fixes"],
+        [__file__, "--nproc", "2,1"],
+        [__file__, "--nproc", "2,x"],
+        [__file__, "--nproc", "0"],
     ],
 )
 def test_usage_errors_exit_2(argv, capsys):
     assert verify_main(argv) == 2
+
+
+def test_several_world_sizes_say_which_sizes_fail():
+    from bcast_lint.harness.verdict import WorldSizes, link
+
+    def linked(outcome):
+        return link("t.py", b"", (), judge(run(*outcome)))
+
+    ok = [[enter(r, 0), leave(r, 0), finished(r)] for r in (0, 1)]
+    uneven = [[enter(0, 0), leave(0, 0), enter(0, 1), leave(0, 1), finished(0)],
+              [enter(1, 0), leave(1, 0), finished(1)], [enter(2, 0), leave(2, 0), finished(2)]]  # fmt: skip
+    sizes = WorldSizes(1, ((2, linked(ok)), (3, linked(uneven))))
+    assert not sizes.ok and sizes.failing == (3,)
+    text = sizes.render_text()
+    assert text.startswith("== world size 2 ==\nt.py: ok: 1 collective")
+    assert "\n== world size 3 ==\nt.py: divergent\n" in text
+    assert text.endswith("world size 2: ok\nworld size 3: divergent\nfails at world size 3")
+    document = sizes.as_dict()
+    assert document["failing_world_sizes"] == [3]
+    assert [(size["world_size"], size["ok"]) for size in document["world_sizes"]] == [(2, True), (3, False)]
+    assert WorldSizes(2, ((2, linked(ok)),)).render_text().startswith("== world size 4 (2 nodes of 2) ==")
 
 
 # ---------------------------------------------------------------- the bootstrap's helpers
@@ -601,26 +626,29 @@ def _runtime_programs() -> list[Path]:
     return sorted(p for p in FIXTURES.glob("*/runtime_*.py") if not p.name.endswith(derived))
 
 
-def _header(program: Path) -> tuple[str, dict[str, str]]:
+def _header(program: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     match = HEADER.match(program.read_text().splitlines()[0])
-    assert match, f"{program} must start with `# verify: <outcome> [check=names] [nnodes=N]`"
-    assert match.group(1) in OUTCOMES
+    assert match, f"{program} must start with `# verify: <outcome> [check=names] [nnodes=N] [nproc=N,N]`"
     options = dict(option.split("=", 1) for option in match.group(2).split())
-    assert set(options) <= {"check", "nnodes"}, options
-    return match.group(1), options
+    assert set(options) <= {"check", "nnodes", "nproc"}, options
+    outcomes = tuple(match.group(1).split(","))
+    assert set(outcomes) <= set(OUTCOMES), outcomes
+    return outcomes, options
 
 
-def _expected(program: Path) -> str:
-    return _header(program)[0]
-
-
-def _run_options(program: Path):
+def _runs(program: Path) -> list[tuple[str, "RunOptions"]]:
+    """(expected outcome, how to run it) for each world size the header names."""
     from bcast_lint.harness.verdict import RunOptions
 
-    outcome, options = _header(program)
+    outcomes, options = _header(program)
+    sizes = [int(size) for size in options.get("nproc", "2").split(",")]
+    if len(outcomes) == 1:
+        outcomes *= len(sizes)
+    assert len(outcomes) == len(sizes), f"{program}: one outcome for every size, or one per size"
     check = tuple(options["check"].split(",")) if "check" in options else ()
-    timeout = HANG_TIMEOUT if outcome == HANG else 60.0
-    return RunOptions(nnodes=int(options.get("nnodes", 1)), timeout=timeout, check=check)
+    return [(outcome, RunOptions(nproc=size, nnodes=int(options.get("nnodes", 1)),
+                                 timeout=HANG_TIMEOUT if outcome == HANG else 60.0, check=check))
+            for outcome, size in zip(outcomes, sizes)]  # fmt: skip
 
 
 def _expected_codes(program: Path) -> set[str]:
@@ -655,16 +683,22 @@ def _assert_every_rank_agrees(result, options) -> None:
 
 
 @pytest.mark.runtime
-@pytest.mark.timeout(200)
+@pytest.mark.timeout(400)
 @pytest.mark.parametrize("program", _runtime_programs(), ids=_id)
 def test_runtime_fixture_fails_as_its_header_says_predicted_by_its_finding_and_its_fix_is_ok(program, tmp_path):
-    """The broken program has the outcome its header names, tied in the JSON to the codes of its
-    `.expected`; `verify --fix --unsafe-fixes` proves the automatic fix (the original failing at
-    each fixed finding, the fixed copy ok), or the hand-fixed version is ok."""
+    """At each world size its header names, the broken program has the outcome the header gives
+    for that size, tied in the JSON to the codes of its `.expected` where it fails; `verify --fix
+    --unsafe-fixes` proves the automatic fix (the original failing at each fixed finding, the fixed
+    copy ok), or the hand-fixed version is ok."""
+    for outcome, options in _runs(program):
+        _check_at_one_size(program, outcome, options)
+    assert not _processes_running(program), "the job left processes behind"
+
+
+def _check_at_one_size(program: Path, outcome: str, options) -> None:
     from bcast_lint.harness.verdict import verify_fix, verify_script
 
-    options = _run_options(program)
-    if _expected(program) == OK:  # a correct program (a look-alike): nothing to fix
+    if outcome == OK:  # a correct program (a look-alike), or a bug this size does not show
         original = verify_script(str(program), options)
         _assert_every_rank_agrees(original.result, options)
     elif _auto_fixed(program):
@@ -680,10 +714,11 @@ def test_runtime_fixture_fails_as_its_header_says_predicted_by_its_finding_and_i
         corrected = program.with_name(program.stem + ".handfixed.py")
         fixed = verify(str(corrected), options.nproc, 60.0, (), options.check, options.nnodes)
         _assert_every_rank_agrees(fixed, options)
-    assert original.result.outcome == _expected(program), original.result.details
+    size = f"world size {options.nproc * options.nnodes}"
+    assert original.result.outcome == outcome, (size, original.result.details)
     assert bool(original.result.details) == (original.result.outcome != OK)
-    assert _tied_codes(original) == _expected_codes(program), original.render_text()
-    assert not _processes_running(program), "the job left processes behind"
+    expected = _expected_codes(program) if outcome != OK else set()
+    assert _tied_codes(original) == expected, (size, original.render_text())
 
 
 def _processes_running(program: Path) -> list:
@@ -762,6 +797,20 @@ def test_verify_fix_where_the_first_collective_hangs_says_the_fixed_line_was_not
     assert "ok here" not in text, text
     assert "    fixed copy:   not reached: no rank ran this line (the fixed copy: hang)" in text
     assert proof.as_dict()["findings"][1]["fixed_ok"] is False
+
+
+@pytest.mark.runtime
+@pytest.mark.timeout(200)
+def test_verify_at_two_world_sizes_finds_the_bug_only_the_odd_one_shows(capsys):
+    """Four shards split evenly over 2 ranks and not over 3: `--nproc 2,3` runs both and says
+    that size 3 fails."""
+    program = FIXTURES / "BCL005" / "runtime_rounds_even_at_two.py"
+    assert verify_main([str(program), "--nproc", "2,3"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"== world size 2 ==\n{program}: ok: 2 collectives"), out
+    assert f"\n== world size 3 ==\n{program}: error\n" in out
+    assert "    predicted by BCL005 at" in out.split("== world size 3 ==")[1]
+    assert out.endswith("world size 2: ok\nworld size 3: error\nfails at world size 3\n"), out
 
 
 @pytest.mark.runtime

@@ -267,6 +267,58 @@ def _not_fixed_because(finding: Finding, unsafe: bool) -> str:
     return "its fix was not applied"
 
 
+# ---------------------------------------------------------------- several world sizes
+
+
+@dataclass(frozen=True)
+class WorldSizes:
+    """One verification run at several sizes (`--nproc 2,3`). Many real hangs appear only where
+    the data does not split evenly over the ranks (one rank gets one more batch, shard or key),
+    so a program can pass on 2 ranks and fail on 3; this says which sizes fail."""
+
+    nnodes: int
+    reports: tuple[tuple[int, "LinkedRun | FixProof"], ...]  # (processes per node, its report)
+
+    @property
+    def ok(self) -> bool:
+        return all(report.ok for _, report in self.reports)
+
+    @property
+    def failing(self) -> tuple[int, ...]:
+        """The world sizes whose report is not ok."""
+        return tuple(nproc * self.nnodes for nproc, report in self.reports if not report.ok)
+
+    def render_text(self) -> str:
+        lines = []
+        for nproc, report in self.reports:
+            lines += [f"== world size {self._size(nproc)} ==", report.render_text(), ""]
+        lines += [f"world size {self._size(nproc)}: {_size_verdict(report)}" for nproc, report in self.reports]
+        sizes = ", ".join(str(size) for size in self.failing)
+        lines.append(f"fails at world size {sizes}" if self.failing else "ok at every world size")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "failing_world_sizes": list(self.failing),
+            "world_sizes": [{"world_size": nproc * self.nnodes, "nproc": nproc, "nnodes": self.nnodes,
+                             "ok": report.ok, "verdict": _size_verdict(report), "report": report.as_dict()}
+                            for nproc, report in self.reports],
+        }  # fmt: skip
+
+    def _size(self, nproc: int) -> str:
+        return str(nproc) if self.nnodes == 1 else f"{nproc * self.nnodes} ({self.nnodes} nodes of {nproc})"
+
+
+def _size_verdict(report: "LinkedRun | FixProof") -> str:
+    if isinstance(report, LinkedRun):
+        return report.result.outcome
+    original = report.original.result.outcome
+    if report.fixed is None:
+        return f"{original}; no fix applies"
+    return f"{original}; fixed copy {report.fixed.result.outcome}{'' if report.ok else ', not proven'}"
+
+
 @contextmanager
 def _temporary_copy(script: str, source: bytes) -> Iterator[str]:
     """The fixed source as a hidden file beside the script, so its imports and paths relative to
@@ -289,4 +341,4 @@ def _temporary_copy(script: str, source: bytes) -> Iterator[str]:
         os.unlink(path)
 
 
-__all__ = ["OK", "FixProof", "LinkedRun", "RunOptions", "verify_fix", "verify_script"]
+__all__ = ["OK", "FixProof", "LinkedRun", "RunOptions", "WorldSizes", "verify_fix", "verify_script"]
