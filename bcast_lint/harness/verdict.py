@@ -2,9 +2,11 @@
 
 `verify SCRIPT` lints the script, runs it, and says of each runtime event which finding predicted
 it ("predicted by BCL001 at train.py:12") or that none did, and of each finding whether its line
-failed in this run. `verify --fix SCRIPT` also applies the fixes to a temporary copy (never to the
-script), runs that copy, and says per finding whether the fixed copy is ok where the original
-failed; it succeeds only when every fixed finding's place and the fixed copy as a whole are ok.
+failed in this run, ran without failing, or was not reached. `verify --fix SCRIPT` also applies
+the fixes to a temporary copy (never to the script), runs that copy, and says per finding what the
+copy did there. A verdict names only what ran: the copy is ok at a fixed finding only where it ran
+the finding's place and ended ok as a whole, and `--fix` succeeds only when it is ok at every fixed
+finding. `--nproc 2,3` repeats all this at each world size (`WorldSizes`).
 """
 
 from __future__ import annotations
