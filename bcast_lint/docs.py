@@ -10,7 +10,7 @@ from pathlib import Path
 from bcast_lint.codes import RULES, SYNTAX_ERROR, SYNTAX_ERROR_NAME, RuleSpec
 
 def _words(words) -> str:
-    names = [f"`{word.decode() if isinstance(word, bytes) else word}`" for word in words]
+    names = [f"`{word if isinstance(word, str) else str(word, 'ascii')}`" for word in words]  # the pre-filter's are bytes
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
 
 
