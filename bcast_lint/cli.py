@@ -310,9 +310,13 @@ def _rule_command(argv: list[str]) -> int:
     parser.add_argument("--all", action="store_true", help="list every rule")
     args = parser.parse_args(argv)
     if args.all or not args.code:
+        from bcast_lint.docs import syntax_error_summary
+
         for spec in RULES:
             opt_in = "opt-in " if spec.opt_in else ""
             print(f"{spec.code}  {spec.name:34} {opt_in}{spec.load().summary()}")
+        # Not a rule (nothing selects it), but reported like one, so listed with them.
+        print(f"{SYNTAX_ERROR}  {SYNTAX_ERROR_NAME:34} {syntax_error_summary()}")
         return EXIT_CLEAN
     code = args.code.upper()
     if code == SYNTAX_ERROR:

@@ -96,6 +96,9 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     if isinstance(python_error, SyntaxError) and _bracket_depth(source.data) > _MAX_BRACKET_DEPTH:
         finding = _python_syntax_finding(python_error, filename)
         return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
+    nul = source.nul_position() if python_error is not None else None
+    if nul is not None:
+        return FileResult(filename, (_nul_finding(nul, filename),))
     code = source.text
     context = file_context(project, filename, source, tree) if tree is not None else None
     if tree is not None:
@@ -151,6 +154,12 @@ def _python_syntax_finding(error: SyntaxError, filename: str) -> Finding:
     line, column = error.lineno or 1, error.offset or 1
     message = f"{type(error).__name__}: {error.msg}"  # IndentationError and TabError say so
     return Finding(SYNTAX_ERROR, message, filename, line, column, line, column)
+
+
+def _nul_finding(position: tuple[int, int], filename: str) -> Finding:
+    line, column = position
+    return Finding(SYNTAX_ERROR, "SyntaxError: source code cannot contain null bytes", filename, line, column,
+                   line, column)
 
 
 def _reduced(source: Source, tree: ast.Module, helpers: frozenset) -> tuple[str, Source]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from bcast_lint.config import Settings
 
 STDIN = "-"
+NOT_A_REGULAR_FILE = "not a regular file"
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 # We point git at each repository with -C; these variables, set inside git hooks, would override it.
@@ -67,11 +68,14 @@ def _from_argument(argument: str, settings: Settings) -> Iterator[SourceFile]:
         yield SourceFile(path, _describe(exc))
         return
     # A named file is linted whatever its suffix, and whatever the excludes say unless
-    # force-exclude is on.
+    # force-exclude is on. Anything else (a FIFO, a socket, a device) is an error for that path:
+    # reading a FIFO nobody writes to would wait forever.
     if stat.S_ISDIR(mode):
         yield from _walk(path, settings)
-    else:
+    elif stat.S_ISREG(mode):
         yield SourceFile(path)
+    else:
+        yield SourceFile(path, NOT_A_REGULAR_FILE)
 
 
 def _walk(top: str, settings: Settings) -> Iterator[SourceFile]:
@@ -158,7 +162,7 @@ def _link_error(path: str) -> str:
         os.stat(path)
     except OSError as exc:
         return "broken symbolic link" if exc.errno == errno.ENOENT else _describe(exc)
-    return "not a regular file"
+    return NOT_A_REGULAR_FILE
 
 
 def _describe(exc: OSError) -> str:

@@ -17,8 +17,10 @@ import re
 
 from bcast_lint.analysis.apis import CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
 
-_OTHER_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
-_API_WORDS = (b"distributed", b"accelerat", b"deepspeed", b"wait_for_everyone", b"gather_for_metrics")
+# Public: docs.py writes the pre-filter's description from these very lists.
+BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
+OTHER_CALL_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
+API_WORDS = (b"distributed", b"accelerat", b"deepspeed", b"wait_for_everyone", b"gather_for_metrics")
 RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
 _PROCESS_WORDS = tuple(word for word in RANK_WORDS if b"process" in word)
 _OTHER_RANK_WORDS = tuple(word for word in RANK_WORDS if b"process" not in word)
@@ -32,8 +34,8 @@ def _called(word: str) -> re.Pattern:
     return re.compile(re.escape(word.encode()) + rb"(?:\s*\(|\s+as\s)")
 
 
-_BROADCAST_CALLS = tuple(_called(word) for word in ("broadcast", "broadcast_object_list"))
-_OTHER_CALLS = tuple((word.encode(), _called(word)) for word in _OTHER_WORDS)
+_BROADCAST_CALLS = tuple(_called(word) for word in BROADCAST_WORDS)
+_OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
 SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
@@ -58,7 +60,7 @@ def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
     broadcast or a rank. Most files fail them; for the others, a run with a cache looks the
     file up before the costlier steps."""
-    return any(word in source for word in _API_WORDS) and (b"broadcast" in source or names_rank(source))
+    return any(word in source for word in API_WORDS) and (b"broadcast" in source or names_rank(source))
 
 
 def names_rank(source: bytes) -> bool:

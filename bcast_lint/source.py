@@ -11,6 +11,7 @@ line endings, odd characters), and only an edit's own content is encoded.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 
 import re
@@ -89,6 +90,17 @@ class Source:
         if line > self.line_count:
             return len(self.text)
         return self.line_starts[line - 1] + column - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of an offset in `text` (the inverse of `offset`)."""
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def nul_position(self) -> Optional[tuple[int, int]]:
+        """Where the first NUL character is. Python refuses such a file without a position
+        (3.11 raises ValueError) and LibCST says 1:1, so the position is found here."""
+        found = self.text.find("\0")
+        return None if found < 0 else self.position(found)
 
     def parsed(self, line_numbers: Sequence[int]) -> "Source":
         """This source, for which LibCST parses the reduced text whose lines have these numbers."""

@@ -386,3 +386,43 @@ def test_readme_usage_example_is_what_the_cli_prints(project):
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     example = readme.split("```text\n$ bcast-lint train.py\n", 1)[1].split("```", 1)[0]
     assert run("--no-cache", "train.py", cwd=project).stdout == example
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_nul_byte_is_reported_at_its_own_line_and_column(project, newline):
+    lines = ["import torch.distributed as dist", "x = 1", "y = 'caf\u00e9\0'", "dist.broadcast(x, 0)", ""]
+    (project / "nul.py").write_bytes(newline.join(lines).encode())
+    result = run("--output-format", "concise", "--no-cache", "nul.py", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == "nul.py:3:10: BCL900 SyntaxError: source code cannot contain null bytes"
+
+
+def test_rule_all_lists_every_rule_and_bcl900(project):
+    from bcast_lint.codes import RULES
+
+    result = run("rule", "--all", cwd=project)
+    codes = [line.split()[0] for line in result.stdout.splitlines()]
+    assert result.returncode == 0 and codes == [spec.code for spec in RULES] + ["BCL900"]
+    assert result.stdout.splitlines()[-1].split(None, 2)[1:] == [
+        "syntax-error", "Reports a file that Python cannot parse, at the position of the syntax error."]
+
+
+def test_readme_configuration_examples_work_in_their_own_files(tmp_path):
+    """The README shows the `[tool.bcast-lint]` table for pyproject.toml and the top-level keys
+    for bcast-lint.toml; each, in its file, gives the same settings."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Configuration", 1)[1].split("\n### ", 1)[0]
+    table, top_level = re.findall(r"```toml\n(.*?)```", section, re.S)
+    assert table.startswith("[tool.bcast-lint]\n") and not top_level.startswith("[")
+    shown = {}
+    for name, text in (("pyproject.toml", table), ("bcast-lint.toml", top_level)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / name).write_text(text)
+        result = run("--show-settings", cwd=tmp_path / name)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"Settings from: {tmp_path / name / name}\n")
+        shown[name] = result.stdout.split("\n", 1)[1]
+    assert shown["pyproject.toml"] == shown["bcast-lint.toml"]
+    assert "ignore = ('BCL003',)" in shown["bcast-lint.toml"]

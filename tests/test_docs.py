@@ -57,3 +57,34 @@ def test_summary_extraction():
     # A sentence that runs on into a list ends at its full stop.
     assert _summary_of("Flags a gather of\n\n- a mask: `x[m]`;\n- `nonzero`;\n\nor those converted.\n"
                        "Not others.") == "Flags a gather of a mask: `x[m]`; `nonzero`; or those converted."
+
+
+def test_the_prefilter_is_described_in_one_place_from_its_own_word_lists():
+    """The README and BCL900's page show the same generated description, which names every word
+    the pre-filter looks for; the README's older, shorter claims are gone."""
+    from bcast_lint import prefilter
+    from bcast_lint.docs import SYNTAX_ERROR_DOCUMENTATION, prefilter_description
+
+    text = prefilter_description()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count(text.rstrip("\n")) == 1
+    assert text in (ROOT / "docs" / "rules" / "BCL900.md").read_text(encoding="utf-8")
+    assert text in SYNTAX_ERROR_DOCUMENTATION  # `bcast-lint rule BCL900`
+    words = (*prefilter.API_WORDS, *prefilter.BROADCAST_WORDS, *prefilter.RANK_WORDS, *prefilter.OTHER_CALL_WORDS)
+    for word in words:
+        assert f"`{word.decode() if isinstance(word, bytes) else word}`" in text, word
+    assert "name a distributed API and call a collective" not in readme
+    assert "names a distributed API and calls a collective" not in readme
+
+
+@pytest.mark.parametrize("source, parsed", [
+    ("import torch.distributed as dist\ndist.all_reduce(t)\n", False),  # a collective, no rank word
+    ("import torch.distributed as dist\nif dist.get_rank() == 0:\n    dist.all_reduce(t)\n", True),
+    ("import torch.distributed as dist\ndist.broadcast(t, 0)\n", True),  # a broadcast needs no rank word
+    ("import torch\nif rank == 0:\n    broadcast(t)\n", False),  # no API word
+    ("import torch.distributed as dist\nmy_broadcast(t)\n", False),  # not the start of a word
+])  # fmt: skip
+def test_the_prefilter_does_what_its_description_says(source, parsed):
+    from bcast_lint.prefilter import PARSE, verdict
+
+    assert (verdict(source.encode()) == PARSE) is parsed

@@ -277,3 +277,20 @@ def test_importing_files_does_not_import_libcst():
     code = "import sys, bcast_lint.files; sys.exit('libcst' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_named_fifo_is_an_error_not_a_read_that_waits_forever(tmp_path):
+    fifo = tmp_path / "x.py"
+    os.mkfifo(fifo)
+    assert list(discover([str(fifo)], Settings())) == [SourceFile(str(fifo), "not a regular file")]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_cli_on_a_named_fifo_reports_it_and_lints_the_rest(tmp_path):
+    os.mkfifo(tmp_path / "x.py")
+    touch(tmp_path / "ok.py", "print(1)\n")
+    done = subprocess.run([sys.executable, "-m", "bcast_lint", "--no-cache", "x.py", "ok.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "x.py: error: not a regular file" in done.stderr, done.stderr

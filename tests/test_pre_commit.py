@@ -1,6 +1,8 @@
-"""The README's pre-commit configuration works as written: pre-commit runs this checkout's hooks,
-and flake8 with the plugin as an additional dependency. Each fails on a broken file and passes on
-its fixed version, and the hooks leave out what `extend-exclude` excludes."""
+"""The README's pre-commit configurations work as written. The `repo: local` blocks are copied
+from the README into a throwaway git repository and run by pre-commit, reaching no git host: each
+fails on a broken file and passes on its fixed version, and the hooks leave out what
+`extend-exclude` excludes. The remote form, which needs a release tag that does not exist yet, runs
+with this checkout standing in for the release."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from bcast_lint.output import REPOSITORY_URL
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = (ROOT / "fixtures" / "BCL003" / "unfilled_source.py").read_text()
 FIXED = (ROOT / "fixtures" / "BCL003" / "unfilled_source.fixed.py").read_text()
-README_BLOCK = re.compile(r"<!-- pre-commit-config:start.*?-->\n```yaml\n(.*?)```\n<!-- pre-commit-config:end -->",
-                          re.S)
+README_BLOCK = re.compile(r"<!-- pre-commit-config:(\w+) .*?-->\n```yaml\n(.*?)```\n<!-- pre-commit-config:end -->", re.S)
+HOOKS = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
 
 pytestmark = [
     pytest.mark.timeout(900),
@@ -29,26 +31,46 @@ pytestmark = [
 ]
 
 
-def _readme_config() -> str:
-    match = README_BLOCK.search((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert match, "README.md lost its pre-commit block"
-    return match.group(1)
+def _readme_blocks() -> dict[str, str]:
+    return dict(README_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
 
 
-def test_readme_names_this_release_and_every_hook():
-    text = _readme_config()
-    ours, flake8 = yaml.safe_load(text)["repos"]
+def test_readme_has_a_local_block_the_flake8_route_and_the_remote_form():
+    assert set(_readme_blocks()) == {"local", "flake8", "remote"}
+    for name in ("local", "flake8"):
+        (repository,) = yaml.safe_load(_readme_blocks()[name])["repos"]
+        assert repository["repo"] == "local", name
+
+
+def test_the_local_block_is_the_hook_of_this_repository_with_either_entry():
+    text = _readme_blocks()["local"]
+    (hook,) = yaml.safe_load(text)["repos"][0]["hooks"]
+    ours = HOOKS["bcast-lint"]
+    assert (hook["id"], hook["entry"], hook["types_or"]) == (ours["id"], ours["entry"], ours["types_or"])
+    assert hook["language"] == "system"  # the installed bcast-lint: nothing to fetch
+    assert yaml.safe_load(_swap_entries(text))["repos"][0]["hooks"][0]["entry"] == HOOKS["bcast-lint-fix"]["entry"]
+
+
+def test_the_remote_form_names_this_repository_and_release_and_every_hook():
+    text = _readme_blocks()["remote"]
+    (ours,) = yaml.safe_load(text)["repos"]
     assert ours["repo"] == REPOSITORY_URL and ours["rev"] == f"v{bcast_lint.__version__}"
-    declared = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-    assert declared == {"bcast-lint", "bcast-lint-fix"}
+    assert set(HOOKS) == {"bcast-lint", "bcast-lint-fix"}
     assert "      - id: bcast-lint\n" in text and "# - id: bcast-lint-fix " in text
-    assert f"bcast-lint @ git+{REPOSITORY_URL}@v{bcast_lint.__version__}" in flake8["hooks"][0][
-        "additional_dependencies"]
 
 
 def test_both_hooks_force_the_excludes():
-    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
+    for hook in HOOKS.values():
         assert "--force-exclude" in hook["entry"].split(), hook["id"]
+
+
+def _swap_entries(text: str) -> str:
+    """The local block with its commented `entry` in use and the other commented out, as the
+    README says to do for the fix hook."""
+    active, commented = re.findall(r"^( *)(# )?entry: .*$", text, re.M)
+    assert not active[1] and commented[1], text
+    return re.sub(r"^( *)(# )?entry: ", lambda m: m.group(1) + ("" if m.group(2) else "# ") + "entry: ", text,
+                  flags=re.M)
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -72,48 +94,61 @@ def user_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _pre_commit(repo: Path, home: Path, repos: list[dict]) -> subprocess.CompletedProcess:
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": repos}))
+def _pre_commit(repo: Path, home: Path, config: str) -> subprocess.CompletedProcess:
+    """`pre-commit run --all-files` with `config` as the repository's .pre-commit-config.yaml,
+    from this environment activated (its bin first on PATH), as a user commits from theirs."""
+    (repo / ".pre-commit-config.yaml").write_text(config)
     _git("add", "-A", cwd=repo)
-    environment = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(home), "PATH": path}
     return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo,
                           env=environment, capture_output=True, text=True, timeout=540)
 
 
-def test_readme_hooks_from_this_repository(user_repo, tmp_path):
-    ours = yaml.safe_load(_readme_config())["repos"][0]
-    ours.update(repo=str(ROOT), rev=_head_commit())  # this checkout stands in for the release
-    (user_repo / "pyproject.toml").write_text('[tool.bcast-lint]\nextend-exclude = ["third_party"]\n')
-    (user_repo / "third_party").mkdir()
-    (user_repo / "third_party" / "vendored.py").write_text(BROKEN)  # excluded: never reported
-    (user_repo / "train.py").write_text(BROKEN)
+def _project_with_a_vendored_copy(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.bcast-lint]\nextend-exclude = ["third_party"]\n')
+    (repo / "third_party").mkdir()
+    (repo / "third_party" / "vendored.py").write_text(BROKEN)  # excluded: never reported
+    (repo / "train.py").write_text(BROKEN)
+
+
+def _fails_then_passes_when_fixed(repo: Path, home: Path, config: str, expected: str) -> None:
+    failed = _pre_commit(repo, home, config)
+    assert failed.returncode == 1 and expected in failed.stdout, failed.stdout + failed.stderr
+    (repo / "train.py").write_text(FIXED)
+    passed = _pre_commit(repo, home, config)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+def _fix_hook_fixes_then_passes(repo: Path, home: Path, config: str) -> None:
+    (repo / "train.py").write_text(BROKEN)
+    changed = _pre_commit(repo, home, config)
+    assert changed.returncode == 1 and (repo / "train.py").read_text() == FIXED, changed.stdout + changed.stderr
+    assert (repo / "third_party" / "vendored.py").read_text() == BROKEN
+    assert _pre_commit(repo, home, config).returncode == 0
+
+
+def test_readme_local_block_as_written(user_repo, tmp_path):
+    config = _readme_blocks()["local"]
+    _project_with_a_vendored_copy(user_repo)
     home = tmp_path / "home"
-    failed = _pre_commit(user_repo, home, [ours])
-    assert failed.returncode == 1 and "train.py:" in failed.stdout, failed.stdout + failed.stderr
-    assert "third_party" not in failed.stdout
-    (user_repo / "train.py").write_text(FIXED)
-    passed = _pre_commit(user_repo, home, [ours])
-    assert passed.returncode == 0, passed.stdout + passed.stderr
+    _fails_then_passes_when_fixed(user_repo, home, config, "train.py:")
+    assert "third_party" not in _pre_commit(user_repo, home, config).stdout
+    # The fix hook: the README's other `entry` line in use.
+    _fix_hook_fixes_then_passes(user_repo, home, _swap_entries(config))
+    assert not home.exists() or not any(home.glob("repo*")), "a local, system hook installs nothing"
 
-    # The fix hook (commented out in the README) fixes the file and fails once, then passes.
-    fixing = {**ours, "hooks": [{"id": "bcast-lint-fix"}]}
+
+def test_readme_flake8_block_as_written(user_repo, tmp_path):
     (user_repo / "train.py").write_text(BROKEN)
-    changed = _pre_commit(user_repo, home, [fixing])
-    assert changed.returncode == 1 and (user_repo / "train.py").read_text() == FIXED, changed.stdout
-    assert (user_repo / "third_party" / "vendored.py").read_text() == BROKEN
-    assert _pre_commit(user_repo, home, [fixing]).returncode == 0
+    _fails_then_passes_when_fixed(user_repo, tmp_path / "home", _readme_blocks()["flake8"], "BCL003")
 
 
-def test_readme_flake8_route_with_additional_dependency(user_repo, tmp_path):
-    flake8 = yaml.safe_load(_readme_config())["repos"][1]
-    hook = flake8["hooks"][0]
-    release = f"bcast-lint @ git+{REPOSITORY_URL}@v{bcast_lint.__version__}"
-    hook["additional_dependencies"] = [f"bcast-lint @ git+file://{ROOT}@{_head_commit()}"
-                                       if dependency == release else dependency
-                                       for dependency in hook["additional_dependencies"]]
-    (user_repo / "train.py").write_text(BROKEN)
-    failed = _pre_commit(user_repo, tmp_path / "home", [flake8])
-    assert failed.returncode == 1 and "BCL003" in failed.stdout, failed.stdout + failed.stderr
-    (user_repo / "train.py").write_text(FIXED)
-    passed = _pre_commit(user_repo, tmp_path / "home", [flake8])
-    assert passed.returncode == 0, passed.stdout + passed.stderr
+def test_readme_remote_form_with_this_checkout_as_the_release(user_repo, tmp_path):
+    config = yaml.safe_load(_readme_blocks()["remote"])
+    config["repos"][0].update(repo=str(ROOT), rev=_head_commit())  # this checkout stands in for the release
+    _project_with_a_vendored_copy(user_repo)
+    home = tmp_path / "home"
+    _fails_then_passes_when_fixed(user_repo, home, yaml.safe_dump(config), "train.py:")
+    fixing = {"repos": [{**config["repos"][0], "hooks": [{"id": "bcast-lint-fix"}]}]}
+    _fix_hook_fixes_then_passes(user_repo, home, yaml.safe_dump(fixing))

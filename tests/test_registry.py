@@ -195,8 +195,8 @@ def test_rule_all_lists_every_row_and_marks_opt_in(monkeypatch, capsys):
     monkeypatch.setattr(bcast_lint.cli, "RULES", (*RULES[:-1], _as_opt_in(RULES[-1])))
     assert main(["rule", "--all"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == list(RULES_BY_CODE)
-    assert [" opt-in " in line for line in lines] == [spec.opt_in for spec in RULES[:-1]] + [True]
+    assert [line.split()[0] for line in lines] == [*RULES_BY_CODE, "BCL900"]  # BCL900 last: not a rule
+    assert [" opt-in " in line for line in lines] == [spec.opt_in for spec in RULES[:-1]] + [True, False]
 
 
 def _as_opt_in(spec):

@@ -12,6 +12,8 @@ user's file is never edited; everything happens before `runpy` executes it:
    call is recorded once.
 3. `PartialState()` defaults to `cpu=True`: it ignores `ACCELERATE_USE_CPU`, and without it every
    process on a CPU-only host would be its own main process.
+4. A trace hook records each line of the script the first time the rank runs it (REACHED), so
+   the report can tell a finding whose line ran from one the run never reached.
 
 For each call the wrapper writes ENTER before the real collective (so a hang shows who waits
 where) and EXIT after it, with a fingerprint of the argument after the call and of the returned
@@ -414,16 +416,24 @@ def _error_text(error: BaseException) -> str:
 
 
 _initialised = threading.Event()  # set once the script initialises a process group
+# Frameworks that set up the process group themselves and own its teardown: a script built on
+# them is not expected to call destroy_process_group(), so the harness calling it is no news.
+FRAMEWORKS = ("accelerate", "deepspeed", "lightning", "lightning_fabric", "pytorch_lightning", "transformers")
+_initialised_by: list[str] = []  # the framework that called init_process_group, if one did
 
 
 def note_initialisation(original):
-    """`init_process_group` that remembers it ran: a script that destroys its group at the end
-    still initialised one, which tells "ran no collective" from "never went distributed"."""
+    """`init_process_group` that remembers it ran, and which framework called it: a script that
+    destroys its group at the end still initialised one, which tells "ran no collective" from
+    "never went distributed"."""
 
     @functools.wraps(original)
     def init_process_group(*args, **kwargs):
         result = original(*args, **kwargs)
         _initialised.set()
+        caller = str(sys._getframe(1).f_globals.get("__name__", "")).split(".")[0]
+        if caller in FRAMEWORKS:
+            _initialised_by.append(caller)
         return result
 
     return init_process_group
@@ -480,6 +490,37 @@ def default_partial_state_to_cpu() -> None:
     PartialState.__init__ = __init__
 
 
+# ---------------------------------------------------------------- lines the script ran
+
+
+class LineTracer:
+    """A `sys.settrace` hook that writes REACHED the first time this rank runs each line of the
+    script. Frames of other files are not traced (their calls cost one comparison each), and a
+    line already seen costs a set lookup."""
+
+    def __init__(self, script: Script, recorder: Recorder):
+        self._script = script
+        self._recorder = recorder
+        self._seen: set[int] = set()
+
+    def __call__(self, frame: types.FrameType, event: str, arg):
+        return self._line if self._script.owns(frame) else None
+
+    def _line(self, frame: types.FrameType, event: str, arg):
+        if event == "line" and frame.f_lineno not in self._seen:
+            self._seen.add(frame.f_lineno)
+            self._recorder.write(protocol.REACHED, site=f"{self._script.shown}:{frame.f_lineno}")
+        return self._line
+
+    def start(self) -> None:
+        threading.settrace(self)
+        sys.settrace(self)
+
+    def stop(self) -> None:
+        sys.settrace(None)
+        threading.settrace(None)
+
+
 # ---------------------------------------------------------------- running the script
 
 
@@ -498,6 +539,8 @@ def run_script(script: Script, args: list[str], recorder: Recorder) -> dict | No
     """Run the script as `__main__`; the namespace it left, or None when it failed."""
     sys.argv = [script.path, *args]
     sys.path[0] = os.path.dirname(script.absolute)
+    tracer = LineTracer(script, recorder)
+    tracer.start()
     try:
         return runpy.run_path(script.absolute, run_name="__main__")
     except SystemExit as exit_:
@@ -508,13 +551,16 @@ def run_script(script: Script, args: list[str], recorder: Recorder) -> dict | No
     except BaseException as error:
         recorder.write(protocol.SCRIPT_ERROR, error=_error_text(error), site=script.error_site(error))
         raise
+    finally:
+        tracer.stop()
 
 
 def finish(namespace: dict, recorder: Recorder, record_dir: str, world_size: int) -> None:
     checks = tuple(name for name in os.environ.get(protocol.CHECK_ENV, "").split(",") if name)
     still_initialized = dist.is_available() and dist.is_initialized()
     recorder.write(protocol.FINISHED, watched=_fingerprint_in(namespace, checks), destroyed=still_initialized,
-                   initialized=still_initialized or _initialised.is_set())
+                   initialized=still_initialized or _initialised.is_set(),
+                   initialized_by=_initialised_by[0] if _initialised_by else None)
     wait_for_every_rank(record_dir, world_size)
     if still_initialized:
         dist.destroy_process_group()

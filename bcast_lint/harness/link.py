@@ -75,6 +75,7 @@ class Script:
     shown: str
     tree: ast.Module | None
     functions: tuple[tuple[int, int], ...] = ()  # (first, last line) of every function
+    statements: tuple[tuple[int, int], ...] = ()  # (first, last line) of every statement
 
     @classmethod
     def parse(cls, shown: str, source: bytes) -> "Script":
@@ -86,7 +87,9 @@ class Script:
             (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         )  # fmt: skip
-        return cls(shown, tree, functions)
+        statements = tuple((node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+                           if isinstance(node, ast.stmt))  # fmt: skip
+        return cls(shown, tree, functions, statements)
 
     def line(self, site: str) -> int | None:
         path, _, line = site.rpartition(":")
@@ -108,6 +111,16 @@ class Script:
         followed = read - _imported(self.tree) - {name}
         uses = {node.lineno for node in ast.walk(self.tree) if isinstance(node, ast.Name) and node.id in followed}
         return {statement.lineno for statement in assignments} | uses
+
+    def reached(self, finding: Finding, reached: set[int]) -> bool:
+        """Whether the run ran the finding's place: a line of its range, or the first line of the
+        innermost statement holding it (Python may report a statement spread over several
+        lines at its first line only)."""
+        own = set(range(finding.line, finding.end_line + 1))
+        holders = [span for span in self.statements if span[0] <= finding.line <= span[1]]
+        if holders:
+            own.add(max(holders)[0])  # the innermost: the latest start
+        return bool(own & reached)
 
     def function(self, line: int) -> tuple[int, int] | None:
         """The span of the innermost function around `line` (the latest start); None at module level."""
@@ -163,11 +176,14 @@ def moved(finding: Finding, original: bytes, fixed: bytes, shown: str) -> Findin
     """The finding at the lines its code occupies in the fixed copy (the fixes may add lines)."""
     matcher = difflib.SequenceMatcher(None, original.splitlines(), fixed.splitlines(), autojunk=False)
 
-    def new_line(line: int) -> int:
+    def new_lines(line: int) -> tuple[int, int]:
+        """Where `line` went: itself moved, or the whole block of lines a fix rewrote it into."""
         for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
             if a_start < line <= a_end:
-                return b_start + (line - a_start) if tag == "equal" else b_start + 1
-        return line
+                if tag == "equal":
+                    return (b_start + line - a_start,) * 2
+                return b_start + 1, max(b_start + 1, b_end)
+        return line, line
 
-    line = new_line(finding.line)
-    return dataclasses.replace(finding, filename=shown, line=line, end_line=max(line, new_line(finding.end_line)))
+    line = new_lines(finding.line)[0]
+    return dataclasses.replace(finding, filename=shown, line=line, end_line=max(line, new_lines(finding.end_line)[1]))

@@ -13,11 +13,15 @@ Kinds of event, in the order a rank writes them:
   `blank`, whether it held only a placeholder: zeros, None). Written before the real collective
   runs, so on a hang the last unmatched ENTER says where the rank waits.
 - EXIT: that collective returned or raised (`value`, `result`, `watched` or `error`).
+- REACHED: the rank ran a line of the script for the first time (`site`). Written as it happens,
+  so a rank that hangs or is killed still says how far it got: a finding whose line no rank
+  reached was not tested by the run, whatever its outcome.
 - SCRIPT_ERROR: the script raised (`error`, `site`: the innermost line of the script in the
   traceback).
 - FINISHED: the script ran to its end (`watched`: the `--check` names; `destroyed`: whether the
   harness had to call `destroy_process_group()` because the script did not; `initialized`:
-  whether the process group was ever initialised).
+  whether the process group was ever initialised; `initialized_by`: the framework that
+  initialised it, such as accelerate, which owns its teardown, or None for the script's own code).
 
 Fields added later have defaults, so records and synthetic events written without them still
 decode.
@@ -45,6 +49,7 @@ CHECK_ENV = "BCAST_LINT_CHECK"
 START = "start"
 ENTER = "enter"
 EXIT = "exit"
+REACHED = "reached"
 SCRIPT_ERROR = "script_error"
 FINISHED = "finished"
 
@@ -76,6 +81,7 @@ class Event:
     before: str | None = None  # fingerprint of the broadcast argument before the call
     blank: bool | None = None  # whether that argument held only a placeholder (all zeros, None)
     initialized: bool = False
+    initialized_by: str | None = None
 
 
 def record_path(record_dir: str | Path, rank: int) -> Path:

@@ -24,7 +24,9 @@ static findings can be tied to it (`harness.link`).
 
 Warnings do not change the outcome: ranks reaching the n-th broadcast from different lines (the
 `if rank == 0: send side / else: receive side` pattern is legitimate), the harness having to call
-`destroy_process_group()`, and a rank killed by a signal after it had finished everything.
+`destroy_process_group()` for a script that initialised its process group itself (not for one
+that a framework such as accelerate set up), and a rank killed by a signal after it had finished
+everything.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ class VerifyResult:
     collectives: int = 0  # collective calls each rank made (the most any rank made)
     ranks: tuple[RankInfo, ...] = ()
     outputs: tuple[tuple[int, str], ...] = ()  # (rank, last lines of its own stderr) of failing ranks
+    reached: tuple[str, ...] = ()  # the script's lines ("path:line") that some rank ran
 
     @property
     def ok(self) -> bool:
@@ -277,6 +280,7 @@ def judge(run: Run) -> VerifyResult:
         "broadcasts": broadcasts,
         "collectives": max((state.collectives for state in states), default=0),
         "ranks": tuple(_rank_info(state) for state in states),
+        "reached": _reached(run),
     }
     failed = [state for state in states if _failed(state)]
     if failed:
@@ -291,6 +295,11 @@ def judge(run: Run) -> VerifyResult:
     if not common["collectives"] and not any(state.finished.watched for state in states):
         return VerifyResult(UNVERIFIED, (_nothing_verified(states),), **common)
     return VerifyResult(OK, (), **common)
+
+
+def _reached(run: Run) -> tuple[str, ...]:
+    return tuple(sorted({event.site for log in run.ranks for event in log.events
+                         if event.kind == protocol.REACHED and event.site}))  # fmt: skip
 
 
 def _rank_info(state: RankState) -> RankInfo:
@@ -516,7 +525,9 @@ def _warnings(states: list[RankState], broadcasts: tuple[BroadcastComparison, ..
         if len(sites) > 1:
             where = ", ".join(f"rank {call.rank} at {call.site}" for call in broadcast.calls)
             warnings.append(f"broadcast #{broadcast.index + 1} was reached from different lines: {where}")
-    if any(state.finished and state.finished.destroyed for state in states):
+    # A framework that initialised the group (accelerate) owns its teardown: tidying it up is
+    # the harness's business, not news to the script's author.
+    if any(state.finished and state.finished.destroyed and not state.finished.initialized_by for state in states):
         warnings.append(
             "the script never called torch.distributed.destroy_process_group(); the harness calls it once every "
             "rank has finished. Without it a rank can abort at exit (SIGABRT, `terminate called without an "

@@ -2,9 +2,11 @@
 
 `verify SCRIPT` lints the script, runs it, and says of each runtime event which finding predicted
 it ("predicted by BCL001 at train.py:12") or that none did, and of each finding whether its line
-failed in this run. `verify --fix SCRIPT` also applies the fixes to a temporary copy (never to the
-script), runs that copy, and says per finding whether the fixed copy is ok where the original
-failed; it succeeds only when every fixed finding's place and the fixed copy as a whole are ok.
+failed in this run, ran without failing, or was not reached. `verify --fix SCRIPT` also applies
+the fixes to a temporary copy (never to the script), runs that copy, and says per finding what the
+copy did there. A verdict names only what ran: the copy is ok at a fixed finding only where it ran
+the finding's place and ended ok as a whole, and `--fix` succeeds only when it is ok at every fixed
+finding. `--nproc 2,3` repeats all this at each world size (`WorldSizes`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class LinkedRun:
     findings: tuple[Finding, ...]
     ties: tuple[tuple[int, ...], ...]
     located: tuple[bool, ...]  # per event: whether it happened at lines of the script
+    reached: tuple[bool, ...] = ()  # per finding: whether some rank ran its place
 
     @property
     def ok(self) -> bool:
@@ -71,10 +74,13 @@ class LinkedRun:
             event["findings"] = [_brief(finding) for finding in self.predicted_by(index)]
             event["static"] = "predicted" if event["findings"] else "no static finding" if self.located[index] else None
         document["findings"] = [
-            {**finding.as_dict(), "events": list(tied), "observed": bool(tied)}
-            for finding, tied in zip(self.findings, self.ties)
+            {**finding.as_dict(), "events": list(tied), "observed": bool(tied), "reached": self.was_reached(index)}
+            for index, (finding, tied) in enumerate(zip(self.findings, self.ties))
         ]
         return document
+
+    def was_reached(self, finding: int) -> bool:
+        return finding < len(self.reached) and self.reached[finding]
 
     def render_text(self, unobserved: bool = True) -> str:
         """The verdict with its ties; `unobserved`: list the findings no event bore out."""
@@ -82,8 +88,10 @@ class LinkedRun:
         lines = [render_text(self.result, self.script, notes)]
         if not unobserved:
             return lines[0]
-        quiet = [finding for finding, tied in zip(self.findings, self.ties) if not tied]
-        lines += [f"  {_finding_line(finding)}: not observed in this run" for finding in quiet]
+        for index, (finding, tied) in enumerate(zip(self.findings, self.ties)):
+            if not tied:
+                seen = "not observed in this run" if self.was_reached(index) else "not reached in this run"
+                lines.append(f"  {_finding_line(finding)}: {seen}")
         return "\n".join(lines)
 
     def _note(self, event: int) -> tuple[str, ...]:
@@ -104,7 +112,9 @@ def _finding_line(finding: Finding) -> str:
 def link(script: str, source: bytes, findings: tuple[Finding, ...], result: VerifyResult) -> LinkedRun:
     parsed = Script.parse(script, source)
     located = tuple(has_script_lines(event, parsed) for event in result.events)
-    return LinkedRun(script, result, findings, ties(findings, result, parsed), located)
+    lines = parsed.lines(result.reached)
+    reached = tuple(parsed.reached(finding, lines) for finding in findings)
+    return LinkedRun(script, result, findings, ties(findings, result, parsed), located, reached)
 
 
 def verify_script(script: str, options: RunOptions) -> LinkedRun:
@@ -117,18 +127,28 @@ def verify_script(script: str, options: RunOptions) -> LinkedRun:
 
 @dataclass(frozen=True)
 class FindingProof:
-    """One finding: what the original run did there, and whether the fixed copy is ok there."""
+    """One finding: what the original run did there, and what the fixed copy did there. The
+    fixed copy is ok at a finding only when it ran the finding's place, nothing failed there, and
+    the copy as a whole ended ok: a copy that hangs or fails proves no finding."""
 
     finding: Finding
     fixed: bool
     reason: str  # why it was not fixed; empty when fixed
     original: tuple[str, ...]  # the original run's events at this finding
-    after: tuple[str, ...]  # the fixed copy's events at the finding's place; empty when ok
+    after: tuple[str, ...]  # the fixed copy's events at the finding's place
+    reached: bool = False  # whether the original run ran the finding's line
+    fixed_reached: bool = False  # whether the fixed copy ran the finding's place
+    copy_outcome: str = ""  # the fixed copy's outcome; empty when no copy ran
+
+    @property
+    def fixed_ok(self) -> bool:
+        return self.fixed and self.fixed_reached and not self.after and self.copy_outcome == OK
 
     def as_dict(self) -> dict:
         return {**self.finding.as_dict(), "fixed": self.fixed, "not_fixed_because": self.reason or None,
-                "original_events": list(self.original), "observed": bool(self.original),
-                "fixed_events": list(self.after), "fixed_ok": self.fixed and not self.after}  # fmt: skip
+                "original_events": list(self.original), "observed": bool(self.original), "reached": self.reached,
+                "fixed_events": list(self.after), "fixed_reached": self.fixed_reached,
+                "fixed_ok": self.fixed_ok}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -140,7 +160,7 @@ class FixProof:
     @property
     def ok(self) -> bool:
         copy_ok = (self.fixed or self.original).ok
-        return copy_ok and all(not proof.after for proof in self.proofs if proof.fixed)
+        return copy_ok and all(proof.fixed_ok for proof in self.proofs if proof.fixed)
 
     def as_dict(self) -> dict:
         return {
@@ -178,12 +198,18 @@ def _proof_lines(proof: FindingProof) -> list[str]:
     lines = [f"  {_finding_line(proof.finding)}"]
     if proof.original:
         lines += [f"    original run: {text}" for text in proof.original]
-    else:
+    elif proof.reached:
         lines.append("    original run: nothing observable at this finding in this run")
+    else:
+        lines.append("    original run: not reached: no rank ran this line")
     if not proof.fixed:
         lines.append(f"    not fixed: {proof.reason}")
     elif proof.after:
         lines += [f"    fixed copy:   still fails here: {text}" for text in proof.after]
+    elif not proof.fixed_reached:
+        lines.append(f"    fixed copy:   not reached: no rank ran this line (the fixed copy: {proof.copy_outcome})")
+    elif proof.copy_outcome != OK:
+        lines.append(f"    fixed copy:   ran here, not proven: the fixed copy as a whole ended {proof.copy_outcome}")
     else:
         lines.append("    fixed copy:   ok here")
     return lines
@@ -224,9 +250,12 @@ def _proofs(original: LinkedRun, findings, fixed_flags, unsafe: bool,
             fixed_run: LinkedRun | None) -> tuple[FindingProof, ...]:  # fmt: skip
     proofs = []
     for index, (finding, fixed) in enumerate(zip(findings, fixed_flags)):
-        after = fixed_run.events_of(index) if fixed and fixed_run else ()
+        ran = fixed and fixed_run is not None
+        after = fixed_run.events_of(index) if ran else ()
         reason = "" if fixed else _not_fixed_because(finding, unsafe)
-        proofs.append(FindingProof(finding, fixed, reason, original.events_of(index), after))
+        copy = {"fixed_reached": fixed_run.was_reached(index), "copy_outcome": fixed_run.result.outcome} if ran else {}
+        proofs.append(FindingProof(finding, fixed, reason, original.events_of(index), after,
+                                   original.was_reached(index), **copy))  # fmt: skip
     return tuple(proofs)
 
 
@@ -238,6 +267,58 @@ def _not_fixed_because(finding: Finding, unsafe: bool) -> str:
     if finding.fix.applicability != SAFE and not unsafe:
         return "its fix is unsafe; --unsafe-fixes applies it"
     return "its fix was not applied"
+
+
+# ---------------------------------------------------------------- several world sizes
+
+
+@dataclass(frozen=True)
+class WorldSizes:
+    """One verification run at several sizes (`--nproc 2,3`). Many real hangs appear only where
+    the data does not split evenly over the ranks (one rank gets one more batch, shard or key),
+    so a program can pass on 2 ranks and fail on 3; this says which sizes fail."""
+
+    nnodes: int
+    reports: tuple[tuple[int, "LinkedRun | FixProof"], ...]  # (processes per node, its report)
+
+    @property
+    def ok(self) -> bool:
+        return all(report.ok for _, report in self.reports)
+
+    @property
+    def failing(self) -> tuple[int, ...]:
+        """The world sizes whose report is not ok."""
+        return tuple(nproc * self.nnodes for nproc, report in self.reports if not report.ok)
+
+    def render_text(self) -> str:
+        lines = []
+        for nproc, report in self.reports:
+            lines += [f"== world size {self._size(nproc)} ==", report.render_text(), ""]
+        lines += [f"world size {self._size(nproc)}: {_size_verdict(report)}" for nproc, report in self.reports]
+        sizes = ", ".join(str(size) for size in self.failing)
+        lines.append(f"fails at world size {sizes}" if self.failing else "ok at every world size")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "failing_world_sizes": list(self.failing),
+            "world_sizes": [{"world_size": nproc * self.nnodes, "nproc": nproc, "nnodes": self.nnodes,
+                             "ok": report.ok, "verdict": _size_verdict(report), "report": report.as_dict()}
+                            for nproc, report in self.reports],
+        }  # fmt: skip
+
+    def _size(self, nproc: int) -> str:
+        return str(nproc) if self.nnodes == 1 else f"{nproc * self.nnodes} ({self.nnodes} nodes of {nproc})"
+
+
+def _size_verdict(report: "LinkedRun | FixProof") -> str:
+    if isinstance(report, LinkedRun):
+        return report.result.outcome
+    original = report.original.result.outcome
+    if report.fixed is None:
+        return f"{original}; no fix applies"
+    return f"{original}; fixed copy {report.fixed.result.outcome}{'' if report.ok else ', not proven'}"
 
 
 @contextmanager
@@ -262,4 +343,4 @@ def _temporary_copy(script: str, source: bytes) -> Iterator[str]:
         os.unlink(path)
 
 
-__all__ = ["OK", "FixProof", "LinkedRun", "RunOptions", "verify_fix", "verify_script"]
+__all__ = ["OK", "FixProof", "LinkedRun", "RunOptions", "WorldSizes", "verify_fix", "verify_script"]
