@@ -27,7 +27,8 @@ def prefilter_description() -> str:
     steps = [
         f"It contains {_words(sorted(API_WORDS))}, as text anywhere. Otherwise it is skipped.",
         f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed.",
-        f"Otherwise it must contain a rank word, {_words(RANK_WORDS)}; without one it is skipped, "
+        f"Otherwise it must contain a rank word (or a reading of the clock, or `async_op`: what else makes "
+        f"ranks part ways), {_words(RANK_WORDS)}; without one it is skipped, "
         "whatever it calls.",
         f"With a rank word, it is parsed when it calls one of {_words(OTHER_CALL_WORDS)}; {gated}.",
         "With a rank word and none of those calls, it is parsed only when it imports by name a function "

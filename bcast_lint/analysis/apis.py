@@ -184,9 +184,10 @@ FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = {
 # pre-filter (743 against 494 of the corpus's 8,684).
 GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"})}
 
-# A test can also differ between ranks without naming the rank: through the clock (a deadline;
-# analysis.divergence's other sources all come from the rank).
-DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(")
+# A collective can go wrong without a rank condition: under a test on the clock (a deadline;
+# analysis.divergence's other sources all come from the rank), or started with `async_op` and read
+# before its wait (BCL016).
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op")
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
