@@ -159,7 +159,16 @@ def _start_worker() -> None:
 
 
 def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
-    """The per-file pipeline: lint (fixes checked), then what the mode adds."""
+    """The per-file pipeline: lint (fixes checked), then what the mode adds. A bug of the linter
+    on one file is that file's error, written nowhere, and the run goes on with the others."""
+    try:
+        return _process(task, settings, mode)
+    except Exception as error:  # any defect of the analysis, reported for its file alone
+        return FileOutcome(FileResult(task.filename, error=f"internal error ({type(error).__name__}: {error}); "
+                                                           "this is a bug in bcast-lint, please report it"))
+
+
+def _process(task: Task, settings: Settings, mode: str) -> FileOutcome:
     def enabled(code: str) -> bool:
         return settings.is_enabled(code, task.filename)
 

@@ -68,3 +68,24 @@ def test_a_fix_run_writes_nothing(tmp_path):
     outcome, = process_files([(str(tmp_path / "a.py"), "a.py")], Settings(), FIX, jobs=1, cache=None)
     assert outcome.new is not None and outcome.fixed and outcome.original == program.read_bytes()
     assert (tmp_path / "a.py").read_bytes() == program.read_bytes()
+
+
+def test_a_defect_of_the_linter_on_one_file_is_that_files_error_and_the_others_are_linted(tmp_path, monkeypatch):
+    from bcast_lint import fixer
+
+    broken, fine = tmp_path / "broken.py", tmp_path / "fine.py"
+    program = programs()[0].read_bytes()
+    broken.write_bytes(program)
+    fine.write_bytes(program)
+    real = fixer.lint_checked
+
+    def failing(data, filename, *args, **kwargs):
+        if filename.endswith("broken.py"):
+            raise AttributeError("'CompIf' object has no attribute 'search'")
+        return real(data, filename, *args, **kwargs)
+
+    monkeypatch.setattr(fixer, "lint_checked", failing)
+    outcomes = process_files([(str(broken), str(broken)), (str(fine), str(fine))], Settings(), LINT, 1, None)
+    assert outcomes[0].result.error == ("internal error (AttributeError: 'CompIf' object has no attribute "
+                                        "'search'); this is a bug in bcast-lint, please report it")
+    assert outcomes[1].result.error is None and outcomes[1].result.findings
