@@ -147,6 +147,10 @@ class _Pass:
         return handler(statement, varying) if handler is not None else varying
 
     def _small(self, small: cst.CSTNode, varying: Varying) -> Varying:
+        calls = _calls_in(small)
+        for call in calls:
+            if call in self._collectives:  # what varies where the collective starts
+                self.found.states[call] = (self, varying)
         if isinstance(small, cst.Assign):
             for target in small.targets:
                 varying = self._assign(target.target, small.value, varying)
@@ -159,8 +163,8 @@ class _Pass:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             varying = self._mutation(small.value, varying)
-        self._note_writes(small)
-        return self._synchronise(small, varying)
+        self._note_writes(calls)
+        return self._synchronise(calls, varying)
 
     def _assign(self, target: cst.CSTNode, value: cst.BaseExpression, varying: Varying) -> Varying:
         pairs = _pairs(target, value)
@@ -192,12 +196,10 @@ class _Pass:
         reason = self._why_controlled()
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
 
-    def _synchronise(self, small: cst.CSTNode, varying: Varying) -> Varying:
+    def _synchronise(self, calls: list, varying: Varying) -> Varying:
         """After a collective that makes its first argument equal everywhere, it no longer varies."""
-        for call in _calls_in(small):
+        for call in calls:
             site = self._collectives.get(call)
-            if site is not None:
-                self.found.states[call] = (self, varying)
             if site is None or site.api.short_name not in _SYNCHRONISING or getattr(site, "group", None) is not None:
                 continue
             first = call.args[0].value if call.args else None
@@ -205,11 +207,11 @@ class _Pass:
             varying = _bind(varying, [*keys, *map(_length, keys)], None)
         return varying
 
-    def _note_writes(self, small: cst.CSTNode) -> None:
+    def _note_writes(self, calls: list) -> None:
         """Paths written under a condition that differs between ranks: only some ranks write them."""
         if not self._control:
             return
-        for call in _calls_in(small):
+        for call in calls:
             position = _FILE_WRITES.get(last_name(call.func) or "", -1)
             if position == -1:
                 continue

@@ -45,6 +45,9 @@ class PlaceholderMismatch(Rule):
     (analysis/divergence.py): `torch.zeros_like(local_batch)` where the batch comes from a rank's
     own, uneven share, `torch.zeros(n)` with `n = len(items[rank::world])`. Each rank then
     allocates its own size, and the source's tensor fits only where the sizes happen to agree.
+    And it flags accelerate's recursive `broadcast` of a dict or list whose keys or items differ
+    between ranks (`{key: ... for key in my_keys}` with `my_keys` a rank's own share): each rank
+    walks its own structure, so the ranks' inner broadcasts pair up the wrong tensors.
 
     ## Why is this bad?
     `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
@@ -93,6 +96,9 @@ class PlaceholderMismatch(Rule):
         Valid("def f(shape):\n    buf = torch.zeros(shape)\n    if rank == 0:\n        buf = torch.rand(8)\n"
               "    dist.broadcast(buf, src=0)"),
         Valid("def f(x):\n    buf = x\n    if rank == 0:\n        buf = torch.rand(8)\n    dist.broadcast(buf, src=0)"),
+        # A dict whose keys every rank has alike.
+        Valid("from accelerate.utils import broadcast\ndef f(keys):\n"
+              "    stats = {key: torch.zeros(2) for key in keys}\n    return broadcast(stats)"),
         # Shaped like a tensor every rank holds alike (a parameter), not like a rank's own share.
         Valid("def f(batch):\n    buf = batch.clone() if rank == 0 else torch.zeros_like(batch)\n"
               "    dist.broadcast(buf, src=0)"),
@@ -107,6 +113,13 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
+        Invalid("from accelerate.utils import broadcast\ndef f(keys):\n"
+                "    mine = keys[accelerator.process_index::accelerator.num_processes]\n"
+                "    stats = {key: torch.zeros(2) for key in mine}\n    return broadcast(stats)",
+                expected_message="'stats' can hold different keys or items on different ranks (it is computed "
+                "from the rank): broadcast() walks each rank's own 'stats' and broadcasts its tensors one by one, "
+                "so the ranks' broadcasts pair up tensors of different keys, or stop pairing up",
+                range=(5, 12, 5, 28)),
         Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
                 "    buf = torch.tensor(mine) if rank == 0 else torch.zeros_like(torch.tensor(mine))\n"
                 "    dist.broadcast(buf, src=0)",
@@ -188,6 +201,9 @@ class PlaceholderMismatch(Rule):
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.source_rank is None:
                 continue
+            keys = _keys_differ(analysis, site)
+            if keys is not None:
+                yield keys
             for name in analysis.payload_names(site):
                 for placeholder, sources, where in self._mismatches(analysis, site, name.value):
                     if placeholder.call not in reported:
@@ -282,6 +298,22 @@ def _shaped_by_local_data(analysis: ModuleAnalysis, site: CallSite, name: str):
                     if reason is not None and reason != CONTROL:
                         found.setdefault(call, (call, model, reason))
     return list(found.values())
+
+
+def _keys_differ(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
+    """Accelerate's recursive broadcast of a dict (or list) whose keys (or items) differ between
+    ranks: each rank walks its own structure, so the ranks' inner broadcasts stop pairing up."""
+    if not site.api.nested or not isinstance(site.payload, cst.Name):
+        return None
+    reason = analysis.divergence.length_at(site.call, site.payload)
+    if reason is None or reason == CONTROL:
+        return None
+    name = site.payload.value
+    message = (f"'{name}' can hold different keys or items on different ranks ({reason}): "
+               f"{site.api.short_name}() walks each rank's own '{name}' and broadcasts its tensors one by "
+               f"one, so the ranks' broadcasts pair up tensors of different keys, or stop pairing up")
+    return Report(site.call, message, help="Send the same keys from every rank: agree on them first "
+                  "(broadcast_object_list of the source's keys), then build the dict from them")
 
 
 def _local_shape_message(analysis: ModuleAnalysis, site: CallSite, name: str, model, reason: str) -> str:
