@@ -115,7 +115,7 @@ class Divergence:
         return walk.length_why(expr, varying) if walk is not None else None
 
 
-Varying = Mapping[str, str]  # name (or "obj.attr") -> why it varies
+Varying = Mapping[str, str]  # name, "obj.attr", or _length(name) for how many items it holds -> why it varies
 
 
 class _Pass:
