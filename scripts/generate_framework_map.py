@@ -542,14 +542,17 @@ def fixpoint(index: Index, functions: list[Function]) -> dict[str, Edge]:
     proof: dict[str, Edge] = {}
     depth: dict[str, int] = {}
     for hand in HAND_WRITTEN:
-        proof[hand.entry], depth[hand.entry] = Edge(0, hand.inside.removesuffix("()"), (hand.entry,), ()), 1
+        # as long as its evidence: a chain through it is no shorter than the hops it names
+        proof[hand.entry] = Edge(0, hand.inside.removesuffix("()"), (hand.entry,), ())
+        depth[hand.entry] = len(hand.evidence)
     changed = True
     while changed:
         changed = False
         for key, out in graph.items():
             for edge in out:
                 reach = min((1 if isinstance(t, str) else depth.get(t.key, 10**6) + 1 for t in edge.targets))
-                if reach < depth.get(key, 10**6):
+                # the shortest chain; between equals, the first call in the source
+                if reach < 10**6 and (reach, edge.line) < (depth.get(key, 10**6), getattr(proof.get(key), "line", 0)):
                     depth[key], proof[key] = reach, edge
                     changed = True
     return proof
@@ -594,7 +597,7 @@ def _length(proof: dict[str, Edge], key: str) -> int:
 
 
 def _inside(edge: Edge) -> str:
-    text = edge.text.removeprefix("self.")
+    text = edge.text.removeprefix("self.").lstrip("_")
     return f"{text}()"
 
 

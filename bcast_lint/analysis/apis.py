@@ -8,7 +8,9 @@ API and a local function that happens to be called `broadcast` is not.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from bcast_lint.analysis import frameworks
 
 TENSOR = "tensor"  # broadcasts a tensor (or, for accelerate, a nested structure of tensors)
 OBJECTS = "objects"  # broadcasts a list of picklable objects, filled in place
@@ -125,7 +127,27 @@ def _framework_catalog() -> dict[str, Api]:
             for inside, names in _FRAMEWORK_FUNCTIONS.items() for name in names}
 
 
-CATALOG = {**_build_catalog(), **_framework_catalog()}
+def framework_api(entry: frameworks.Entry) -> Api:
+    """A mapped framework call: a helper named like a collective (`mmengine.dist.barrier`,
+    `idist.all_reduce`) is one (BCL005); any other runs collectives inside (BCL011)."""
+    if entry.kind == "function" and entry.short_name in _COLLECTIVE_NAMES:
+        return Api(entry.name, OTHER)
+    return Api(entry.name, HIDDEN, inside=entry.runs)
+
+
+_COLLECTIVE_NAMES = frozenset({"broadcast", "broadcast_object_list", *_OTHER_TORCH_COLLECTIVES, "new_group"})
+
+
+def _mapped_functions() -> dict[str, Api]:
+    """The map's functions under their own names and their public re-exports (`ignite.distributed.barrier`)."""
+    framework_map = frameworks.load()
+    names = {entry.name: entry.name for entry in framework_map.entries.values() if entry.kind == "function"}
+    names.update((alias, real) for alias, real in framework_map.aliases.items() if real in names)
+    return {name: replace(framework_api(framework_map.entries[real]), qualified_name=name)
+            for name, real in names.items()}
+
+
+CATALOG = {**_mapped_functions(), **_build_catalog(), **_framework_catalog()}
 API_PACKAGES = frozenset(name.split(".", 1)[0] for name in CATALOG)
 
 # Accelerator/PartialState methods are collectives too; their receiver's type cannot be resolved
@@ -156,41 +178,65 @@ TRAINER = Receiver("Trainer", ("trainer",), ("Trainer",))
 DEEPSPEED_ENGINE = Receiver("DeepSpeedEngine", ("engine", "deepspeed"), ("DeepSpeedEngine", "PipelineEngine"),
                             ("deepspeed.initialize",))
 
-_DEEPSPEED_OR_FSDP = "runs collectives under DeepSpeed or FSDP"
-_GATHERS = "gathers the sharded weights under DeepSpeed ZeRO-3 or FSDP"
-_WRAPS = "wraps models in DistributedDataParallel, FSDP or DeepSpeed, which broadcast the parameters"
-# method -> the receivers it is known on, each with what it runs inside (docs/rules/BCL011.md).
-FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = {
-    name: tuple((receiver, Api(f"{receiver.owner}.{name}", HIDDEN, inside=inside))
-                for receiver, inside in receivers)
-    for name, receivers in {
-        "save_state": ((ACCELERATOR, "runs collectives under DeepSpeed, FSDP or automatic checkpoint naming"),),
-        "load_state": ((ACCELERATOR, _DEEPSPEED_OR_FSDP),),
-        "get_state_dict": ((ACCELERATOR, _GATHERS),),
-        "save_model": ((ACCELERATOR, _GATHERS), (TRAINER, _GATHERS)),
-        "prepare": ((ACCELERATOR, _WRAPS),),
-        "prepare_model": ((ACCELERATOR, _WRAPS),),
-        "save_checkpoint": ((DEEPSPEED_ENGINE, "always runs barriers and an all_reduce"),
-                            (TRAINER, "always ends with a barrier (Lightning)")),
-        "load_checkpoint": ((DEEPSPEED_ENGINE, "runs collectives under ZeRO"),),
-    }.items()
+# The methods judged on a receiver recognised by its name alone (a guess, so only these), with what
+# the map says they run; on a receiver whose class is known (analysis.module), every mapped method.
+_BY_NAME = {
+    ACCELERATOR: ("accelerate.accelerator.Accelerator",
+                  ("save_state", "load_state", "get_state_dict", "save_model", "prepare", "prepare_model")),
+    TRAINER: ("transformers.trainer.Trainer", ("save_model",)),
+    DEEPSPEED_ENGINE: ("deepspeed.runtime.engine.DeepSpeedEngine", ("save_checkpoint", "load_checkpoint")),
 }
+_BY_NAME_LIGHTNING = (TRAINER, "lightning.pytorch.trainer.trainer.Trainer", ("save_checkpoint",))
+
+
+def _methods_by_name() -> dict[str, tuple[tuple[Receiver, Api], ...]]:
+    framework_map = frameworks.load()
+    found: dict[str, list] = {}
+    for receiver, (owner, names) in [*_BY_NAME.items(), (_BY_NAME_LIGHTNING[0], _BY_NAME_LIGHTNING[1:])]:
+        for name in names:
+            entry = framework_map.method(owner, name)
+            if entry is not None:
+                found.setdefault(name, []).append((receiver, framework_api(entry)))
+    return {name: tuple(pairs) for name, pairs in found.items()}
+
+
+# method -> the receivers it is known on, each with what it runs inside (from the framework map).
+FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = _methods_by_name()
+
+# Every method name the map knows, for receivers whose class is known; they count as calls only in
+# a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.
+_MAPPED_METHOD_WORDS = {
+    frameworks.IMPORT_NAMES[framework]: frozenset(entry.short_name for entry in frameworks.load().entries.values()
+                                                  if entry.framework == framework and entry.kind != "function")
+    for framework in frameworks.load().versions
+}
+_MAPPED_METHOD_WORDS.update({"pytorch_lightning": _MAPPED_METHOD_WORDS["lightning"],
+                             "lightning_fabric": _MAPPED_METHOD_WORDS["lightning"]})
+_MAPPED_METHOD_WORDS["torch.distributed"] = _MAPPED_METHOD_WORDS.pop("torch")
+MAPPED_METHOD_NAMES = frozenset().union(*_MAPPED_METHOD_WORDS.values())
 
 # Call names that count only in a file that names their module: `dcp.save(` is a collective,
 # `torch.save(` is not, and "save"/"load" alone would let half as many files again through the
 # pre-filter (743 against 494 of the corpus's 8,684).
-GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"})}
+GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"}),
+                    **_MAPPED_METHOD_WORDS}
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
 # transformers' `is_world_process_zero`, Lightning's `is_global_zero`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
-                   "process_zero", "global_zero")
+                   "process_zero", "global_zero", "should_save", "should_log")
+# The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
+API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", "gather_for_metrics",
+                  *sorted(set(frameworks.IMPORT_NAMES.values()) - {"torch", "accelerate", "deepspeed"}))
 
 # Text that must occur in a file for any rule to fire: the pre-filter's vocabulary.
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS) | set(FRAMEWORK_METHODS)
-) - frozenset().union(*GATED_CALL_WORDS.values())
+) - GATED_CALL_WORDS["torch.distributed.checkpoint"]
+# Framework method names that are calls only in a file naming the framework; a call of one the
+# map does not cover is no unresolved collective (`logger.log(...)`).
+FRAMEWORK_ONLY_WORDS = MAPPED_METHOD_NAMES - CALL_WORDS
 
 
 def gated_call_words(source: bytes | str) -> frozenset:

@@ -42,8 +42,12 @@ _ENVIRONMENT_KEYS = {"RANK": RANK, "LOCAL_RANK": LOCAL_RANK}
 _MAIN_PROPERTIES = {"is_main_process": "is_main_process", "is_local_main_process": "is_local_main_process",
                     "is_last_process": "is_last_process", "is_global_zero": "is_main_process",
                     "is_world_process_zero": "is_main_process",
-                    "is_local_process_zero": "is_local_main_process"}
-_MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process"}
+                    "is_local_process_zero": "is_local_main_process",
+                    # transformers' TrainingArguments (defaults: save_on_each_node=False, log_on_each_node=True)
+                    "should_save": "is_main_process", "should_log": "is_local_main_process"}
+_MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process",
+                 # mmengine.dist.is_main_process(), ignite's idist.get_rank() is a _RANK_METHODS row
+                 "is_main_process": "is_main_process"}
 # Megatron-style `get_<group>_rank()` (parallel_state, mpu): the rank within that group.
 _GROUP_RANK_GETTER = re.compile(r"get_(\w+)_rank$")
 _NOT_GROUP_GETTERS = {"global", "local", "node_local", "world"}
