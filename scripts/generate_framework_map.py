@@ -739,7 +739,8 @@ def framework_root(framework: Framework, corpus_dir: Path) -> Path:
         return Path(torch.__file__).parent.parent
     from lint_real_world import fetch_library
 
-    return fetch_library(corpus_dir, framework.name, framework.version)
+    # A folder of its own: the wheel's layout (`accelerate/...`), apart from the benchmark's sdists.
+    return fetch_library(corpus_dir / "frameworks", framework.name, framework.version)
 
 
 def build(corpus_dir: Path) -> dict:
