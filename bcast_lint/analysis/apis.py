@@ -225,7 +225,7 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
 # transformers' `is_world_process_zero`, Lightning's `is_global_zero`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
-                   "process_zero", "global_zero", "should_save", "should_log")
+                   "process_zero", "global_zero")
 # The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
 API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", "gather_for_metrics",
                   *sorted(set(frameworks.IMPORT_NAMES.values()) - {"torch", "accelerate", "deepspeed"}))

@@ -509,8 +509,8 @@ class ModuleAnalysis:
         (a base class, a hook's parameter, a constructor, an annotation, what a framework object hands
         out); failing that, from the receiver's name (apis.Receiver), for a few methods only."""
         func = candidate.call.func
-        if not isinstance(func, cst.Attribute):
-            return None
+        if not isinstance(func, cst.Attribute) or candidate.name in _MAIN_FIRST_METHODS:
+            return None  # its barriers are modelled as the block's rank context (candidate.main_process_first)
         owner = self._receiver_class(func.value, candidate.scope)
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)

@@ -14,9 +14,10 @@ group_focus); the ranks in any other group are unknown there, since how groups c
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import libcst as cst
 
@@ -42,12 +43,8 @@ _ENVIRONMENT_KEYS = {"RANK": RANK, "LOCAL_RANK": LOCAL_RANK}
 _MAIN_PROPERTIES = {"is_main_process": "is_main_process", "is_local_main_process": "is_local_main_process",
                     "is_last_process": "is_last_process", "is_global_zero": "is_main_process",
                     "is_world_process_zero": "is_main_process",
-                    "is_local_process_zero": "is_local_main_process",
-                    # transformers' TrainingArguments (defaults: save_on_each_node=False, log_on_each_node=True)
-                    "should_save": "is_main_process", "should_log": "is_local_main_process"}
-_MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process",
-                 # mmengine.dist.is_main_process(), ignite's idist.get_rank() is a _RANK_METHODS row
-                 "is_main_process": "is_main_process"}
+                    "is_local_process_zero": "is_local_main_process"}
+_MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process"}
 # Megatron-style `get_<group>_rank()` (parallel_state, mpu): the rank within that group.
 _GROUP_RANK_GETTER = re.compile(r"get_(\w+)_rank$")
 _NOT_GROUP_GETTERS = {"global", "local", "node_local", "world"}
@@ -60,13 +57,19 @@ _MAX_RANK_LITERAL = 8  # bounds the number of worlds; larger literals are treate
 @dataclass(frozen=True)
 class World:
     """One process: its global rank, its rank on its node, how many processes there are, and its
-    rank within the scope's focus group (`group`, a key; None when the scope has none)."""
+    rank within the scope's focus group (`group`, a key; None when the scope has none).
+
+    `data`: in a scope whose tests can differ between ranks through their data (a per-rank file
+    check, the clock, a length computed from the rank: analysis.divergence), each process is
+    modelled twice, as PARCOACH compares classes of processes: once where such operands hold
+    (True) and once where they fail (False); None elsewhere."""
 
     rank: int
     local_rank: int
     size: int
     group_rank: int = 0
     group: Optional[str] = None
+    data: Optional[bool] = None
 
     def value_of(self, quantity: str) -> Optional[int]:
         """The quantity's value here; None for a rank in a group other than the focus."""
@@ -85,19 +88,22 @@ class World:
 
 
 def make_worlds(largest_literal: int, group: Optional[str] = None,
-                largest_group_literal: int = 0) -> tuple[World, ...]:
+                largest_group_literal: int = 0, data: bool = False) -> tuple[World, ...]:
     """Ranks 0..k on a first node, where k exceeds every rank the code compares with, plus the
     first process of a second node, whose local rank is 0 but global rank is not. With a focus
     group, each of them once per group rank 0..g (g exceeding the group ranks compared with):
-    a group rank does not tell the global rank."""
+    a group rank does not tell the global rank. With `data`, each of them once where the tests
+    that differ between ranks through their data hold, and once where they fail."""
     k = min(max(largest_literal, 0), _MAX_RANK_LITERAL) + 1
     size = k + 2
     base = (*(World(rank, rank, size) for rank in range(k + 1)), World(k + 1, 0, size))
-    if group is None:
+    if group is not None:
+        g = min(max(largest_group_literal, 0), _MAX_RANK_LITERAL) + 1
+        base = tuple(World(w.rank, w.local_rank, size, group_rank, group)
+                     for group_rank in range(g + 1) for w in base)
+    if not data:
         return base
-    g = min(max(largest_group_literal, 0), _MAX_RANK_LITERAL) + 1
-    return tuple(World(w.rank, w.local_rank, size, group_rank, group)
-                 for group_rank in range(g + 1) for w in base)
+    return tuple(dataclasses.replace(w, data=held) for held in (True, False) for w in base)
 
 
 class RankConditions:
@@ -117,6 +123,10 @@ class RankConditions:
         self._helpers = helpers
         self._none_helpers = none_helpers
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
+        self.constants: dict[str, int] = {}  # module-level names bound once, to an integer
+        # Operands of tests, and `try` statements, whose outcome can differ between ranks through
+        # their data, each with why (analysis.divergence): the worlds' `data` decides them.
+        self.varying: dict[cst.CSTNode, str] = {}
 
     def returns_none(self, expr: cst.BaseExpression, world: "World") -> bool:
         """Whether `expr` calls a project function that returns None in `world`."""
@@ -147,6 +157,8 @@ class RankConditions:
         if _is_environment_lookup(func) and call.args:
             return _literal_key(call.args[0].value)
         method = last_name(func)
+        if method == "get_local_rank" and call.args:
+            return GROUP_RANK + group_key(call)  # DeviceMesh.get_local_rank(mesh_dim): within one dimension
         if method in _RANK_METHODS:
             qualified = self._qualified_names(call)
             if not qualified or any(_RANK_METHODS.get(q.rsplit(".", 1)[-1]) for q in qualified):
@@ -168,15 +180,32 @@ class RankConditions:
             return _MAIN_METHODS.get(last_name(expr.func) or "")
         return None
 
-    def evaluate(self, expr: cst.BaseExpression, world: World) -> Optional[bool]:
-        """True/False when `expr`'s truth is decided by the rank, None when it is not known."""
+    def evaluate(self, expr: cst.BaseExpression, world: World,
+                 aliases: Optional[Mapping[str, cst.BaseExpression]] = None) -> Optional[bool]:
+        """True/False when `expr`'s truth is decided by the rank, None when it is not known.
+        `aliases`: names known to hold one value where `expr` is read (`is_main = rank == 0`)."""
+        return self._evaluate(expr, world, False, aliases)
+
+    def decide(self, expr: cst.BaseExpression, world: World,
+               aliases: Optional[Mapping[str, cst.BaseExpression]] = None) -> Optional[bool]:
+        """As evaluate; in a world with `data` (World), the operands of tests that differ between
+        ranks through their data (`varying`) hold where it is True and fail where it is False."""
+        return self._evaluate(expr, world, world.data is not None, aliases)
+
+    def _evaluate(self, expr: cst.BaseExpression, world: World, data: bool, aliases) -> Optional[bool]:
+        if data and expr in self.varying:
+            return world.data
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            inner = self.evaluate(expr.expression, world)
+            inner = self._evaluate(expr.expression, world, data, aliases)
             return None if inner is None else not inner
         if isinstance(expr, cst.BooleanOperation):
-            return self._evaluate_boolean(expr, world)
+            return self._evaluate_boolean(expr, world, data, aliases)
         if isinstance(expr, cst.Comparison):
             return self._evaluate_comparison(expr, world)
+        if isinstance(expr, cst.IfExp):
+            return self._evaluate_choice(expr, world, data, aliases)
+        if isinstance(expr, cst.Name) and aliases and expr.value in aliases:
+            return self._evaluate(aliases[expr.value], world, data, None)
         prop = self.property_name(expr)
         if prop:
             return world.has_property(prop)
@@ -188,9 +217,9 @@ class RankConditions:
             return self._helpers(expr, world)
         return None
 
-    def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World) -> Optional[bool]:
-        left = self.evaluate(expr.left, world)
-        right = self.evaluate(expr.right, world)
+    def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World, data: bool, aliases) -> Optional[bool]:
+        left = self._evaluate(expr.left, world, data, aliases)
+        right = self._evaluate(expr.right, world, data, aliases)
         if isinstance(expr.operator, cst.And):
             if left is False or right is False:
                 return False
@@ -198,6 +227,15 @@ class RankConditions:
         if left is True or right is True:
             return True
         return None if left is None or right is None else False
+
+    def _evaluate_choice(self, expr: cst.IfExp, world: World, data: bool, aliases) -> Optional[bool]:
+        """`a if local else b`: the arm the rank picks, or the value both arms agree on."""
+        test = self._evaluate(expr.test, world, data, aliases)
+        body = self._evaluate(expr.body, world, data, aliases) if test is not False else None
+        orelse = self._evaluate(expr.orelse, world, data, aliases) if test is not True else None
+        if test is None:
+            return body if body == orelse else None
+        return body if test else orelse
 
     def _evaluate_comparison(self, expr: cst.Comparison, world: World) -> Optional[bool]:
         left = expr.left
@@ -218,6 +256,8 @@ class RankConditions:
             if left_value is None or members is None or not self.quantity(left):
                 return None
             return (left_value in members) == isinstance(operator, cst.In)
+        if isinstance(operator, (cst.Equal, cst.NotEqual)) and _is_string(left, right, self.quantity):
+            return isinstance(operator, cst.NotEqual)  # `rank == "cpu"`: a rank is no string
         right_value = self._operand(right, world)
         if left_value is None or right_value is None:
             return None
@@ -229,6 +269,12 @@ class RankConditions:
         quantity = self.quantity(expr)
         if quantity:
             return world.value_of(quantity)
+        return self._integer(expr)
+
+    def _integer(self, expr: cst.BaseExpression) -> Optional[int]:
+        """An integer literal, or a module constant holding one (`LOADER_RANK = 1`)."""
+        if isinstance(expr, cst.Name) and expr.value in self.constants:
+            return self.constants[expr.value]
         return integer_literal(expr)
 
     def group_focus(self, scope: cst.CSTNode, call_groups: list) -> tuple[Optional[str], int]:
@@ -261,10 +307,19 @@ class RankConditions:
             if any(self.quantity(operand) for operand in operands):
                 for operand in operands:
                     found.extend(_integer_collection(operand) or [])
-                    value = integer_literal(operand)
+                    value = self._integer(operand)
                     if value is not None:
                         found.append(value)
         return found
+
+
+def boolean_leaves(test: cst.BaseExpression) -> list:
+    """The operands of `not`, `and` and `or` in a test, down to the first other expression."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return boolean_leaves(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return [*boolean_leaves(test.left), *boolean_leaves(test.right)]
+    return [test]
 
 
 def group_key(expr: cst.BaseExpression) -> str:
@@ -298,6 +353,11 @@ def integer_literal(expr: cst.BaseExpression) -> Optional[int]:
         value = integer_literal(expr.expression)
         return None if value is None else -value
     return None
+
+
+def _is_string(left: cst.BaseExpression, right: cst.BaseExpression, quantity) -> bool:
+    """One side is the rank, the other a string literal."""
+    return any(isinstance(a, cst.SimpleString) and quantity(b) for a, b in ((left, right), (right, left)))
 
 
 def _integer_collection(expr: cst.BaseExpression) -> Optional[list[int]]:

@@ -156,8 +156,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             def run(model, args):
                 trainer = Trainer(model=model, args=args)
                 metrics = trainer.evaluate()
-                if args.should_save:
+                if trainer.is_world_process_zero():
                     trainer.save_metrics('eval', metrics)
+            """),
+        # main_process_first() runs its barriers on every rank: entering the block (or a second one
+        # in the same `with`) is no call on some ranks (accelerate's test_script.py, trl's utils.py).
+        Valid("""
+            from accelerate import PartialState
+            def f():
+                state = PartialState()
+                with state.main_process_first(), state.local_main_process_first():
+                    print('cache written once')
+                with accelerator.main_process_first():
+                    print('then the others')
             """),
         # Without full_state_dict, get_model_state_dict gathers nothing.
         Valid("""
@@ -286,16 +297,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                         print('saved')
             """, expected_message="save(), which runs strategy.save_checkpoint() inside (lightning 2.6.6), runs "
                 f"only on ranks where 'self.fabric.is_global_zero' is true: {_HANG}", range=(7, 13, 7, 44)),
-        # transformers: evaluate() gathers every batch; TrainingArguments.should_save is a rank test.
+        # transformers: evaluate() gathers every batch.
         Invalid("""
             from transformers import Trainer
             def run(model, args, data):
                 trainer = Trainer(model=model, args=args, eval_dataset=data)
-                if args.should_save:
+                if trainer.is_world_process_zero():
                     trainer.evaluate()
                     print('evaluated')
             """, expected_message="evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), runs "
-                f"only on ranks where 'args.should_save' is true: {_HANG}", range=(5, 9, 5, 27)),
+                f"only on ranks where 'trainer.is_world_process_zero()' is true: {_HANG}", range=(5, 9, 5, 27)),
         Invalid("""
             from torchmetrics import Metric
             def report(metric: Metric, rank):
