@@ -203,13 +203,29 @@ def _methods_by_name() -> dict[str, tuple[tuple[Receiver, Api], ...]]:
 # method -> the receivers it is known on, each with what it runs inside (from the framework map).
 FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = _methods_by_name()
 
+# `model(x)` runs DistributedDataParallel.forward and Metric.forward; a call by that name is a
+# module's own forward, calling its layers.
+_CALLED_IMPLICITLY = frozenset({"forward"})
 # Every method name the map knows, for receivers whose class is known; they count as calls only in
 # a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.
 _MAPPED_METHOD_WORDS = {
     frameworks.IMPORT_NAMES[framework]: frozenset(entry.short_name for entry in frameworks.load().entries.values()
                                                   if entry.framework == framework and entry.kind != "function")
+    - _CALLED_IMPLICITLY
     for framework in frameworks.load().versions
 }
+# Frameworks most files of an ecosystem import (diffusers imports transformers and accelerate): there,
+# names as common as `train(` or `step(` would make every file worth parsing; only their distinctive
+# method names count (`save_model`, `evaluate`, `save_checkpoint`).
+_WIDELY_IMPORTED = ("transformers", "accelerate", "deepspeed", "torch")
+_COMMON_METHOD_NAMES = frozenset({"train", "step", "backward", "setup", "log", "save", "load", "compute", "sync",
+                                  "test", "validate", "fit", "profile", "print", "training_step", "compute_loss",
+                                  "prediction_step"})
+for _name in _WIDELY_IMPORTED:
+    _MAPPED_METHOD_WORDS[_name] -= _COMMON_METHOD_NAMES
+# transformers' Trainer shares method names with half the ecosystem (diffusers' `push_to_hub`,
+# `get_train_dataloader`): only the calls measured to hang when one rank makes them.
+_MAPPED_METHOD_WORDS["transformers"] &= frozenset({"evaluate", "predict", "save_model"})
 _MAPPED_METHOD_WORDS.update({"pytorch_lightning": _MAPPED_METHOD_WORDS["lightning"],
                              "lightning_fabric": _MAPPED_METHOD_WORDS["lightning"]})
 _MAPPED_METHOD_WORDS["torch.distributed"] = _MAPPED_METHOD_WORDS.pop("torch")
@@ -227,8 +243,11 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
                    "process_zero", "global_zero")
 # The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
+# transformers is not one: it is imported by most of the Hugging Face ecosystem, where "rank" (a LoRA
+# rank) is everywhere (diffusers: 19 files passed before, 267 with it); a transformers file that runs
+# collectives names torch.distributed or accelerate.
 API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", "gather_for_metrics",
-                  *sorted(set(frameworks.IMPORT_NAMES.values()) - {"torch", "accelerate", "deepspeed"}))
+                  "lightning", "ignite", "mmengine", "torchmetrics")
 
 # Text that must occur in a file for any rule to fire: the pre-filter's vocabulary.
 CALL_WORDS = frozenset(
@@ -241,23 +260,30 @@ FRAMEWORK_ONLY_WORDS = MAPPED_METHOD_NAMES - CALL_WORDS
 
 def gated_call_words(source: bytes | str) -> frozenset:
     """The GATED_CALL_WORDS that count in `source` (the file's bytes or text): those whose
-    module it names, as `torch.distributed.checkpoint` or `from torch.distributed import checkpoint`."""
+    module it names, as `torch.distributed.checkpoint` or `from torch.distributed import checkpoint`;
+    a framework's, when it imports the framework (`import lightning as L`, `from ignite import ...`)."""
     text = isinstance(source, str)
     return frozenset().union(*(words for module, words in GATED_CALL_WORDS.items()
-                               if (module if text else module.encode()) in source
-                               or _FROM_PARENT_IMPORT[module][text].search(source)))
+                               if any(pattern[text].search(source) for pattern in _NAMES_MODULE[module])))
 
 
-def _from_parent_import(module: str) -> re.Pattern:
+def _from_parent_import(module: str) -> str:
     """`from torch.distributed import checkpoint` (or `import (..., checkpoint as dcp)`)."""
     parent, _, name = module.rpartition(".")
-    return re.compile(r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
-                      + re.escape(name) + r"\b")
+    return (r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
+            + re.escape(name) + r"\b")
 
 
-_FROM_PARENT_IMPORT = {module: {True: _from_parent_import(module),
-                                False: re.compile(_from_parent_import(module).pattern.encode())}
-                       for module in GATED_CALL_WORDS}
+def _names_module(module: str) -> tuple[str, ...]:
+    """What must occur in a file for `module`'s gated words to count there."""
+    if module in _MAPPED_METHOD_WORDS:  # a framework: imported, not merely mentioned in a docstring
+        return (r"(?:^|\n)[ \t]*(?:import|from)[ \t]+" + re.escape(module) + r"\b",)
+    return (re.escape(module), _from_parent_import(module))
+
+
+_NAMES_MODULE = {module: tuple({True: re.compile(pattern), False: re.compile(pattern.encode())}
+                               for pattern in _names_module(module))
+                 for module in GATED_CALL_WORDS}
 
 # Methods taken to run before a class's other methods: what they assign to `self` is there when a
 # later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).
