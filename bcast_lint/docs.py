@@ -21,9 +21,9 @@ def prefilter_description() -> str:
     from bcast_lint.prefilter import API_WORDS, BROADCAST_WORDS, OTHER_CALL_WORDS, RANK_WORDS
 
     gated = "; ".join(
-        f"or {_words(sorted(words))} where the file names `{module}` (or imports "
-        f"`{module.rpartition('.')[2]}` from `{module.rpartition('.')[0]}`)"
-        for module, words in sorted(GATED_CALL_WORDS.items()))
+        f"or {_words(sorted(words))} where the file names `{module}`" + (
+            f" (or imports `{module.rpartition('.')[2]}` from `{module.rpartition('.')[0]}`)" if "." in module else "")
+        for module, words in sorted(GATED_CALL_WORDS.items()) if words)
     steps = [
         f"It contains {_words(sorted(API_WORDS))}, as text anywhere. Otherwise it is skipped.",
         f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed.",

@@ -3,7 +3,8 @@
 Parsing dominates the cost of linting, and almost no file in a codebase calls a collective. Every
 rule needs a call to a known collective, written as a call (`broadcast(`) or imported under an
 alias (`broadcast as bc`), in a file that names the API it comes from (torch.distributed,
-accelerate, deepspeed, or an accelerator). Rules about collectives other than broadcasts also
+accelerate, deepspeed, an accelerator, or a framework of the map: lightning, ignite, mmengine, ...).
+A framework's method names (`log(`, `barrier(`) count only in a file that names the framework. Rules about collectives other than broadcasts also
 need a rank condition, and every spelling of one contains one of RANK_WORDS.
 
 Plain substring searches run first, and each regular expression starts with its word's literal
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import re
 
-from bcast_lint.analysis.apis import CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
 
 # Public: docs.py writes the pre-filter's description from these very lists.
 BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
 OTHER_CALL_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
-API_WORDS = (b"distributed", b"accelerat", b"deepspeed", b"wait_for_everyone", b"gather_for_metrics")
+API_WORDS = tuple(word.encode() for word in API_TEXT_WORDS)
 RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
 _PROCESS_WORDS = tuple(word for word in RANK_WORDS if b"process" in word)
 _OTHER_RANK_WORDS = tuple(word for word in RANK_WORDS if b"process" not in word)

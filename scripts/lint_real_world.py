@@ -4,7 +4,7 @@
                                       [--coverage]
 
 The corpus is the benchmarks' six libraries (benchmarks/run.py: accelerate, transformers, trl,
-peft, diffusers and deepspeed sdists at pinned versions) plus the eight of `EXTRA_LIBRARIES`
+peft, diffusers and deepspeed sdists at pinned versions) plus the eleven of `EXTRA_LIBRARIES`
 below, whose distributed code goes through their own wrappers; all are fetched with pip on first
 use into the git-ignored corpus directory. The extra ones are not part of the benchmark corpus, so
 the benchmark figures stay comparable across sessions. The CLI lints each project's directory
@@ -76,6 +76,10 @@ EXTRA_LIBRARIES = (
     ("mosaicml", "0.32.1"),
     ("lightning", "2.6.6"),
     ("fairscale", "0.4.13"),
+    # issue 21: frameworks whose collectives the framework map covers
+    ("torchmetrics", "1.9.0"),
+    ("pytorch-ignite", "0.5.5"),
+    ("mmengine", "0.10.7"),
 )
 
 

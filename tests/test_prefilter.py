@@ -57,3 +57,22 @@ def test_every_rank_spelling_passes(condition):
     # Regression: `os.environ["RANK"]` and Lightning's `is_global_zero` were skipped.
     source = f"import os\nimport torch.distributed as dist\nif {condition}:\n    dist.barrier()\n"
     assert may_have_findings(source.encode())
+
+
+@pytest.mark.parametrize("source", [
+    "from lightning.fabric import Fabric\nfabric = Fabric()\nif fabric.global_rank == 0:\n    fabric.barrier()\n",
+    "import lightning as L\nclass M(L.LightningModule):\n    def f(self, x):\n"
+    "        if self.global_rank == 0:\n            self.log('x', x, sync_dist=True)\n",
+    "import ignite.distributed as idist\nif idist.get_rank() == 0:\n    idist.barrier()\n",
+    "from mmengine.dist import is_main_process, collect_results\nif is_main_process():\n    collect_results(p, 2)\n",
+])
+def test_files_of_mapped_frameworks_pass(source):
+    assert may_have_findings(source.encode())
+
+
+@pytest.mark.parametrize("source", [
+    "import logging\nlog = logging.getLogger()\nif rank == 0:\n    log.info('x')\n",
+    "def train(model):\n    if rank == 0:\n        model.fit(x)\n        logger.log(1)\n",
+])
+def test_framework_method_names_count_only_with_the_framework(source):
+    assert not may_have_findings(source.encode())

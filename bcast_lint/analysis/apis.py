@@ -8,7 +8,9 @@ API and a local function that happens to be called `broadcast` is not.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from bcast_lint.analysis import frameworks
 
 TENSOR = "tensor"  # broadcasts a tensor (or, for accelerate, a nested structure of tensors)
 OBJECTS = "objects"  # broadcasts a list of picklable objects, filled in place
@@ -128,7 +130,27 @@ def _framework_catalog() -> dict[str, Api]:
             for inside, names in _FRAMEWORK_FUNCTIONS.items() for name in names}
 
 
-CATALOG = {**_build_catalog(), **_framework_catalog()}
+def framework_api(entry: frameworks.Entry) -> Api:
+    """A mapped framework call: a helper named like a collective (`mmengine.dist.barrier`,
+    `idist.all_reduce`) is one (BCL005); any other runs collectives inside (BCL011)."""
+    if entry.kind == "function" and entry.short_name in _COLLECTIVE_NAMES:
+        return Api(entry.name, OTHER)
+    return Api(entry.name, HIDDEN, inside=entry.runs)
+
+
+_COLLECTIVE_NAMES = frozenset({"broadcast", "broadcast_object_list", *_OTHER_TORCH_COLLECTIVES, "new_group"})
+
+
+def _mapped_functions() -> dict[str, Api]:
+    """The map's functions under their own names and their public re-exports (`ignite.distributed.barrier`)."""
+    framework_map = frameworks.load()
+    names = {entry.name: entry.name for entry in framework_map.entries.values() if entry.kind == "function"}
+    names.update((alias, real) for alias, real in framework_map.aliases.items() if real in names)
+    return {name: replace(framework_api(framework_map.entries[real]), qualified_name=name)
+            for name, real in names.items()}
+
+
+CATALOG = {**_mapped_functions(), **_build_catalog(), **_framework_catalog()}
 API_PACKAGES = frozenset(name.split(".", 1)[0] for name in CATALOG)
 
 # Accelerator/PartialState methods are collectives too; their receiver's type cannot be resolved
@@ -159,30 +181,64 @@ TRAINER = Receiver("Trainer", ("trainer",), ("Trainer",))
 DEEPSPEED_ENGINE = Receiver("DeepSpeedEngine", ("engine", "deepspeed"), ("DeepSpeedEngine", "PipelineEngine"),
                             ("deepspeed.initialize",))
 
-_DEEPSPEED_OR_FSDP = "runs collectives under DeepSpeed or FSDP"
-_GATHERS = "gathers the sharded weights under DeepSpeed ZeRO-3 or FSDP"
-_WRAPS = "wraps models in DistributedDataParallel, FSDP or DeepSpeed, which broadcast the parameters"
-# method -> the receivers it is known on, each with what it runs inside (docs/rules/BCL011.md).
-FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = {
-    name: tuple((receiver, Api(f"{receiver.owner}.{name}", HIDDEN, inside=inside))
-                for receiver, inside in receivers)
-    for name, receivers in {
-        "save_state": ((ACCELERATOR, "runs collectives under DeepSpeed, FSDP or automatic checkpoint naming"),),
-        "load_state": ((ACCELERATOR, _DEEPSPEED_OR_FSDP),),
-        "get_state_dict": ((ACCELERATOR, _GATHERS),),
-        "save_model": ((ACCELERATOR, _GATHERS), (TRAINER, _GATHERS)),
-        "prepare": ((ACCELERATOR, _WRAPS),),
-        "prepare_model": ((ACCELERATOR, _WRAPS),),
-        "save_checkpoint": ((DEEPSPEED_ENGINE, "always runs barriers and an all_reduce"),
-                            (TRAINER, "always ends with a barrier (Lightning)")),
-        "load_checkpoint": ((DEEPSPEED_ENGINE, "runs collectives under ZeRO"),),
-    }.items()
+# The methods judged on a receiver recognised by its name alone (a guess, so only these), with what
+# the map says they run; on a receiver whose class is known (analysis.module), every mapped method.
+_BY_NAME = {
+    ACCELERATOR: ("accelerate.accelerator.Accelerator",
+                  ("save_state", "load_state", "get_state_dict", "save_model", "prepare", "prepare_model")),
+    TRAINER: ("transformers.trainer.Trainer", ("save_model",)),
+    DEEPSPEED_ENGINE: ("deepspeed.runtime.engine.DeepSpeedEngine", ("save_checkpoint", "load_checkpoint")),
 }
+_BY_NAME_LIGHTNING = (TRAINER, "lightning.pytorch.trainer.trainer.Trainer", ("save_checkpoint",))
+
+
+def _methods_by_name() -> dict[str, tuple[tuple[Receiver, Api], ...]]:
+    framework_map = frameworks.load()
+    found: dict[str, list] = {}
+    for receiver, (owner, names) in [*_BY_NAME.items(), (_BY_NAME_LIGHTNING[0], _BY_NAME_LIGHTNING[1:])]:
+        for name in names:
+            entry = framework_map.method(owner, name)
+            if entry is not None:
+                found.setdefault(name, []).append((receiver, framework_api(entry)))
+    return {name: tuple(pairs) for name, pairs in found.items()}
+
+
+# method -> the receivers it is known on, each with what it runs inside (from the framework map).
+FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = _methods_by_name()
+
+# `model(x)` runs DistributedDataParallel.forward and Metric.forward; a call by that name is a
+# module's own forward, calling its layers.
+_CALLED_IMPLICITLY = frozenset({"forward"})
+# Every method name the map knows, for receivers whose class is known; they count as calls only in
+# a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.
+_MAPPED_METHOD_WORDS = {
+    frameworks.IMPORT_NAMES[framework]: frozenset(entry.short_name for entry in frameworks.load().entries.values()
+                                                  if entry.framework == framework and entry.kind != "function")
+    - _CALLED_IMPLICITLY
+    for framework in frameworks.load().versions
+}
+# Frameworks most files of an ecosystem import (diffusers imports transformers and accelerate): there,
+# names as common as `train(` or `step(` would make every file worth parsing; only their distinctive
+# method names count (`save_model`, `evaluate`, `save_checkpoint`).
+_WIDELY_IMPORTED = ("transformers", "accelerate", "deepspeed", "torch")
+_COMMON_METHOD_NAMES = frozenset({"train", "step", "backward", "setup", "log", "save", "load", "compute", "sync",
+                                  "test", "validate", "fit", "profile", "print", "training_step", "compute_loss",
+                                  "prediction_step"})
+for _name in _WIDELY_IMPORTED:
+    _MAPPED_METHOD_WORDS[_name] -= _COMMON_METHOD_NAMES
+# transformers' Trainer shares method names with half the ecosystem (diffusers' `push_to_hub`,
+# `get_train_dataloader`): only the calls measured to hang when one rank makes them.
+_MAPPED_METHOD_WORDS["transformers"] &= frozenset({"evaluate", "predict", "save_model"})
+_MAPPED_METHOD_WORDS.update({"pytorch_lightning": _MAPPED_METHOD_WORDS["lightning"],
+                             "lightning_fabric": _MAPPED_METHOD_WORDS["lightning"]})
+_MAPPED_METHOD_WORDS["torch.distributed"] = _MAPPED_METHOD_WORDS.pop("torch")
+MAPPED_METHOD_NAMES = frozenset().union(*_MAPPED_METHOD_WORDS.values())
 
 # Call names that count only in a file that names their module: `dcp.save(` is a collective,
 # `torch.save(` is not, and "save"/"load" alone would let half as many files again through the
 # pre-filter (743 against 494 of the corpus's 8,684).
-GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"})}
+GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"}),
+                    **_MAPPED_METHOD_WORDS}
 
 # A collective can go wrong without a rank condition: under a test on the clock (a deadline;
 # analysis.divergence's other sources all come from the rank), or started with `async_op` and read
@@ -194,32 +250,48 @@ DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op"
 # transformers' `is_world_process_zero`, Lightning's `is_global_zero`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
                    "process_zero", "global_zero") + DIVERGENCE_TEXT_WORDS
+# The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
+# transformers is not one: it is imported by most of the Hugging Face ecosystem, where "rank" (a LoRA
+# rank) is everywhere (diffusers: 19 files passed before, 267 with it); a transformers file that runs
+# collectives names torch.distributed or accelerate.
+API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", "gather_for_metrics",
+                  "lightning", "ignite", "mmengine", "torchmetrics")
 
 # Text that must occur in a file for any rule to fire: the pre-filter's vocabulary.
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS) | set(FRAMEWORK_METHODS)
-) - frozenset().union(*GATED_CALL_WORDS.values())
+) - GATED_CALL_WORDS["torch.distributed.checkpoint"]
+# Framework method names that are calls only in a file naming the framework; a call of one the
+# map does not cover is no unresolved collective (`logger.log(...)`).
+FRAMEWORK_ONLY_WORDS = MAPPED_METHOD_NAMES - CALL_WORDS
 
 
 def gated_call_words(source: bytes | str) -> frozenset:
     """The GATED_CALL_WORDS that count in `source` (the file's bytes or text): those whose
-    module it names, as `torch.distributed.checkpoint` or `from torch.distributed import checkpoint`."""
+    module it names, as `torch.distributed.checkpoint` or `from torch.distributed import checkpoint`;
+    a framework's, when it imports the framework (`import lightning as L`, `from ignite import ...`)."""
     text = isinstance(source, str)
     return frozenset().union(*(words for module, words in GATED_CALL_WORDS.items()
-                               if (module if text else module.encode()) in source
-                               or _FROM_PARENT_IMPORT[module][text].search(source)))
+                               if any(pattern[text].search(source) for pattern in _NAMES_MODULE[module])))
 
 
-def _from_parent_import(module: str) -> re.Pattern:
+def _from_parent_import(module: str) -> str:
     """`from torch.distributed import checkpoint` (or `import (..., checkpoint as dcp)`)."""
     parent, _, name = module.rpartition(".")
-    return re.compile(r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
-                      + re.escape(name) + r"\b")
+    return (r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
+            + re.escape(name) + r"\b")
 
 
-_FROM_PARENT_IMPORT = {module: {True: _from_parent_import(module),
-                                False: re.compile(_from_parent_import(module).pattern.encode())}
-                       for module in GATED_CALL_WORDS}
+def _names_module(module: str) -> tuple[str, ...]:
+    """What must occur in a file for `module`'s gated words to count there."""
+    if module in _MAPPED_METHOD_WORDS:  # a framework: imported, not merely mentioned in a docstring
+        return (r"(?:^|\n)[ \t]*(?:import|from)[ \t]+" + re.escape(module) + r"\b",)
+    return (re.escape(module), _from_parent_import(module))
+
+
+_NAMES_MODULE = {module: tuple({True: re.compile(pattern), False: re.compile(pattern.encode())}
+                               for pattern in _names_module(module))
+                 for module in GATED_CALL_WORDS}
 
 # Methods taken to run before a class's other methods: what they assign to `self` is there when a
 # later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).

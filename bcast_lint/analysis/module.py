@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequenc
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from bcast_lint.analysis import apis
+from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.divergence import Divergence, divergence_of
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
@@ -137,6 +137,7 @@ class _CandidateCollector(Visitor):
         self.imported_names: set[str] = set()
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
         self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
+        self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -198,7 +199,10 @@ class _CandidateCollector(Visitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
+            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
+                    and target.target.value.value == "self":
+                self.self_assignments.append((self._scopes[-1], target.target.attr.value, node.value))
+            elif isinstance(target.target, cst.Name):
                 self.assignments.append((self._scopes[-1], target.target.value, node.value))
             elif isinstance(target.target, (cst.Tuple, cst.List)) and target.target.elements \
                     and isinstance(target.target.elements[0].value, cst.Name):
@@ -234,7 +238,8 @@ class _CandidateCollector(Visitor):
             if root in self.api_names:
                 return True
             if isinstance(candidate.call.func, cst.Attribute) and (
-                    candidate.name in apis.ACCELERATOR_METHODS or candidate.name in apis.FRAMEWORK_METHODS):
+                    candidate.name in apis.ACCELERATOR_METHODS or candidate.name in apis.FRAMEWORK_METHODS
+                    or candidate.name in apis.MAPPED_METHOD_NAMES):
                 return True
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions)
@@ -352,6 +357,26 @@ def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
 
+def _condition_holds(api: apis.Api, call: cst.Call) -> bool:
+    """A mapped call that runs its collective only under an argument (`log(..., sync_dist=True)`,
+    `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) passes it, true."""
+    entry = frameworks.load().entries.get(api.qualified_name) or frameworks.load().entries.get(
+        frameworks.load().canonical(api.qualified_name))
+    if entry is None or entry.when is None:
+        return True
+    return any(node.keyword is not None and node.keyword.value == entry.when
+               and not (isinstance(node.value, cst.Name) and node.value.value in ("False", "None"))
+               for node in _arguments(call))
+
+
+def _arguments(call: cst.Call) -> Iterator[cst.Arg]:
+    """The call's arguments and those of the calls among them (`options=StateDictOptions(...)`)."""
+    for arg in call.args:
+        yield arg
+        if isinstance(arg.value, cst.Call):
+            yield from _arguments(arg.value)
+
+
 def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
     """`new_group(ranks, use_local_synchronization=True)` is entered by the group's members only."""
     return api.short_name == "new_group" and any(
@@ -386,6 +411,7 @@ class ModuleAnalysis:
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._assignments = collector.assignments
         self._first_items = collector.first_items
+        self._self_assignments = collector.self_assignments
         self._method_classes = collector.method_classes
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         self._once: dict[Callable, object] = {}
@@ -397,7 +423,8 @@ class ModuleAnalysis:
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
-        self._unresolved = _unresolved(collector.candidates, classified, self._known)
+        self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
+                                       classified, self._known)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -421,7 +448,7 @@ class ModuleAnalysis:
             api = self._project_api(candidate)
         if api is None:
             api = self._framework_method(candidate)
-        if api is None or _locally_synchronised(api, candidate.call):
+        if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
                         candidate.main_process_first, candidate.rank_decorator)
@@ -526,17 +553,98 @@ class ModuleAnalysis:
             or any(name == receiver for _, name, _ in self._accelerator_assignments()))
 
     def _framework_method(self, candidate: _Candidate) -> Optional[apis.Api]:
-        """`accelerator.save_state(...)`, `trainer.save_model(...)`, `model_engine.save_checkpoint(...)`:
-        the method of a framework object, recognised by its receiver (apis.Receiver)."""
+        """`trainer.save_checkpoint(...)`, `self.log(..., sync_dist=True)`, `accelerator.save_state(...)`:
+        the method of a framework object. Its class comes from what the code says the object is
+        (a base class, a hook's parameter, a constructor, an annotation, what a framework object hands
+        out); failing that, from the receiver's name (apis.Receiver), for a few methods only."""
         func = candidate.call.func
-        if not isinstance(func, cst.Attribute):
-            return None
+        if not isinstance(func, cst.Attribute) or candidate.name in _MAIN_FIRST_METHODS:
+            return None  # its barriers are modelled as the block's rank context (candidate.main_process_first)
+        owner = self._receiver_class(func.value, candidate.scope)
+        if owner is not None:
+            entry = frameworks.load().method(owner, candidate.name)
+            return apis.framework_api(entry) if entry is not None else None
         receiver = last_name(func.value)
         if receiver is None or receiver == "self":
             return None  # inside the framework's own class, or a subclass: its own business
         for kind, api in apis.FRAMEWORK_METHODS.get(candidate.name, ()):
             if any(word in receiver.lower() for word in kind.words) or self._assigned_class(receiver, kind):
                 return api
+        return None
+
+    # -- what a framework object is ---------------------------------------------------------------
+    def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
+        """The mapped framework class (frameworks.FrameworkMap) of the object `expr` names, or None."""
+        if isinstance(expr, cst.Name):
+            if expr.value == "self":
+                return self._mapped_base(self._method_classes.get(scope))
+            return self._class_of_name(expr.value, scope)
+        if isinstance(expr, cst.Attribute) and depth < 3:
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                assigned = self._self_attribute_class(expr.attr.value, scope)
+                if assigned is not None:
+                    return assigned
+            owner = self._receiver_class(expr.value, scope, depth + 1)
+            if owner is not None:
+                return frameworks.load().attributes.get(owner, {}).get(expr.attr.value)
+        return None
+
+    def _mapped_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, hooks: bool = False) -> Optional[str]:
+        """The mapped class (or, with `hooks`, the hook class) an expression names through imports."""
+        framework_map = frameworks.load()
+        for qualified in self.qualified_names(expr, scope):
+            canonical = framework_map.canonical(qualified)
+            if framework_map.is_class(canonical) or (hooks and canonical in framework_map.hook_parameters):
+                return canonical
+        return None
+
+    def _mapped_base(self, klass: Optional[cst.ClassDef], hooks: bool = False, depth: int = 0) -> Optional[str]:
+        """`class M(L.LightningModule)`, or a class of this module deriving from one."""
+        if klass is None or depth > 3:
+            return None
+        for base in klass.bases:
+            mapped = self._mapped_class(base.value, self.module, hooks)
+            if mapped is None and isinstance(base.value, cst.Name):
+                local = next((s for s in self.module.body if isinstance(s, cst.ClassDef)
+                              and s.name.value == base.value.value), None)
+                mapped = self._mapped_base(local, hooks, depth + 1)
+            if mapped is not None:
+                return mapped
+        return None
+
+    def _class_of_name(self, name: str, scope: cst.CSTNode) -> Optional[str]:
+        """A parameter annotated with a mapped class or handed by a hook (`on_validation_end(self,
+        trainer, pl_module)` of a Callback), or a name assigned a mapped class's instance."""
+        if isinstance(scope, cst.FunctionDef):
+            for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+                if param.name.value != name:
+                    continue
+                if param.annotation is not None:
+                    return self._mapped_class(param.annotation.annotation, self.module)
+                hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
+                return frameworks.load().hook_parameters.get(hook, {}).get(name) if hook else None
+        for where, target, value in self._assignments:
+            if target == name and (where is scope or where is self.module) and isinstance(value, cst.Call):
+                mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
+                if mapped is not None:
+                    return mapped
+        return None
+
+    def _local_subclass(self, func: cst.BaseExpression) -> Optional[str]:
+        """`MyMetric()` for a `class MyMetric(Metric)` of this module: the mapped class it derives from."""
+        if not isinstance(func, cst.Name):
+            return None
+        local = next((s for s in self.module.body if isinstance(s, cst.ClassDef) and s.name.value == func.value), None)
+        return self._mapped_base(local)
+
+    def _self_attribute_class(self, attribute: str, scope: cst.CSTNode) -> Optional[str]:
+        """`self.fabric` where a method of the same class assigns `self.fabric = Fabric(...)`."""
+        klass = self._method_classes.get(scope)
+        for method, name, value in self._self_assignments:
+            if name == attribute and self._method_classes.get(method) is klass and isinstance(value, cst.Call):
+                mapped = self._mapped_class(value.func, method)
+                if mapped is not None:
+                    return mapped
         return None
 
     def _assigned_class(self, name: str, kind: apis.Receiver) -> bool:

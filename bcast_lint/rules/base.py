@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, Optional
 
@@ -39,9 +40,17 @@ local_rank = int(os.environ["LOCAL_RANK"])
 """
 
 
+def _dedented(code: str) -> str:
+    """A case written as an indented block that starts on a new line, dedented as Fixit does."""
+    return textwrap.dedent(code).strip("\n") if code.startswith("\n") else code
+
+
 @dataclass(frozen=True)
 class Valid:
     code: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _dedented(self.code))
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,9 @@ class Invalid:
     expected_message: Optional[str] = None
     range: Optional[tuple[int, int, int, int]] = None
     expected_replacement: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _dedented(self.code))
 
 
 class Rule:
