@@ -18,7 +18,7 @@ import pytest
 
 from bcast_lint.harness import verify
 from bcast_lint.harness.report import OK
-from tests.test_harness import _assert_every_rank_agrees, _expected, _processes_running, _run_options
+from tests.test_harness import _assert_every_rank_agrees, _processes_running, _runs
 
 DIVERGENCE = Path(__file__).resolve().parent / "data" / "divergence"
 FIXED_TIMEOUT = 60.0  # a correct program finishes in under 20 s here; the hang timeout is for broken ones
@@ -44,6 +44,15 @@ def _run(program: Path, options):
 
 def _name(path: Path) -> str:
     return path.name
+
+
+def _expected(program: Path) -> str:
+    """The outcome the header names (these programs run at one world size)."""
+    return _runs(program)[0][0]
+
+
+def _run_options(program: Path):
+    return _runs(program)[0][1]
 
 
 def test_each_broken_program_has_a_failing_header_one_expected_finding_and_a_hand_fixed_version():
