@@ -24,7 +24,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds
-from bcast_lint.analysis.walk import Visitor, children
+from bcast_lint.analysis.walk import calls_in, children
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -147,7 +147,7 @@ class _Pass:
         return handler(statement, varying) if handler is not None else varying
 
     def _small(self, small: cst.CSTNode, varying: Varying) -> Varying:
-        calls = _calls_in(small)
+        calls = calls_in(small)
         for call in calls:
             if call in self._collectives:  # what varies where the collective starts
                 self.found.states[call] = (self, varying)
@@ -323,7 +323,7 @@ class _Pass:
         """Whether the `try` body reads what differs between ranks (a file named after the rank
         or written by some ranks only, the next item of a rank's own iterator), so that it may
         raise on some ranks only."""
-        for call in _calls_in(statement.body):
+        for call in calls_in(statement.body):
             if last_name(call.func) not in _READS:
                 continue
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
@@ -634,24 +634,3 @@ def _payload_keys(expr: Optional[cst.BaseExpression]) -> list:
 
 def _is_placement(arg: cst.Arg) -> bool:
     return arg.keyword is not None and arg.keyword.value in _PLACEMENT_KEYWORDS
-
-
-def _calls_in(node: cst.CSTNode) -> list:
-    finder = _Calls()
-    finder.walk(node)
-    return finder.found
-
-
-class _Calls(Visitor):
-    """The calls in a statement or block, not those of functions defined inside it."""
-
-    def __init__(self) -> None:
-        self.found: list = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found.append(node)
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    visit_ClassDef = visit_Lambda = visit_FunctionDef

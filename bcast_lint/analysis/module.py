@@ -26,7 +26,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
-from bcast_lint.analysis.walk import Visitor, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, path_to
 from bcast_lint.source import Source
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
         for part in statement.body.body:
             if _yields(part):
                 break
-            if isinstance(part, cst.If) and _calls_named(part, apis.CALL_WORDS):
+            if isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part)):
                 found.add(statement.name.value)
                 break
     return frozenset(found)
@@ -282,21 +282,6 @@ def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
 def _yields(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(
         isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) for small in statement.body)
-
-
-def _calls_named(node: cst.CSTNode, names) -> bool:
-    finder = _NamedCall(names)
-    finder.walk(node)
-    return finder.found
-
-
-class _NamedCall(Visitor):
-    def __init__(self, names) -> None:
-        self._names = names
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found = self.found or last_name(node.func) in self._names
 
 
 def _unresolved(candidates: list[_Candidate], classified, known) -> list[tuple[str, int, cst.Call]]:

@@ -152,3 +152,22 @@ class ScopeVisitor(Visitor):
         return self.scope is None or node is self.scope
 
     visit_FunctionDef = visit_ClassDef = enters
+
+
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """The calls in `node`, in source order, not those of functions, classes or lambdas defined
+    inside it (they run elsewhere)."""
+    finder = _CallFinder(node)
+    finder.walk(node)
+    return finder.found
+
+
+class _CallFinder(ScopeVisitor):
+    visit_Lambda = ScopeVisitor.enters
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
