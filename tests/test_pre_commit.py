@@ -80,6 +80,8 @@ def _pre_commit(repo: Path, home: Path, repos: list[dict]) -> subprocess.Complet
                           env=environment, capture_output=True, text=True, timeout=540)
 
 
+@pytest.mark.slow
+@pytest.mark.network  # pre-commit installs each hook's environment with pip
 def test_readme_hooks_from_this_repository(user_repo, tmp_path):
     ours = yaml.safe_load(_readme_config())["repos"][0]
     ours.update(repo=str(ROOT), rev=_head_commit())  # this checkout stands in for the release
@@ -104,6 +106,8 @@ def test_readme_hooks_from_this_repository(user_repo, tmp_path):
     assert _pre_commit(user_repo, home, [fixing]).returncode == 0
 
 
+@pytest.mark.slow
+@pytest.mark.network  # pre-commit installs each hook's environment with pip
 def test_readme_flake8_route_with_additional_dependency(user_repo, tmp_path):
     flake8 = yaml.safe_load(_readme_config())["repos"][1]
     hook = flake8["hooks"][0]

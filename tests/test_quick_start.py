@@ -29,6 +29,8 @@ def test_both_quick_start_commands_make_their_own_virtual_environment():
         assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install ")
 
 
+@pytest.mark.slow
+@pytest.mark.network  # pip installs the clone and its dependencies
 def test_the_install_and_lint_command_works_in_a_fresh_clone(tmp_path):
     if subprocess.run(["git", "status", "--porcelain", "--", "bcast_lint", "pyproject.toml"], cwd=ROOT,
                       capture_output=True, text=True).stdout.strip():
