@@ -94,7 +94,8 @@ class _Fixer:
         offered = [f for f in result.findings if f.fix is not None]
         batch = _non_overlapping(offered)
         if len(batch) > 1 and self._attempt(data, result, batch).rejected is None:
-            offered = [f for f in offered if not any(f is other for other in batch)]
+            cleared = {id(finding) for finding in batch}  # not a scan of the batch per finding: its square
+            offered = [f for f in offered if id(f) not in cleared]
         for finding in offered:
             attempt = self._attempt(data, result, [finding])
             if attempt.rejected is not None:

@@ -99,3 +99,16 @@ def test_failing_tool_is_reported(tmp_path: Path):
     assert re.search(
         r"^bcast-lint\s+corpus\s+\d+\s+1\s+error \(exit 3\): boom", output, re.MULTILINE
     ), output
+
+
+def test_scaling_prints_a_row_per_size_with_findings_and_the_targets():
+    """benchmarks/scaling.py on tiny sizes: every size linted (findings counted, a CPU time and a
+    peak RSS), and the target rows printed."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "scaling.py"
+    completed = subprocess.run([sys.executable, str(script), "--functions", "6,12", "--files", "2", "--rounds", "1"],
+                               capture_output=True, text=True, timeout=240, check=False)
+    assert completed.returncode == 0, completed.stderr
+    rows = re.findall(r"^(\d+)\s+[\d,]+\s+(\d+)\s+(\d+\.\d+)\s+[\d.]+\s+.*?(\d+)$", completed.stdout, re.MULTILINE)
+    assert [row[0] for row in rows] == ["6", "12", "2"], completed.stdout
+    assert all(int(findings) > 0 for _, findings, _, _ in rows), completed.stdout
+    assert "4,000 functions / 1,000 functions, CPU time" in completed.stdout

@@ -28,6 +28,8 @@ HOOKS = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.
 pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+    pytest.mark.slow,
+    pytest.mark.network,  # pre-commit installs the flake8 route's environment with pip
 ]
 
 

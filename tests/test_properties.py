@@ -78,6 +78,7 @@ def _check_fix_quality(source: str) -> None:
     assert not new, f"the fix introduced {dict(new)}:\n{once.source.decode()}"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_SETTINGS
 @given(broadcast_programs())
@@ -85,6 +86,7 @@ def test_generated_broadcast_programs_compile(source):
     compile(source, "generated.py", "exec", dont_inherit=True)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_SETTINGS
 @given(broadcast_programs())
@@ -93,6 +95,7 @@ def test_linting_broadcast_programs_never_raises(source):
     _check_lint(source)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_SETTINGS
 @given(broadcast_programs())
@@ -100,6 +103,7 @@ def test_flake8_plugin_on_broadcast_programs_never_raises(source):
     _check_plugin(source)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_SETTINGS
 @given(broadcast_programs())
@@ -138,6 +142,7 @@ def test_known_fix_bugs(source):
     _check_fix_quality(source)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_SETTINGS
 @given(broadcast_programs())
@@ -145,6 +150,7 @@ def test_fixes_remove_their_finding_and_add_none(source):
     _check_fix_quality(source)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_GRAMMAR_SETTINGS
 @given(hypothesmith.from_grammar().map(lambda code: code + _BROADCAST_TAIL))
@@ -154,6 +160,7 @@ def test_linting_arbitrary_python_never_raises(source):
     _check_fix(source)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @_GRAMMAR_SETTINGS
 @given(hypothesmith.from_node().map(lambda code: code + _BROADCAST_TAIL))

@@ -103,6 +103,8 @@ def quick_start(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProce
     return clone, work, _shell(command, clone)
 
 
+@pytest.mark.slow
+@pytest.mark.network  # a fresh clone installed with pip
 def test_the_install_and_lint_command_works_in_a_fresh_clone(quick_start):
     _, _, result = quick_start
     assert result.returncode == 1, result.stdout + result.stderr  # installed, ran, found the bug
@@ -136,6 +138,8 @@ def _shown_lines_missing(shown: list[str], actual: list[str]) -> list[str]:
     return missing
 
 
+@pytest.mark.slow
+@pytest.mark.network  # a fresh clone installed with pip
 @pytest.mark.runtime
 def test_harness_install_commands_and_verify_examples(quick_start):
     """In an environment that has torch but not the rest of the harness extra, `verify` names
@@ -170,6 +174,8 @@ def test_harness_install_commands_and_verify_examples(quick_start):
             _shown_lines_missing(shown, ran.stdout.splitlines()), ran.stdout)
 
 
+@pytest.mark.slow
+@pytest.mark.network  # a fresh clone installed with pip
 def test_flake8_extra_and_command(quick_start):
     clone, work, _ = quick_start
     assert _in_venv("pip install '.[flake8]'", clone).returncode == 0
@@ -180,6 +186,8 @@ def test_flake8_extra_and_command(quick_start):
     assert result.returncode == 1 and "src/train.py:" in result.stdout and "BCL003" in result.stdout, result.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.network  # a fresh clone installed with pip
 def test_the_test_suite_command(quick_start):
     """The Quick start's second command as printed, in the clone; PYTEST_ADDOPTS, which pytest
     puts before its own arguments, narrows the run to one small test file (the whole suite here

@@ -51,6 +51,7 @@ def test_unreadable_file_is_an_error_result(tmp_path):
     assert result[0].error and "cannot read" in result[0].error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [FIX, DIFF, ADD_NOQA])
 def test_every_mode_gives_the_same_outcomes_in_workers_and_from_the_cache(tmp_path, mode):
     unsafe = dataclasses.replace(Settings(), unsafe_fixes=True)

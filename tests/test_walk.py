@@ -45,6 +45,7 @@ def test_visitor_walk_enters_the_same_nodes_as_children(path, monkeypatch):
     assert [id(node) for node in entered] == [id(node) for node in _preorder(module)]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_children_match_libcst_on_generated_code(code):

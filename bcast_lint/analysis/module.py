@@ -384,7 +384,6 @@ class ModuleAnalysis:
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self.divergence = Divergence()  # what differs between ranks in the scopes with calls
         self._positions = _StatementPositions(module)
-        self._scope_positions: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
         self.conditions = RankConditions(_weak(self.qualified_names),
@@ -902,17 +901,10 @@ class ModuleAnalysis:
         return self.source.line(line)
 
     def positions_within(self, scope: cst.CSTNode, nodes: Sequence[cst.CSTNode]) -> list[CodeRange]:
-        """The nodes' places, to compare with each other only: relative to `scope` when it is a
-        function that holds them all, which costs a codegen of the function where position()
-        costs one of the whole module; else their places in the file."""
-        if isinstance(scope, cst.FunctionDef):
-            places = self._scope_positions.get(scope)
-            if places is None:
-                alone = MetadataWrapper(cst.Module(body=[scope]), unsafe_skip_copy=True)
-                places = self._scope_positions[scope] = alone.resolve(PositionProvider)
-            if all(node in places for node in nodes):
-                return [places[node] for node in nodes]
-        return [self.position(node) for node in nodes]
+        """The nodes' places, to compare with each other only: in the text LibCST parsed, which
+        keeps the file's order of lines. `scope` holds them (the positions come from the
+        top-level statement around it, as position()'s do)."""
+        return [self._positions.of(node) for node in nodes]
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is in the original file."""
