@@ -235,7 +235,7 @@ class _Pass:
             orelse = self._under(reason, lambda: self._If(statement.orelse, varying))
         elif statement.orelse is not None:
             orelse = self._under(reason, lambda: self.block(_statements(statement.orelse.body), varying))
-        if reason == RANK and statement.test not in self.found.tests:
+        if reason == RANK and not any(leaf in self.found.tests for leaf in boolean_leaves(statement.test)):
             # `model = model.to(device) if rank 0 else model.to_empty(...)`: set on every rank,
             # to values of one kind; what varies is which arm, not whether it is set.
             body, orelse = _forget_shared(body, orelse, varying)
