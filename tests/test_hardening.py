@@ -501,7 +501,7 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_over_and_over(mon
 def test_killing_a_fix_run_leaves_every_file_original_or_fully_fixed(tmp_path):
     original, fixed = RECEIVER.read_bytes(), RECEIVER_FIXED.read_bytes()
     tree = tmp_path / "tree"
-    for index in range(60):  # enough for a kill to land between writes; 200 took a minute
+    for index in range(200):  # enough for a kill to land between writes (60 were written too fast)
         package = tree / f"pkg{index % 10}"
         package.mkdir(parents=True, exist_ok=True)
         (package / f"mod_{index:03d}.py").write_bytes(original)
