@@ -820,14 +820,17 @@ def test_cli_prints_json_and_exits_1_for_a_broken_program(capsys):
     assert verify_main([str(program), "--output-format", "json", "--timeout", "60"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["outcome"] == ERROR
-    assert "AttributeError: 'NoneType' object has no attribute 'norm'" in document["details"][0]
+    # A rank may also abort at exit ("terminate called without an active exception", FACTS.md):
+    # the failure is the rank whose detail names the AttributeError, whatever the order.
+    failing = [d for d in document["details"] if "AttributeError: 'NoneType' object has no attribute 'norm'" in d]
+    assert failing, document["details"]
     first = document["events"][0]
     assert first["sites"] == [f"{program}:12"] and first["collectives"] == [f"{program}:11"]
     assert first["static"] == "predicted"
     assert [(f["code"], f["line"]) for f in first["findings"]] == [("BCL006", 11)]
     assert [(f["code"], f["observed"], f["events"]) for f in document["findings"]] == [("BCL006", True, [0, 1])]
-    first_rank = document["details"][0].split(":")[0].split()[1]  # "rank 1: AttributeError ..."
-    assert list(document["outputs"]) == [first_rank]
+    first_rank = failing[0].split(":")[0].split()[1]  # "rank 1: AttributeError ..."
+    assert first_rank in document["outputs"]
     traceback = document["outputs"][first_rank].splitlines()
     assert traceback[-1] == "AttributeError: 'NoneType' object has no attribute 'norm'"
     assert not any("bcast_lint/harness" in line for line in traceback)
