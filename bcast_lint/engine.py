@@ -35,8 +35,11 @@ def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeF
     Bytes are decoded as Python would (coding cookie, BOM); text is taken as already decoded; a
     Source is the file already decoded by a caller that reads it too (the fixer, --add-noqa).
     `tree` is CPython's parse of `source`, when the caller has one (flake8 does). `project`
-    holds the module index and summaries shared by the files of one run (a fresh one if None).
+    holds the module index and summaries shared by the files of one run; a caller linting one
+    file alone may leave it out, and this call makes its own.
     """
+    if project is None:
+        project = _new_project()
     # What CPython parses below: the caller's text, or the file's bytes (it reads the cookie itself).
     given = source.data if isinstance(source, Source) else source
     if isinstance(source, str):
@@ -53,15 +56,19 @@ def lint_source(source: Union[bytes, str, Source], filename: str, enabled: CodeF
         return FileResult(filename, error="too deeply nested to analyse (RecursionError)")
 
 
-def worth_parsing(data: bytes, filename: str, project: Optional["Project"], read: Optional[set] = None) -> bool:
+def _new_project() -> "Project":
+    from bcast_lint.analysis.project import Project  # ast and hashlib: only once a file is linted
+
+    return Project()
+
+
+def worth_parsing(data: bytes, filename: str, project: "Project", read: Optional[set] = None) -> bool:
     """The pre-filter, with its second chance: a file with a rank condition that imports a
     project function which runs a collective. `read` receives the paths of the other modules
     the second chance read."""
     found = verdict(data)
     if found == IF_HELPERS:
-        from bcast_lint.analysis.project import Project
-
-        return (project or Project()).imports_collective_helper(filename, data, read)
+        return project.imports_collective_helper(filename, data, read)
     return found == PARSE
 
 
@@ -82,7 +89,7 @@ def rare_garbage_collection() -> Iterator[None]:
 
 
 def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enabled: CodeFilter,
-                 honour_noqa: bool, tree: Optional[ast.Module], project: Optional["Project"]) -> FileResult:
+                 honour_noqa: bool, tree: Optional[ast.Module], project: "Project") -> FileResult:
     """`given` is what the caller passed, which CPython parses as it would the file."""
     import libcst as cst
 

@@ -5,6 +5,7 @@ pay for them. Nothing here writes a file: the CLI writes what the outcomes say."
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import os
 import sys
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from bcast_lint import fixer
+from bcast_lint.analysis.project import Project
 from bcast_lint.config import Settings
 from bcast_lint.engine import RARE_COLLECTION_THRESHOLDS, rare_garbage_collection, worth_parsing
 from bcast_lint.fixer import applicable
@@ -64,9 +66,8 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
     """One FileOutcome per (path, filename to report), in order; nothing is written.
 
     Only the sources that pass the pre-filter and need more than the cache holds are kept in memory.
+    The run's Project (module index and summaries) is made here and lives as long as the run.
     """
-    from bcast_lint.analysis.project import Project
-
     project = Project()
     outcomes: dict[int, FileOutcome] = {}
     pending: list[tuple[int, str, Task]] = []  # index, cache key, task
@@ -95,7 +96,7 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
 
 
 def _decided_early(source: bytes, path: str, filename: str, settings: Settings, mode: str,
-                   cache: Optional[Cache], project) -> tuple[Optional[FileOutcome], str]:
+                   cache: Optional[Cache], project: Project) -> tuple[Optional[FileOutcome], str]:
     """The outcome when the pre-filter or the cache decides it (else None), and the cache key.
     The substring steps of the pre-filter come first: they reject most files for less than a
     cache lookup costs."""
@@ -114,7 +115,7 @@ def _decided_early(source: bytes, path: str, filename: str, settings: Settings, 
     return FileOutcome(FileResult(filename), original=echoed), key
 
 
-def _digests(project, paths: set[str]) -> tuple[tuple[str, Optional[str]], ...]:
+def _digests(project: Project, paths: set[str]) -> tuple[tuple[str, Optional[str]], ...]:
     return tuple((path, project.digest_of(path)) for path in sorted(paths))
 
 
@@ -125,58 +126,59 @@ def _needs_more(cached: FileResult, mode: str, settings: Settings) -> bool:
     return mode == ADD_NOQA and bool(cached.findings)
 
 
-def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int, project) -> list[FileOutcome]:
-    global _project
+def _process_all(tasks: list[Task], settings: Settings, mode: str, jobs: int,
+                 project: Project) -> list[FileOutcome]:
     workers = min(jobs, len(tasks) // _MIN_FILES_PER_WORKER)
     if workers <= 1:
-        _project = project
-        return [process(task, settings, mode) for task in tasks]
-    from functools import partial
+        return [process(task, settings, mode, project) for task in tasks]
     from multiprocessing import Pool  # only when needed: workers cost more than their import
 
     # Leaving the block terminates the workers, so Ctrl-C stops them at once instead of waiting
     # for their current chunk (concurrent.futures would wait).
     with Pool(workers, initializer=_start_worker) as pool:
         chunk = max(1, len(tasks) // (workers * 8))
-        return pool.map(partial(process, settings=settings, mode=mode), tasks, chunksize=chunk)
-
-
-# The project index and function summaries of this process, shared by every file it lints: a
-# module imported by many files is read and summarised once per process, not once per importer.
-_project = None
+        return pool.map(functools.partial(_process_in_worker, settings=settings, mode=mode), tasks, chunksize=chunk)
 
 
 def _start_worker() -> None:
     import signal
 
-    from bcast_lint.analysis.project import Project
-
-    global _project
     # Ctrl-C reaches the whole process group: the parent handles it and ends the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*RARE_COLLECTION_THRESHOLDS)
-    _project = Project()
 
 
-def process(task: Task, settings: Settings, mode: str) -> FileOutcome:
+def _process_in_worker(task: Task, settings: Settings, mode: str) -> FileOutcome:
+    return process(task, settings, mode, _worker_project(settings))
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_project(settings: Settings) -> Project:
+    """A worker's Project, shared by every file of the run it serves: a module imported by many
+    files is read and summarised once per worker, not once per importer. A worker serves one
+    run (the pool ends with it); the key is that run's configuration."""
+    return Project()
+
+
+def process(task: Task, settings: Settings, mode: str, project: Project) -> FileOutcome:
     """The per-file pipeline: lint (fixes checked), then what the mode adds. A bug of the linter
     on one file is that file's error, written nowhere, and the run goes on with the others."""
     try:
-        return _process(task, settings, mode)
+        return _process(task, settings, mode, project)
     except Exception as error:  # any defect of the analysis, reported for its file alone
         return FileOutcome(FileResult(task.filename, error=f"internal error ({type(error).__name__}: {error}); "
                                                            "this is a bug in bcast-lint, please report it"))
 
 
-def _process(task: Task, settings: Settings, mode: str) -> FileOutcome:
+def _process(task: Task, settings: Settings, mode: str, project: Project) -> FileOutcome:
     def enabled(code: str) -> bool:
         return settings.is_enabled(code, task.filename)
 
     if mode in (FIX, DIFF):
-        fixed = fixer.fix_source(task.source, task.filename, enabled, settings.unsafe_fixes, _project)
+        fixed = fixer.fix_source(task.source, task.filename, enabled, settings.unsafe_fixes, project)
         new = fixed.source if fixed.source != task.source else None
         return FileOutcome(fixed.remaining, fixed.applied, new, before=fixed.original if new else None)
-    result = fixer.lint_checked(task.source, task.filename, enabled, _project)
+    result = fixer.lint_checked(task.source, task.filename, enabled, project)
     if mode == ADD_NOQA and result.findings:
         source = Source.from_bytes(task.source)
         edits = noqa_edits(source, result.findings)

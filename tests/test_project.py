@@ -514,3 +514,21 @@ def _statistics(root: Path) -> dict:
     done = subprocess.run([sys.executable, "-m", "bcast_lint", "--statistics", "--output-format", "json",
                            "other.py"], cwd=root, capture_output=True, text=True, timeout=120)
     return json.loads(done.stdout)
+
+
+def test_two_flake8_runs_in_one_process_do_not_share_a_project(package):
+    # flake8 keeps the plugin's Project on the run's options: a second run (another root, or the
+    # helper changed since) must read the helpers again.
+    from flake8.api import legacy
+    from flake8.main.options import JobsArgument
+
+    (package / "train.py").write_text(TRAIN)
+    comm = package / "mylib" / "comm.py"
+
+    def errors() -> int:
+        guide = legacy.get_style_guide(select=["BCL"], jobs=JobsArgument("1"), isolated=True)
+        return guide.check_files([str(package / "train.py")]).total_errors
+
+    assert errors() == 1
+    comm.write_text(comm.read_text().replace('return accelerator.reduce(x, "mean")', "return x"))
+    assert errors() == 0

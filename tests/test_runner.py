@@ -90,3 +90,46 @@ def test_a_defect_of_the_linter_on_one_file_is_that_files_error_and_the_others_a
     assert outcomes[0].result.error == ("internal error (AttributeError: 'CompIf' object has no attribute "
                                         "'search'); this is a bug in bcast-lint, please report it")
     assert outcomes[1].result.error is None and outcomes[1].result.findings
+
+
+HELPER_WITH_COLLECTIVE = "import torch.distributed as dist\n\n\ndef sync(x):\n    dist.all_reduce(x)\n"
+HELPER_WITHOUT = "def sync(x):\n    return x\n"
+CALLER = ("import torch.distributed as dist\nfrom mylib.util import sync\n\n\n"
+          "def f(x):\n    if dist.get_rank() == 0:\n        sync(x)\n")
+
+
+def _package(root, helper: str):
+    (root / "mylib").mkdir(parents=True, exist_ok=True)
+    (root / "mylib" / "__init__.py").write_text("")
+    (root / "mylib" / "util.py").write_text(helper)
+    (root / "train.py").write_text(CALLER)
+    return str(root / "train.py")
+
+
+def _codes(path: str, settings: Settings) -> list[str]:
+    [result] = lint_files([(path, path)], settings, jobs=1, cache=None)
+    return [finding.code for finding in result.findings]
+
+
+def test_two_runs_in_one_process_do_not_share_a_project(tmp_path):
+    # A Project read the helper's bytes once and keeps them: a second run that reused it would
+    # still see the first helper, under another root or after the file changed.
+    first = _package(tmp_path / "a", HELPER_WITH_COLLECTIVE)
+    second = _package(tmp_path / "b", HELPER_WITHOUT)
+    assert _codes(first, Settings()) == ["BCL005"]
+    assert _codes(second, dataclasses.replace(Settings(), ignore=("BCL001",))) == []
+    (tmp_path / "a" / "mylib" / "util.py").write_text(HELPER_WITHOUT)
+    assert _codes(first, Settings()) == []
+    (tmp_path / "a" / "mylib" / "util.py").write_text(HELPER_WITH_COLLECTIVE)
+    assert _codes(first, Settings()) == ["BCL005"]
+
+
+def test_no_module_keeps_a_project_after_a_run(tmp_path):
+    import sys
+
+    from bcast_lint.analysis.project import Project
+
+    _codes(_package(tmp_path, HELPER_WITH_COLLECTIVE), Settings())
+    held = [name for name, module in list(sys.modules.items()) if name.startswith("bcast_lint")
+            for value in vars(module).values() if isinstance(value, Project)]
+    assert held == []

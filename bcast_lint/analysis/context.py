@@ -178,10 +178,8 @@ def _called_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def file_context(project: Optional[Project], filename: str, source: Source,
-                 tree: ast.Module) -> FileContext:
+def file_context(project: Project, filename: str, source: Source, tree: ast.Module) -> FileContext:
     """The context of a linted file; its index is built from the tree the engine already has."""
-    project = project if project is not None else Project()
     project.touched = set()
     index = project.index(os.path.abspath(filename), source, tree)
     return FileContext(project, Summaries.shared(project), index)
