@@ -94,6 +94,7 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     import libcst as cst
 
     from bcast_lint.analysis.context import file_context
+    from bcast_lint.analysis.module import run_summaries
 
     python_error = None
     if tree is None:
@@ -107,7 +108,7 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     if nul is not None:
         return FileResult(filename, (_nul_finding(nul, filename),))
     code = source.text
-    context = file_context(project, filename, source, tree) if tree is not None else None
+    context = file_context(run_summaries(project), filename, source, tree) if tree is not None else None
     if tree is not None:
         code, source = _reduced(source, tree, context.helper_words())
     try:

@@ -292,11 +292,11 @@ def test_a_summary_in_a_cycle_does_not_depend_on_where_the_cycle_was_entered(pac
     # Entered from ping, pong is computed while ping is still in progress (taken to run nothing
     # then): that provisional answer must not stay, or pong's callers depend on the file order.
     from bcast_lint.analysis.project import FunctionRef
-    from bcast_lint.analysis.summaries import Summaries
+    from bcast_lint.analysis.module import run_summaries
 
     path = str(package / "mylib" / "cycle.py")
     Path(path).write_text(CYCLE)
-    summaries = Summaries.shared(Project())
+    summaries = run_summaries(Project())
     if first:
         assert summaries.of(FunctionRef(path, "mylib.cycle", first)).api is not None
     pong = FunctionRef(path, "mylib.cycle", "pong")

@@ -178,8 +178,10 @@ def _called_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def file_context(project: Project, filename: str, source: Source, tree: ast.Module) -> FileContext:
-    """The context of a linted file; its index is built from the tree the engine already has."""
+def file_context(summaries: Summaries, filename: str, source: Source, tree: ast.Module) -> FileContext:
+    """The context of a linted file in the run `summaries` belong to; its index is built from the
+    tree the engine already has."""
+    project = summaries.project
     project.touched = set()
     index = project.index(os.path.abspath(filename), source, tree)
-    return FileContext(project, Summaries.shared(project), index)
+    return FileContext(project, summaries, index)

@@ -10,13 +10,14 @@ import ast
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
+from typing import Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
+from bcast_lint.analysis.context import FileContext
 from bcast_lint.analysis.divergence import Divergence, divergence_of
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -26,12 +27,10 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
+from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project, names_collective, names_rank
+from bcast_lint.analysis.summaries import Summaries, Summary
 from bcast_lint.analysis.walk import Visitor, calls_in, path_to
 from bcast_lint.source import Source
-
-if TYPE_CHECKING:
-    from bcast_lint.analysis.context import FileContext
-    from bcast_lint.analysis.summaries import Summary
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only"}
@@ -371,7 +370,7 @@ def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
 
 class ModuleAnalysis:
     def __init__(self, module: cst.Module, filename: str, source: Optional[Source] = None,
-                 context: Optional["FileContext"] = None):
+                 context: Optional[FileContext] = None):
         """`source`: the file `module` was parsed from, which maps the lines of the text LibCST
         parsed back to the file's when the engine cut irrelevant code out (see reduce.py);
         positions are reported in the file's lines. By default, `module`'s own code.
@@ -451,8 +450,6 @@ class ModuleAnalysis:
 
     def _project_api(self, candidate: _Candidate) -> Optional[apis.Api]:
         """A re-exported collective, or a project function every caller runs a collective in."""
-        from bcast_lint.analysis.project import FunctionRef, names_collective
-
         target = self._target(candidate, names_collective)
         if isinstance(target, str):
             return apis.CATALOG.get(target)
@@ -471,10 +468,8 @@ class ModuleAnalysis:
         owner = self._method_classes.get(scope)
         return f"{owner.name.value}.{scope.name.value}" if owner is not None else scope.name.value
 
-    def _summary_for(self, call: cst.CSTNode) -> Optional["Summary"]:
+    def _summary_for(self, call: cst.CSTNode) -> Optional[Summary]:
         """The summary of the project function `call` calls, when it may test a rank."""
-        from bcast_lint.analysis.project import FunctionRef, names_rank
-
         candidate = self._project_calls.get(call) if isinstance(call, cst.Call) else None
         if candidate is None:
             return None
@@ -508,8 +503,6 @@ class ModuleAnalysis:
         if context is None or context.index is None or not any(
                 context.project.is_project_name(name, context.index.location.root) for name in qualified):
             return True
-        from bcast_lint.analysis.project import names_collective
-
         return self._target(candidate, names_collective) is not None
 
     def coverage(self, tree: Optional[ast.Module] = None) -> Coverage:
@@ -1069,3 +1062,17 @@ def _ancestors(site: CallSite, statements: tuple[cst.CSTNode, ...]) -> tuple[cst
         path.extend(path_to(node, inner) or ())
     path.extend(path_to(site.statement, site.call, skip_suites=True) or ())
     return tuple(path)
+
+
+def run_summaries(project: Project) -> Summaries:
+    """The function summaries of the run `project` belongs to, kept on it. Each function is
+    analysed alone by a ModuleAnalysis, which reads the summaries in turn: the summaries are
+    handed the way to make one, rather than importing this module."""
+    if project.summaries is None:
+        project.summaries = Summaries(project, _analyse_function)
+    return project.summaries
+
+
+def _analyse_function(summaries: Summaries, module: cst.Module, path: str, source: Source,
+                      index: ModuleIndex, klass: Optional[str]) -> ModuleAnalysis:
+    return ModuleAnalysis(module, path, source, FileContext(summaries.project, summaries, index, klass, summary=True))

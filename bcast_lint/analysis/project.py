@@ -123,7 +123,7 @@ class Project:
         self._helpers: dict[tuple, tuple[bool, frozenset]] = {}  # (module, name, root) -> defines a collective helper
         self._exports: dict[str, list] = {}  # path -> its `from M import ...` statements
         self.touched: set[str] = set()  # modules read since the current file began (cache keys)
-        self.summaries = None  # the run's analysis.summaries.Summaries, attached there
+        self.summaries = None  # the run's analysis.summaries.Summaries, attached by analysis.module.run_summaries
 
     # -- where modules are -------------------------------------------------------------------
     def locate(self, filename: str) -> Location:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -35,9 +35,6 @@ from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, path_to
 from bcast_lint.source import Source
-
-if TYPE_CHECKING:
-    from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 
 WorldKey = tuple  # (rank, local rank): a World without its size
 
@@ -74,11 +71,18 @@ class Summary:
         return dict(self.truth).get(self.key_for(world)) if self.truth else None
 
 
+# How a function is analysed for its summary: (the summaries, the function's module as LibCST
+# parsed it, its path, its Source, its module's index, its class or None) -> the module's
+# analysis (analysis.module.ModuleAnalysis, which itself reads summaries: it is passed in).
+AnalyseFunction = Callable[["Summaries", cst.Module, str, Source, ModuleIndex, Optional[str]], object]
+
+
 class Summaries:
     """The summaries of one run, keyed by function and by its module's content."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, analyse: AnalyseFunction) -> None:
         self.project = project
+        self._analyse = analyse
         # Each answer keeps the modules it read, which join the reading file's cache key.
         self._done: dict[tuple[str, str, str], tuple[Optional[Summary], frozenset]] = {}
         self._active: set[tuple[str, str]] = set()
@@ -86,12 +90,6 @@ class Summaries:
         self._collecting: set[tuple] = set()  # may_run_collective's keys in progress
         self._collect_leaning: list[set] = []  # per call in progress: the keys in progress it took as False
         self._leaning: list[set] = []  # the same for of(): the functions in progress it took as running nothing
-
-    @classmethod
-    def shared(cls, project: Project) -> "Summaries":
-        if project.summaries is None:
-            project.summaries = cls(project)
-        return project.summaries
 
     def of(self, ref: FunctionRef) -> Optional[Summary]:
         index = self.project.index(ref.path)
@@ -178,16 +176,12 @@ class Summaries:
 
     # -- the summary proper --------------------------------------------------------------------
     def _compute(self, ref: FunctionRef, index: ModuleIndex, function: FunctionIndex) -> Optional[Summary]:
-        from bcast_lint.analysis.context import FileContext
-        from bcast_lint.analysis.module import ModuleAnalysis
-
         parsed = _summary_module(index, function)
         if parsed is None:
             return None
         module, source = parsed
         klass = ref.qualname.rsplit(".", 1)[0] if "." in ref.qualname else None
-        context = FileContext(self.project, self, index, klass, summary=True)
-        analysis = ModuleAnalysis(module, ref.path, source, context)
+        analysis = self._analyse(self, module, ref.path, source, index, klass)
         func = module.body[-1]
         # Returns are read in plain worlds: a caller's focus group is not the callee's. Without a
         # rank word, what it returns cannot depend on the rank: that walk is skipped.
@@ -227,7 +221,7 @@ def _summary_module(index: ModuleIndex, function: FunctionIndex) -> Optional[tup
     return module, Source.from_text(text).parsed(tuple(number for number, _ in kept))
 
 
-def _returns(analysis: "ModuleAnalysis", func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
+def _returns(analysis, func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
     """Where it may return None, where something else, and its value as a rank test per world."""
     none_worlds: set = set()
     value_worlds: set = set()
@@ -269,7 +263,7 @@ def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:
     return None
 
 
-def _value_kinds(analysis: "ModuleAnalysis", value, env, world: World) -> set:
+def _value_kinds(analysis, value, env, world: World) -> set:
     """{"none"}, {"value"} or both, for a returned expression in `world`."""
     if value is None or is_none(value):
         return {"none"}
@@ -285,7 +279,7 @@ def _value_kinds(analysis: "ModuleAnalysis", value, env, world: World) -> set:
     return {"none" if is_none(v) else "value" for v in chosen} or {"value"}
 
 
-def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
+def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
             worlds) -> tuple[Optional[apis.Api], Optional[str]]:
     """The function as a collective (a broadcast of one of its parameters, or another collective)
     when every world that calls it reaches the collective, and its group parameter."""
@@ -309,7 +303,7 @@ def _as_api(analysis: "ModuleAnalysis", ref: FunctionRef, func: cst.FunctionDef,
     return api, _group_parameter(analysis, site, func)
 
 
-def _early_returns(func: cst.FunctionDef, site: "CallSite", positions: dict) -> tuple:
+def _early_returns(func: cst.FunctionDef, site, positions: dict) -> tuple:
     """The function's top-level `if <test on a parameter>: return ...` before the collective:
     a caller whose argument differs between ranks makes some ranks skip it."""
     found = []
@@ -351,7 +345,7 @@ class _Names(Visitor):
         return False
 
 
-def _wrapper_api(analysis, ref: FunctionRef, func, site: "CallSite", payload: str, positions) -> apis.Api:
+def _wrapper_api(analysis, ref: FunctionRef, func, site, payload: str, positions) -> apis.Api:
     inner = site.api
     source = _unchanged_parameter(analysis, site, site.source, positions)
     default_src = inner.default_src if site.source is None else integer_literal(site.source)
@@ -411,7 +405,7 @@ def _suite(body: cst.BaseSuite):
     return (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body
 
 
-def _on_a_group(analysis, site: "CallSite", func: cst.FunctionDef) -> bool:
+def _on_a_group(analysis, site, func: cst.FunctionDef) -> bool:
     """A collective over a process group (`group=...`): its members are whichever ranks the
     callers' conditions select (`if gpc.get_local_rank(mode) == 0:` may be exactly the group),
     so a call under a rank condition is no evidence of a hang. A `group` parameter that
@@ -422,7 +416,7 @@ def _on_a_group(analysis, site: "CallSite", func: cst.FunctionDef) -> bool:
     return _group_parameter(analysis, site, func) is None
 
 
-def _group_parameter(analysis, site: "CallSite", func: cst.FunctionDef) -> Optional[str]:
+def _group_parameter(analysis, site, func: cst.FunctionDef) -> Optional[str]:
     """The function's own parameter passed unchanged as the collective's group, defaulting to None."""
     group = site.group_argument
     if group is None or not isinstance(group.value, cst.Name):
@@ -446,7 +440,7 @@ def _bound_positions(ref: FunctionRef, func: cst.FunctionDef) -> dict[str, int]:
     return positions
 
 
-def _unchanged_parameter(analysis, site: "CallSite", expr, positions) -> Optional[str]:
+def _unchanged_parameter(analysis, site, expr, positions) -> Optional[str]:
     """The parameter `expr` is, when no assignment in the function changed it before the call."""
     if not isinstance(expr, cst.Name) or expr.value not in positions:
         return None
@@ -493,8 +487,8 @@ class CallChain:
     only when a message shows it: the call's line costs a codegen of its module, and most
     summaries never reach a message."""
 
-    analysis: "ModuleAnalysis"
-    site: "CallSite"
+    analysis: object  # the analysis.module.ModuleAnalysis of the function holding the call
+    site: object  # its analysis.module.CallSite
 
     def __str__(self) -> str:
         analysis, site = self.analysis, self.site
