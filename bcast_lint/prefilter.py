@@ -5,7 +5,8 @@ rule needs a call to a known collective, written as a call (`broadcast(`) or imp
 alias (`broadcast as bc`), in a file that names the API it comes from (torch.distributed,
 accelerate, deepspeed, an accelerator, or a framework of the map: lightning, ignite, mmengine, ...).
 A framework's method names (`log(`, `barrier(`) count only in a file that names the framework. Rules about collectives other than broadcasts also
-need a rank condition, and every spelling of one contains one of RANK_WORDS.
+need a rank condition, and every spelling of one contains one of RANK_WORDS. The words are those of
+every text scan (analysis.words).
 
 Plain substring searches run first, and each regular expression starts with its word's literal
 text, which `re` finds as fast as a substring search; an alternation of words is many times
@@ -16,15 +17,14 @@ from __future__ import annotations
 
 import re
 
-from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis import words
+from bcast_lint.analysis.apis import gated_call_words
+from bcast_lint.analysis.words import BROADCAST_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
-BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
-OTHER_CALL_WORDS = tuple(sorted(word for word in CALL_WORDS if "broadcast" not in word))
-API_WORDS = tuple(word.encode() for word in API_TEXT_WORDS)
-RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
-_PROCESS_WORDS = tuple(word for word in RANK_WORDS if b"process" in word)
-_OTHER_RANK_WORDS = tuple(word for word in RANK_WORDS if b"process" not in word)
+OTHER_CALL_WORDS = words.OTHER_COLLECTIVE_WORDS
+API_WORDS = words.encoded(words.API_WORDS)
+RANK_WORDS = words.encoded(words.RANK_WORDS)
 
 
 _IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -62,12 +62,6 @@ def worth_a_look(source: bytes) -> bool:
     broadcast or a rank. Most files fail them; for the others, a run with a cache looks the
     file up before the costlier steps."""
     return any(word in source for word in API_WORDS) and (b"broadcast" in source or names_rank(source))
-
-
-def names_rank(source: bytes) -> bool:
-    """Whether one of RANK_WORDS occurs; most of them contain "process", which most files lack."""
-    return any(word in source for word in _OTHER_RANK_WORDS) or (
-        b"process" in source and any(word in source for word in _PROCESS_WORDS))
 
 
 def may_have_findings(source: bytes) -> bool:

@@ -19,11 +19,11 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import CALL_WORDS, SETUP_METHOD, gated_call_words
+from bcast_lint.analysis.apis import SETUP_METHOD, gated_call_words
+from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_ALIAS = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(CALL_WORDS))) + r")\s+as\s+([^\s,;()\\#]+)")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     `helpers`: more names whose calls keep a function, those of project functions that may run a
     collective (analysis.context)."""
     lines: list[Optional[str]] = source.lines()
-    calling = sorted(_lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text)
+    calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
                                        | helpers))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
@@ -96,7 +96,7 @@ _SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
 def _aliases(text: str) -> set[str]:
     """`bc` in `from accelerate.utils import broadcast as bc`. Read from the text, which is much
     faster than walking the tree; a match in a string or comment only keeps more code."""
-    return set(_ALIAS.findall(text))
+    return set(COLLECTIVE_ALIAS.findall(text))
 
 
 def _first_line(node: ast.stmt) -> int:

@@ -11,15 +11,12 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import CALL_WORDS, CATALOG
+from bcast_lint.analysis.apis import CATALOG
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import (FunctionRef, ModuleIndex, Project, mentions_collective,
-                                         names_collective, text_names_rank)
+from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
+from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective, names_rank
 from bcast_lint.source import Source
-
-
-_COLLECTIVES = frozenset(CALL_WORDS)
 
 
 @dataclass(frozen=True)
@@ -42,7 +39,7 @@ class FileContext:
             return True
         if qualname not in self._rank_dependent:
             function = self.index.functions.get(qualname)
-            self._rank_dependent[qualname] = function is None or text_names_rank(self.index.text(function))
+            self._rank_dependent[qualname] = function is None or names_rank(self.index.text(function))
         return self._rank_dependent[qualname]
 
     @property
@@ -86,7 +83,7 @@ class FileContext:
         words = self._imported_helpers(index)
         calls = {qualname: _called_words(index.text(function)) for qualname, function in index.functions.items()}
         words |= self._inherited_helpers(index, calls)
-        found = words | _COLLECTIVES
+        found = words | COLLECTIVE_WORDS
         changed = True
         while changed:  # a function calling a helper is a helper too
             changed = False

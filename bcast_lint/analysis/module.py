@@ -27,9 +27,10 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
                                        integer_literal, make_worlds)
-from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project, names_collective, names_rank
+from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries, Summary
 from bcast_lint.analysis.walk import Visitor, calls_in, path_to
+from bcast_lint.analysis.words import names_collective, names_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",

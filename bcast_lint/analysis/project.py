@@ -22,20 +22,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis.apis import API_PACKAGES, gated_call_words
+from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_COLLECTIVE_WORDS = tuple(sorted(word.encode() for word in CALL_WORDS))
-_COLLECTIVE_CALL_TEXT = re.compile(r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, CALL_WORDS))) + r")\s*\(")
-# `broadcast(`, `.all_reduce (`: a call of a word named like a collective, in a function's text.
-COLLECTIVE_CALL = re.compile(rb"(?<![\w])(?:" + b"|".join(sorted(re.escape(w.encode()) for w in CALL_WORDS))
-                             + rb")\s*\(")
 _MAX_RESOLUTION_STEPS = 16  # re-export chains longer than this are treated as unresolved
 _FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
 _MAX_REEXPORT_HOPS = 3
 _MAX_BASE_HOPS = 4  # base classes followed up from a class, for an inherited method
-_RANK_WORDS = tuple(word.encode() for word in RANK_TEXT_WORDS)
 _TOP_LEVEL = re.compile(rb"\n(?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
@@ -391,42 +386,6 @@ class Project:
         return None
 
 
-def mentions_collective(data: bytes) -> bool:
-    """Whether the text holds a word named like a collective at all (substring tests only)."""
-    return any(word in data for word in _COLLECTIVE_WORDS)
-
-
-def names_collective(data: bytes) -> bool:
-    """Whether the text calls something named like a collective (a module or a function),
-    `dcp.save(` included where the text names torch.distributed.checkpoint."""
-    # Substring tests first: one alternation over a large module is slow (see prefilter.py).
-    if mentions_collective(data) and COLLECTIVE_CALL.search(data) is not None:
-        return True
-    gated = gated_call_words(data)
-    return bool(gated) and _calls_one_of(gated, bytes).search(data) is not None
-
-
-def names_rank(data: bytes) -> bool:
-    return any(word in data for word in _RANK_WORDS)
-
-
-def text_names_collective(text: str, gated: frozenset = frozenset()) -> bool:
-    """names_collective for a function's text; `gated`: the gated words its module makes count."""
-    return _COLLECTIVE_CALL_TEXT.search(text) is not None or (
-        bool(gated) and _calls_one_of(gated, str).search(text) is not None)
-
-
-@functools.lru_cache(maxsize=None)
-def _calls_one_of(words: frozenset, kind: type) -> re.Pattern:
-    """`save(`, `.load (`: a call of one of `words`, in text (`str`) or bytes."""
-    pattern = r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, words))) + r")\s*\("
-    return re.compile(pattern if kind is str else pattern.encode())
-
-
-def text_names_rank(text: str) -> bool:
-    return any(word in text for word in RANK_TEXT_WORDS)
-
-
 def digest(data: bytes) -> str:
     """The content digest cache entries record for the modules they read."""
     return hashlib.sha256(data).hexdigest()[:16]
@@ -438,7 +397,7 @@ def _reexports_collective(data: bytes) -> bool:
     if not mentions_collective(data):
         return False
     return any(module.split(".", 1)[0] in API_PACKAGES and any(
-        name == b"*" or _ascii(name) in CALL_WORDS for name, _ in pairs)
+        name == b"*" or _ascii(name) in COLLECTIVE_WORDS for name, _ in pairs)
         for module, pairs in _from_imports(data, ""))
 
 

@@ -30,10 +30,10 @@ import libcst as cst
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
-from bcast_lint.analysis.project import (FunctionIndex, FunctionRef, ModuleIndex, Project,
-                                         text_names_collective, text_names_rank)
+from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, path_to
+from bcast_lint.analysis.words import calls_collective, names_rank
 from bcast_lint.source import Source
 
 WorldKey = tuple  # (rank, local rank): a World without its size
@@ -162,12 +162,12 @@ class Summaries:
 
     def _names_collective(self, ref: FunctionRef) -> bool:
         text = self._text(ref)
-        return text is not None and text_names_collective(text, self.project.index(ref.path).gated_words)
+        return text is not None and calls_collective(text, self.project.index(ref.path).gated_words)
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
-        return function is not None and text_names_rank(index.text(function))
+        return function is not None and names_rank(index.text(function))
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)

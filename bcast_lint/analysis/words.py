@@ -1,0 +1,79 @@
+"""The text scans: whether a file's bytes or a function's text names a distributed API, calls a
+collective or names a rank.
+
+The pre-filter, the project index, the engine's cut, the file context and the summaries all
+decide from text before (or instead of) a parse. They read these scans, built here from the
+API catalogue's lists (analysis.apis), so they agree on what a collective and a rank look like:
+a word added to the catalogue reaches every scan at once. Each scan takes `bytes` or `str`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Union
+
+from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+
+Text = Union[bytes, str]
+
+COLLECTIVE_WORDS = CALL_WORDS  # called under their own name: `broadcast(`, `.all_reduce (`
+BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
+OTHER_COLLECTIVE_WORDS = tuple(sorted(word for word in COLLECTIVE_WORDS if "broadcast" not in word))
+RANK_WORDS = RANK_TEXT_WORDS  # every spelling of a rank condition contains one
+API_WORDS = API_TEXT_WORDS  # a file that runs a collective names one of these
+
+
+def encoded(words) -> tuple[bytes, ...]:
+    return tuple(word.encode() for word in words)
+
+
+# Most rank words contain "process", which most files lack: one test of it skips them all.
+_PROCESS = {str: "process", bytes: b"process"}
+_RANK_FORMS = {kind: (tuple(w for w in forms if _PROCESS[kind] not in w), tuple(w for w in forms if _PROCESS[kind] in w))
+               for kind, forms in ((str, RANK_WORDS), (bytes, encoded(RANK_WORDS)))}
+_COLLECTIVE_FORMS = {str: tuple(sorted(COLLECTIVE_WORDS)), bytes: encoded(sorted(COLLECTIVE_WORDS))}
+
+
+def names_rank(text: Text) -> bool:
+    """Whether one of RANK_WORDS occurs (substring tests only)."""
+    others, processes = _RANK_FORMS[type(text)]
+    return any(word in text for word in others) or (
+        _PROCESS[type(text)] in text and any(word in text for word in processes))
+
+
+def mentions_collective(text: Text) -> bool:
+    """Whether a word named like a collective occurs at all (substring tests only)."""
+    return any(word in text for word in _COLLECTIVE_FORMS[type(text)])
+
+
+def calls_collective(text: Text, gated: frozenset = frozenset()) -> bool:
+    """Whether the text calls a word named like a collective (`broadcast(`, `.gather (`), or one
+    of the `gated` words (apis.GATED_CALL_WORDS that count where the text is)."""
+    return _calls_named(text) or _calls_gated(text, gated)
+
+
+def names_collective(text: Text) -> bool:
+    """calls_collective, the gated words counting where the text itself names their module
+    (`dcp.save(` in a text that names torch.distributed.checkpoint)."""
+    return _calls_named(text) or _calls_gated(text, gated_call_words(text))
+
+
+def _calls_named(text: Text) -> bool:
+    # Substring tests first: one alternation over a large module is slow (see prefilter.py).
+    return mentions_collective(text) and call_pattern(COLLECTIVE_WORDS, type(text)).search(text) is not None
+
+
+def _calls_gated(text: Text, gated: frozenset) -> bool:
+    return bool(gated) and call_pattern(gated, type(text)).search(text) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def call_pattern(words: frozenset, kind: type) -> re.Pattern:
+    """`save(`, `.load (`: a call of one of `words`, in text (`str`) or bytes."""
+    pattern = r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, words))) + r")\s*\("
+    return re.compile(pattern if kind is str else pattern.encode())
+
+
+# `bc` in `from accelerate.utils import broadcast as bc`.
+COLLECTIVE_ALIAS = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(COLLECTIVE_WORDS))) + r")\s+as\s+([^\s,;()\\#]+)")
