@@ -532,3 +532,67 @@ def test_two_flake8_runs_in_one_process_do_not_share_a_project(package):
     assert errors() == 1
     comm.write_text(comm.read_text().replace('return accelerator.reduce(x, "mean")', "return x"))
     assert errors() == 0
+
+
+# -- summaries per strongly connected component --------------------------------------------------
+MUTUAL = """\
+import torch.distributed as dist
+
+
+def tree_sum(node):
+    for child in node.children:
+        child_sum(child)
+    dist.all_reduce(node.value)
+
+
+def child_sum(node):
+    tree_sum(node)
+"""
+
+
+@pytest.mark.parametrize("first", [None, "tree_sum", "child_sum"])
+def test_mutually_recursive_helpers_both_summarise_as_collective(package, first):
+    from bcast_lint.analysis.module import run_summaries
+    from bcast_lint.analysis.project import FunctionRef
+
+    path = str(package / "mylib" / "tree.py")
+    Path(path).write_text(MUTUAL)
+    summaries = run_summaries(Project())
+    refs = {name: FunctionRef(path, "mylib.tree", name) for name in ("tree_sum", "child_sum")}
+    if first:
+        summaries.of(refs[first])
+    for ref in refs.values():
+        assert summaries.may_run_collective(ref)
+        assert summaries.of(ref).api is not None, ref.qualname
+    assert "calls tree_sum() (tree.py:11), which calls dist.all_reduce() (tree.py:7)" == str(
+        summaries.of(refs["child_sum"]).api.via)
+
+
+def test_the_components_come_callees_first():
+    from bcast_lint.analysis.graphs import components
+
+    graph = {"main": ["a", "done"], "a": ["b"], "b": ["a", "c"], "c": [], "done": ["main"]}
+    found = components("main", graph.__getitem__, lambda node: node == "done")
+    assert found == [["c"], ["a", "b"], ["main"]]
+
+
+def test_linting_files_in_either_order_gives_the_same_findings(package):
+    from bcast_lint.config import Settings
+    from bcast_lint.runner import LINT, process_files
+
+    (package / "mylib" / "cycle.py").write_text(CYCLE)
+    (package / "mylib" / "tree.py").write_text(MUTUAL)
+    callers = []  # each calls a collective of its own, for the pre-filter (which follows one call deep)
+    for helper, module in (("pong", "cycle"), ("ping", "cycle"), ("child_sum", "tree"), ("tree_sum", "tree")):
+        path = package / f"use_{helper}.py"
+        path.write_text(f"import torch.distributed as dist\nfrom mylib.{module} import {helper}\n\n\n"
+                        f"def f(x):\n    if dist.get_rank() == 0:\n        {helper}(x, 1)\n    dist.barrier()\n")
+        callers.append((str(path), str(path)))
+
+    def lint(files):
+        results = [outcome.result for outcome in process_files(files, Settings(), LINT, 1, None)]
+        return sorted((result.filename, result.findings) for result in results)
+
+    forward = lint(callers)
+    assert forward == lint(callers[::-1]) == lint([callers[1], callers[3], callers[0], callers[2]])
+    assert all(len(findings) == 1 for _, findings in forward), forward

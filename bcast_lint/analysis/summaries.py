@@ -20,6 +20,7 @@ computed counts as running nothing for the calls inside its own cycle.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import libcst as cst
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
+from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, path_to
@@ -37,6 +39,7 @@ from bcast_lint.analysis.words import calls_collective, names_rank
 from bcast_lint.source import Source
 
 WorldKey = tuple  # (rank, local rank): a World without its size
+_MAX_ROUNDS = 4  # of a cycle's fixpoint: each round analyses every function of the cycle again
 
 
 @dataclass(frozen=True)
@@ -78,44 +81,35 @@ AnalyseFunction = Callable[["Summaries", cst.Module, str, Source, ModuleIndex, O
 
 
 class Summaries:
-    """The summaries of one run, keyed by function and by its module's content."""
+    """The summaries of one run, keyed by function and by its module's content.
+
+    Both answers are computed per strongly connected component of the call graph (analysis.graphs),
+    callees first: a function in a cycle is answered with the whole cycle, so no answer depends
+    on where the cycle was entered."""
 
     def __init__(self, project: Project, analyse: AnalyseFunction) -> None:
         self.project = project
         self._analyse = analyse
         # Each answer keeps the modules it read, which join the reading file's cache key.
         self._done: dict[tuple[str, str, str], tuple[Optional[Summary], frozenset]] = {}
-        self._active: set[tuple[str, str]] = set()
         self._may_collect: dict[tuple, tuple[bool, frozenset]] = {}
-        self._collecting: set[tuple] = set()  # may_run_collective's keys in progress
-        self._collect_leaning: list[set] = []  # per call in progress: the keys in progress it took as False
-        self._leaning: list[set] = []  # the same for of(): the functions in progress it took as running nothing
+        self._components: dict[tuple, tuple[tuple[FunctionRef, ...], tuple]] = {}  # key -> its cycle, digests
+        # The functions of the components being solved: their current value, and the component's
+        # depth in `_unsettled`, which marks a component that read a value of an outer one still
+        # being solved (a call the text-level call graph missed): its answers are not kept.
+        self._provisional: dict[FunctionRef, tuple[Optional[Summary], int]] = {}
+        self._unsettled: list[bool] = []
 
-    def of(self, ref: FunctionRef) -> Optional[Summary]:
+    def _key(self, ref: FunctionRef) -> Optional[tuple[str, str, str]]:
+        """What an answer about `ref` is kept under; None when the project has no such function."""
         index = self.project.index(ref.path)
         if index is None or ref.qualname not in index.functions:
             return None
-        key = (ref.path, index.digest, ref.qualname)
-        if key in self._done:
-            summary, read = self._done[key]
-            self.project.touched |= read
-            return summary
-        active = (ref.path, ref.qualname)
-        if active in self._active:  # a cycle: the call in progress counts as running nothing
-            self._leaning[-1].add(active)
-            return None
-        self._active.add(active)
-        self._leaning.append(set())
-        try:
-            summary, read = self._tracked(lambda: self._compute(ref, index, index.functions[ref.qualname]))
-        finally:
-            self._active.discard(active)
-            leaning = self._leaning.pop() - {active}
-        if self._leaning:
-            self._leaning[-1] |= leaning
-        if not leaning:  # else it took a function still in progress to run nothing: not final
-            self._done[key] = (summary, read)
-        return summary
+        return (ref.path, index.digest, ref.qualname)
+
+    def _callees(self, ref: FunctionRef) -> list[FunctionRef]:
+        """The project functions `ref` calls by name, in a fixed order."""
+        return sorted(set(self.project.callees(ref)), key=lambda callee: (callee.path, callee.qualname))
 
     def _tracked(self, compute):
         """compute()'s answer and the modules it read."""
@@ -127,38 +121,120 @@ class Summaries:
         finally:
             self.project.touched = outer | self.project.touched
 
+    # -- the summary, per component ----------------------------------------------------------
+    def of(self, ref: FunctionRef) -> Optional[Summary]:
+        key = self._key(ref)
+        if key is None:
+            return None
+        if key in self._done:
+            summary, read = self._done[key]
+            self.project.touched |= read
+            return summary
+        if ref in self._provisional:  # solving its component: the value of this round
+            summary, depth = self._provisional[ref]
+            for inner in range(depth + 1, len(self._unsettled)):
+                self._unsettled[inner] = True
+            return summary
+        return self._solve(self._component(ref))[ref]
+
+    def _component(self, ref: FunctionRef) -> tuple[FunctionRef, ...]:
+        """The functions whose summaries depend on each other's with `ref`'s. An edge is a call
+        whose summary the analysis may read: of a function that may run a collective or test a
+        rank. Every component found on the way is kept (they are exact), not solved: a callee's
+        summary is computed when the analysis asks for it, which is after its component's
+        callees' and before its callers'."""
+        known = self._components.get(self._key(ref))
+        if known is not None and known[1] == self._digests(known[0]):
+            return known[0]
+
+        def successors(function: FunctionRef) -> list[FunctionRef]:
+            return [callee for callee in self._callees(function)
+                    if self.may_run_collective(callee) or self.may_test_rank(callee)]
+
+        found = components(ref, successors, lambda function: self._key(function) in self._done)
+        for component in found:
+            members = tuple(sorted(component, key=lambda function: (function.path, function.qualname)))
+            for member in members:
+                self._components[self._key(member)] = (members, self._digests(members))
+        return self._components[self._key(ref)][0]
+
+    def _digests(self, members: tuple[FunctionRef, ...]) -> tuple:
+        return tuple(self._key(member) for member in members)
+
+    def _solve(self, members: tuple[FunctionRef, ...]) -> dict[FunctionRef, Optional[Summary]]:
+        """The summaries of one component: computed once, or, for a cycle, from "runs nothing"
+        again and again, in a fixed order, until a round changes none (or _MAX_ROUNDS)."""
+        depth = len(self._unsettled)
+        self._unsettled.append(False)
+        self._provisional.update({member: (None, depth) for member in members})
+        try:
+            solved, read = self._tracked(lambda: self._rounds(members, depth))
+        finally:
+            for member in members:
+                del self._provisional[member]
+            unsettled = self._unsettled.pop()
+        if not unsettled:
+            for member, summary in solved.items():
+                self._done[self._key(member)] = (summary, read)
+        return solved
+
+    def _rounds(self, members: tuple[FunctionRef, ...], depth: int) -> dict[FunctionRef, Optional[Summary]]:
+        cyclic = len(members) > 1 or members[0] in self._callees(members[0])
+        for _ in range(_MAX_ROUNDS if cyclic else 1):
+            changed = False
+            for member in members:
+                index = self.project.index(member.path)
+                summary = self._compute(member, index, index.functions[member.qualname])
+                changed = changed or _settled_form(summary) != _settled_form(self._provisional[member][0])
+                self._provisional[member] = (summary, depth)
+            if not changed:
+                break
+        return {member: self._provisional[member][0] for member in members}
+
     # -- cheap tests before any LibCST parse -------------------------------------------------
     def may_run_collective(self, ref: FunctionRef) -> bool:
         """Whether the function's text, or a project function it calls, names a collective.
         Functions of any length are followed (issue 20): a long `evaluate()` that gathers inside
-        is the usual helper called on the main process only."""
-        index = self.project.index(ref.path)
-        function = index.functions.get(ref.qualname) if index is not None else None
-        if function is None:
+        is the usual helper called on the main process only. Answered per component of the call
+        graph, callees first: a function of a cycle that reaches a collective, as all do."""
+        key = self._key(ref)
+        if key is None:
             return False
-        key = (ref, index.digest if index is not None else "")
-        if key in self._may_collect:
-            answer, read = self._may_collect[key]
-            self.project.touched |= read
-            return answer
-        if key in self._collecting:  # a cycle: False for now, and what leans on it is provisional
-            self._collect_leaning[-1].add(key)
-            return False
-        self._collecting.add(key)
-        self._collect_leaning.append(set())
-        try:
-            answer, read = self._tracked(lambda: self._names_collective(ref) or any(
-                self.may_run_collective(callee) for callee in self.project.callees(ref)))
-        finally:
-            self._collecting.discard(key)
-            leaning = self._collect_leaning.pop() - {key}
-        if self._collect_leaning:
-            self._collect_leaning[-1] |= leaning
-        # Kept unless it is a False that assumed a function still in progress to be False: asked
-        # again from elsewhere, it may be True, and the answer must not depend on the order of files.
-        if answer or not leaning:
-            self._may_collect[key] = (answer, read)
+        if key not in self._may_collect:
+            explored: dict[FunctionRef, tuple[tuple[bool, list], frozenset]] = {}  # and the modules read
+
+            def successors(function: FunctionRef) -> list[FunctionRef]:
+                explored[function] = self._tracked(lambda: self._own_collective_and_callees(function))
+                return explored[function][0][1]
+
+            def settled(function: FunctionRef) -> bool:
+                found = self._key(function)
+                return found is None or found in self._may_collect
+
+            for component in components(ref, successors, settled):
+                self._settle_collective(component, explored)
+        answer, read = self._may_collect[key]
+        self.project.touched |= read
         return answer
+
+    def _own_collective_and_callees(self, ref: FunctionRef) -> tuple[bool, list[FunctionRef]]:
+        """Whether the function names a collective itself, and else the functions it calls
+        (one that names a collective needs no callee to answer)."""
+        own = self._names_collective(ref)
+        return own, [] if own else self._callees(ref)
+
+    def _settle_collective(self, component: list[FunctionRef], explored: dict) -> None:
+        """Record the answer of a component whose callees outside it are answered already."""
+        answer = any(explored[member][0][0] for member in component)
+        read = frozenset().union(*(explored[member][1] for member in component))
+        for member in component:
+            for callee in explored[member][0][1]:
+                found = self._may_collect.get(self._key(callee)) if callee not in component else None
+                if found is not None:
+                    answer = answer or found[0]
+                    read |= found[1]
+        for member in component:
+            self._may_collect[self._key(member)] = (answer, read)
 
     def _names_collective(self, ref: FunctionRef) -> bool:
         text = self._text(ref)
@@ -191,6 +267,14 @@ class Summaries:
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group)
+
+
+def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:
+    """What a round of a cycle's fixpoint compares: the summary without its call chain, a new
+    object each round (what messages render)."""
+    if summary is None or summary.api is None:
+        return summary
+    return dataclasses.replace(summary, api=dataclasses.replace(summary.api, via=None))
 
 
 def _summary_module(index: ModuleIndex, function: FunctionIndex) -> Optional[tuple[cst.Module, Source]]:
