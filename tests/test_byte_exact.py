@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bcast_lint.analysis.project import Project
 from bcast_lint.cli import main
 from bcast_lint.config import Settings
 from bcast_lint.runner import FIX, Task, process
@@ -145,7 +146,7 @@ def _mixed_programs(draw):
 
 
 def _fix(name: str, data: bytes) -> bytes:
-    outcome = process(Task(name, data), Settings(unsafe_fixes=True), FIX)
+    outcome = process(Task(name, data), Settings(unsafe_fixes=True), FIX, Project())
     return data if outcome.new is None else outcome.new
 
 

@@ -133,3 +133,12 @@ def test_no_module_keeps_a_project_after_a_run(tmp_path):
     held = [name for name, module in list(sys.modules.items()) if name.startswith("bcast_lint")
             for value in vars(module).values() if isinstance(value, Project)]
     assert held == []
+
+
+def test_verify_lints_each_script_with_a_project_of_its_own(tmp_path):
+    from bcast_lint.harness.link import lint_script
+
+    path = _package(tmp_path, HELPER_WITH_COLLECTIVE)
+    assert [f.code for f in lint_script(path, CALLER.encode())] == ["BCL005"]
+    (tmp_path / "mylib" / "util.py").write_text(HELPER_WITHOUT)
+    assert lint_script(path, CALLER.encode()) == ()

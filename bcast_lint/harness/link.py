@@ -56,13 +56,15 @@ def fix_script(path: str, source: bytes, unsafe: bool) -> Fixed:
 
 
 def _pipeline(path: str, source: bytes, mode: str, unsafe: bool):
-    """The CLI's own per-file pipeline, with the configuration `bcast-lint SCRIPT` would find."""
+    """The CLI's own per-file pipeline, with the configuration `bcast-lint SCRIPT` would find,
+    and a Project of its own (verify's run is this one file)."""
+    from bcast_lint.analysis.project import Project
     from bcast_lint.config import load_settings
     from bcast_lint.runner import Task, process
 
     settings = load_settings([path])
     settings = dataclasses.replace(settings, unsafe_fixes=settings.unsafe_fixes or unsafe)
-    return process(Task(path, source), settings, mode)
+    return process(Task(path, source), settings, mode, Project())
 
 
 # ---------------------------------------------------------------- tying findings to events
