@@ -14,8 +14,8 @@ Each summary is computed once per function, lazily, only for functions a call si
 code reaches. CPython's `ast` index (analysis.project) first decides whether the function can run
 a collective or test a rank at all; only then is the function's own text (with its module's
 imports in front, so names resolve) parsed by LibCST and walked in the same worlds and with the
-same rank conditions as any other scope. Recursion terminates: a function whose summary is being
-computed counts as running nothing for the calls inside its own cycle.
+same rank conditions as any other scope. Functions that call each other in a cycle are summarised
+together, to a fixpoint (Summaries._solve), after the functions they call outside the cycle.
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ class Summaries:
         # Each answer keeps the modules it read, which join the reading file's cache key.
         self._done: dict[tuple[str, str, str], tuple[Optional[Summary], frozenset]] = {}
         self._may_collect: dict[tuple, tuple[bool, frozenset]] = {}
-        self._components: dict[tuple, tuple[tuple[FunctionRef, ...], tuple]] = {}  # key -> its cycle, digests
+        # key -> the functions of its component, and their keys when it was found (stale once one changed)
+        self._components: dict[tuple, tuple[tuple[FunctionRef, ...], tuple]] = {}
         # The functions of the components being solved: their current value, and the component's
         # depth in `_unsettled`, which marks a component that read a value of an outer one still
         # being solved (a call the text-level call graph missed): its answers are not kept.
@@ -144,7 +145,7 @@ class Summaries:
         summary is computed when the analysis asks for it, which is after its component's
         callees' and before its callers'."""
         known = self._components.get(self._key(ref))
-        if known is not None and known[1] == self._digests(known[0]):
+        if known is not None and known[1] == self._keys(known[0]):
             return known[0]
 
         def successors(function: FunctionRef) -> list[FunctionRef]:
@@ -155,10 +156,10 @@ class Summaries:
         for component in found:
             members = tuple(sorted(component, key=lambda function: (function.path, function.qualname)))
             for member in members:
-                self._components[self._key(member)] = (members, self._digests(members))
+                self._components[self._key(member)] = (members, self._keys(members))
         return self._components[self._key(ref)][0]
 
-    def _digests(self, members: tuple[FunctionRef, ...]) -> tuple:
+    def _keys(self, members: tuple[FunctionRef, ...]) -> tuple:
         return tuple(self._key(member) for member in members)
 
     def _solve(self, members: tuple[FunctionRef, ...]) -> dict[FunctionRef, Optional[Summary]]:
