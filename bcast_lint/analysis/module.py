@@ -695,7 +695,8 @@ class ModuleAnalysis:
                 previous = site.reached.get(world)
                 site.reached[world] = env if previous is None else merge_envs((previous, env))
             for exit_ in exits_by_statement.get(statement, ()):
-                exit_.reached.add(world)
+                if exit_.taken_in(world, self.conditions):
+                    exit_.reached.add(world)
 
         collectives = {site.call: site for site in self.calls}
         for scope in scopes:

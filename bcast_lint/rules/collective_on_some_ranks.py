@@ -49,9 +49,15 @@ class CollectiveOnSomeRanks(Rule):
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
     `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
     call, a successful `sys.exit()`. The message names the exit's line. An exit every rank may take
-    (`if loss.item() < tol: break` on a reduced loss) is not reported, nor is a `raise`: the
-    launcher stops the other workers when one fails, so the job ends with that error rather than
-    hanging. A loop over a slice or `range` bounded or stepped by the rank
+    (`if loss.item() < tol: break` on a reduced loss) is not reported. A failing exit (`raise`,
+    `assert`, `sys.exit(1)`, `os._exit(1)`) is reported where data that differs between ranks
+    decides it: `assert torch.isfinite(batch).all()` on a rank's own batch, `if
+    os.path.exists(own_file): raise`, a `raise` in the handler of a read that fails on some ranks.
+    The failing rank dies while the others wait in the collective (on one node the launcher may
+    stop them; across nodes they hang until the timeout). A `raise` the rank alone decides
+    (`if rank == 0 and cfg is None: raise`), an `assert` on how ranks are laid out
+    (`assert ranks.index(rank) >= 0`), and a `raise` inside a `try` that may catch it are not.
+    A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
 
     A condition need not name the rank to differ between ranks. The analysis follows each value
@@ -228,6 +234,15 @@ class CollectiveOnSomeRanks(Rule):
         Valid("from torch.utils.data import DataLoader, DistributedSampler\ndef f(ds):\n"
               "    loader = DataLoader(ds, sampler=DistributedSampler(ds, rank=rank))\n    for batch in loader:\n"
               "        dist.all_reduce(batch)"),
+        # Failing exits every rank takes alike: a raise on a uniform argument, an assertion on a
+        # reduced value, a raise caught by its own `try`, a comprehension target named `rank`.
+        Valid("def f(x):\n    if x is None:\n        raise ValueError('no data')\n    dist.barrier()"),
+        Valid("def f(loss):\n    dist.all_reduce(loss)\n    assert torch.isfinite(loss).all()\n    dist.barrier()"),
+        Valid("def f(path):\n    mine = f'{path}.{rank}'\n    try:\n        if os.path.exists(mine):\n"
+              "            raise FileExistsError(mine)\n    except FileExistsError:\n        os.remove(mine)\n"
+              "    dist.barrier()"),
+        Valid("def f(place):\n    everyone = [None] * 2\n    dist.all_gather_object(everyone, place)\n"
+              "    assert [rank for rank, main in everyone if main] == [0]\n    dist.barrier()"),
         # A file every rank reads alike (no rank writes it here) and a configuration flag.
         Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
               "    if args.sync:\n        dist.barrier()"),
@@ -371,6 +386,31 @@ class CollectiveOnSomeRanks(Rule):
                 "calling it, so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout",
                 range=(4, 5, 4, 19)),
+        # Failing exits decided by data that differs between ranks.
+        Invalid("def f():\n    for batch in load_batches(rank):\n        assert torch.isfinite(batch).all()\n"
+                "        dist.all_reduce(batch)",
+                expected_message="all_reduce() is skipped on ranks where 'torch.isfinite(batch).all()' is false "
+                "(it holds the data of the rank it was given): "
+                "the 'assert' at line 11 stops only those processes, while the other ranks call it and wait for "
+                "them until the timeout (or until the launcher notices the failure)", range=(4, 9, 4, 31)),
+        Invalid("def f(out):\n    mine = f'{out}.{rank}'\n    with lock():\n        if os.path.exists(mine):\n"
+                "            raise FileExistsError(mine)\n    accelerator.wait_for_everyone()",
+                expected_message="wait_for_everyone() is skipped on ranks where 'os.path.exists(mine)' is true "
+                "(it checks a path named after the rank): "
+                "the 'raise' at line 13 stops only those processes, while the other ranks call it and wait for "
+                "them until the timeout (or until the launcher notices the failure)", range=(6, 5, 6, 36)),
+        Invalid("def f(root):\n    if not os.path.isdir(f'{root}/shard{rank}'):\n        sys.exit(1)\n"
+                "    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'os.path.isdir(f'{root}/shard{rank}')' "
+                "is false (it checks a path named after the rank): the 'sys.exit()' at line 11 stops only those processes, while the other ranks call it "
+                "and wait for them until the timeout (or until the launcher notices the failure)",
+                range=(4, 5, 4, 19)),
+        Invalid("def f(paths):\n    try:\n        state = torch.load(paths[rank])\n    except FileNotFoundError:\n"
+                "        raise RuntimeError('no checkpoint')\n    finally:\n        log()\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where the 'try' at line 10 raises (work in the "
+                "'try' block can fail on some ranks only): the 'raise' at line 13 stops only those processes, "
+                "while the other ranks call it and wait for them until the timeout (or until the launcher "
+                "notices the failure)", range=(8, 5, 8, 19)),
         Invalid("for shard in shards[rank::world_size]:\n    dist.all_reduce(shard)",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 9"
                 " iterates over 'shards[rank::world_size]', whose length depends on the rank, so the "
@@ -510,7 +550,7 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Lay
     take (`if loss > best: break`) depend on data the ranks usually share, and are not reported."""
     reached = set(site.reached)
     exits = [e for e in analysis.exits[site.scope].skipping(site.call)
-             if e.reached & reached and not _in_another_arm(analysis, layout, e, site)]
+             if e.reached & reached and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)]
     skipping = set().union(*(e.reached & reached for e in exits))
     never = reached - skipping
     if not skipping or not never:
@@ -518,6 +558,11 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Lay
     if site.group is not None and not _split_within_group(site, never, skipping):
         return None
     return next(e for e in exits if never - e.reached)
+
+
+def _counts(analysis: ModuleAnalysis, exit_: Exit) -> bool:
+    """A failing exit counts where data that differs between ranks decides it (exits.py)."""
+    return exit_.counts() and (not exit_.failing or exit_.node in analysis.divergence.failing)
 
 
 def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> Optional[Exit]:
@@ -528,7 +573,7 @@ def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
     if layout.enclosing.get(site.statement) or any(world.data is None for world in missing):
         return None
     return next((e for e in analysis.exits[site.scope].skipping(site.call)
-                 if e.reached & missing and not _in_another_arm(analysis, layout, e, site)), None)
+                 if e.reached & missing and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)), None)
 
 
 def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
@@ -726,6 +771,10 @@ def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout:
     where = f"ranks where {where}" if where else "some ranks"
     later = " in the following iterations" if exit_.kind == "break" or (
         exit_.kind != "continue" and exit_.loops) else ""
+    if exit_.failing:
+        return (f"{site.api.called} is skipped on {where}: the '{exit_.kind}' at line {line} "
+                f"stops only those processes, while the other ranks call it and wait for them until "
+                f"the timeout (or until the launcher notices the failure)")
     return (f"{site.api.called} is skipped{later} on {where}: the '{exit_.kind}' at line "
             f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}")
 
@@ -734,6 +783,8 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
     """The innermost rank test around the exit that some ranks fail, or the `try` whose handler
     holds it when the work in that `try` can fail on some ranks only."""
     worlds = analysis.worlds[site.scope]
+    if exit_.kind == "assert":
+        return _phrase(analysis, exit_.node.test, False)
     arms = [_arm_test(chain, index) for chain, index in reversed(layout.enclosing.get(exit_.statement, []))]
     for judge in (analysis.conditions.evaluate, analysis.conditions.decide):  # the rank's own tests first
         for test, truth in arms:
