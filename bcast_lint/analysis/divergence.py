@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import argument_value, attribute_key, is_exit_call, last_name
+from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds
 from bcast_lint.analysis.walk import calls_in, children
 
@@ -104,7 +104,9 @@ class Divergence:
     tests: dict = field(default_factory=dict)  # operand of an if/while test -> reason
     loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
-    failing: set = field(default_factory=set)  # raise, assert and sys.exit(1) nodes decided by data
+    # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
+    # the calls of expression statements (`sys.exit(1)`, a helper that exits).
+    failing: set = field(default_factory=set)
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
     states: dict = field(default_factory=dict)  # collective call -> (its scope's pass, what varies there)
 
@@ -179,10 +181,9 @@ class _Pass:
         elif isinstance(small, cst.Assert):
             if is_data_reason(self._test_reason(small.test, varying, data_only=True)) or self._data_controlled():
                 self.found.failing.add(small)
-        if isinstance(small, cst.Raise) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-                                            and is_exit_call(small.value)):
-            if self._data_controlled():
-                self.found.failing.add(small.value if isinstance(small, cst.Expr) else small)
+        if isinstance(small, (cst.Raise, cst.Expr)) and self._data_controlled():
+            # `raise`, `sys.exit(1)` or a call of a helper that exits (exits.py)
+            self.found.failing.add(small.value if isinstance(small, cst.Expr) else small)
         self._note_writes(calls)
         return self._synchronise(calls, varying)
 

@@ -84,9 +84,10 @@ class ScopeExits:
 
 
 class _Collector(ScopeVisitor):
-    def __init__(self, scope: cst.CSTNode, calls: set) -> None:
+    def __init__(self, scope: cst.CSTNode, calls: set, exiting: frozenset) -> None:
         self.scope = scope
         self._calls = calls
+        self._exiting = exiting
         self._loops: list = []
         self._tries = 0  # the `try` bodies with handlers around the node: a raise there may be caught
         self._line: Optional[cst.CSTNode] = None
@@ -144,10 +145,14 @@ class _Collector(ScopeVisitor):
             self._exit(node, "assert", failing=True)
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call) and is_exit_call(node.value):
-            succeeds = _succeeds(node.value)
+        call = node.value
+        if isinstance(call, cst.Call) and is_exit_call(call):
+            succeeds = _succeeds(call)
             if succeeds or not self._tries:  # SystemExit may be caught too
-                self._exit(node.value, _exit_kind(node.value), failing=not succeeds)
+                self._exit(call, _exit_kind(call), failing=not succeeds)
+        elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self._exiting \
+                and not self._tries:
+            self._exit(call, f"{call.func.value}()", failing=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         if node in self._calls:
@@ -170,11 +175,53 @@ def _succeeds(call: cst.Call) -> bool:
         isinstance(value, cst.Name) and value.value == "None")
 
 
-def scope_exits(scope: cst.CSTNode, calls: set) -> ScopeExits:
-    """The exits of `scope`'s own body, and the loops and order of `calls` in it."""
-    collector = _Collector(scope, calls)
+def scope_exits(scope: cst.CSTNode, calls: set, exiting: frozenset = frozenset()) -> ScopeExits:
+    """The exits of `scope`'s own body, and the loops and order of `calls` in it; `exiting`: the
+    module's functions that never return (exiting_functions)."""
+    collector = _Collector(scope, calls, exiting)
     collector.walk(scope)
     return collector.found
+
+
+def exiting_functions(module: cst.Module) -> frozenset:
+    """The names of the module's top-level functions that end the process on every path: no
+    `return`, and a body that ends in `raise` or a failing `sys.exit(...)`/`os._exit(...)`
+    (`def fail(msg): log.error(msg); sys.exit(1)`)."""
+    return frozenset(statement.name.value for statement in module.body
+                     if isinstance(statement, cst.FunctionDef) and _never_returns(statement))
+
+
+def _never_returns(function: cst.FunctionDef) -> bool:
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else (function.body,)
+    last = body[-1] if body else None
+    if not isinstance(last, cst.SimpleStatementLine) or _Returns.within(function):
+        return False
+    final = last.body[-1]
+    if isinstance(final, cst.Raise):
+        return True
+    return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and is_exit_call(final.value) \
+        and not _succeeds(final.value)
+
+
+class _Returns(ScopeVisitor):
+    """Whether a function's own body returns or yields anywhere."""
+
+    visit_Lambda = ScopeVisitor.enters
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    visit_Yield = visit_Return
+
+    @classmethod
+    def within(cls, function: cst.FunctionDef) -> bool:
+        finder = cls(function)
+        finder.walk(function)
+        return finder.found
 
 
 def rank_dependent_iterable(loop: Loop, conditions: RankConditions) -> Optional[cst.BaseExpression]:

@@ -18,7 +18,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.divergence import Divergence, divergence_of
-from bcast_lint.analysis.exits import ScopeExits, scope_exits
+from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
@@ -685,8 +685,9 @@ class ModuleAnalysis:
             scopes.setdefault(site.scope, []).append(site)
 
         exits_by_statement: dict[cst.CSTNode, list] = {}
+        exiting = exiting_functions(self.module)
         for scope, sites in scopes.items():
-            self.exits[scope] = scope_exits(scope, {site.call for site in sites})
+            self.exits[scope] = scope_exits(scope, {site.call for site in sites}, exiting)
             for exit_ in self.exits[scope].exits:
                 exits_by_statement.setdefault(exit_.statement, []).append(exit_)
 

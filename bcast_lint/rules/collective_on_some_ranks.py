@@ -57,6 +57,13 @@ class CollectiveOnSomeRanks(Rule):
     stop them; across nodes they hang until the timeout). A `raise` the rank alone decides
     (`if rank == 0 and cfg is None: raise`), an `assert` on how ranks are laid out
     (`assert ranks.index(rank) >= 0`), and a `raise` inside a `try` that may catch it are not.
+    A call of one of the module's functions that ends the process on every path (`def die(msg):
+    log(msg); sys.exit(1)`) is such an exit too.
+
+    Outside loops, the message names both sides: the collectives of the function that one rank of
+    each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
+    41), while the others run barrier (line 41) only").
+
     A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
 
@@ -238,6 +245,8 @@ class CollectiveOnSomeRanks(Rule):
         # reduced value, a raise caught by its own `try`, a comprehension target named `rank`.
         Valid("def f(x):\n    if x is None:\n        raise ValueError('no data')\n    dist.barrier()"),
         Valid("def f(loss):\n    dist.all_reduce(loss)\n    assert torch.isfinite(loss).all()\n    dist.barrier()"),
+        Valid("def fail(msg):\n    print(msg)\n    sys.exit(1)\ndef f(cfg):\n    if cfg is None:\n"
+              "        fail('no configuration')\n    dist.barrier()"),
         Valid("def f(path):\n    mine = f'{path}.{rank}'\n    try:\n        if os.path.exists(mine):\n"
               "            raise FileExistsError(mine)\n    except FileExistsError:\n        os.remove(mine)\n"
               "    dist.barrier()"),
@@ -252,7 +261,8 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("def resume(ckpt):\n    if rank == 0:\n        torch.save({}, ckpt)\n"
                 "    if os.path.exists(ckpt):\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'os.path.exists(ckpt)' is true (only "
-                "some ranks write 'ckpt'): the other ranks never join it and every rank hangs until the timeout",
+                "some ranks write 'ckpt'): the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 13) only, while the others run no collective here)",
                 range=(5, 9, 5, 23)),
         Invalid("import time\ndef f(batches, limit):\n    start = time.time()\n    for batch in batches:\n"
                 "        if time.time() - start > limit:\n            break\n        dist.all_reduce(batch)",
@@ -274,18 +284,26 @@ class CollectiveOnSomeRanks(Rule):
                 "the timeout", range=(7, 9, 7, 30)),
         Invalid("def f(args):\n    if rank == 0 or args.save_all:\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'rank == 0 or args.save_all' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(x):\n    is_main = dist.get_rank() == 0\n    if is_main:\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'is_main' is true: the other ranks "
-                "never join it and every rank hangs until the timeout", range=(4, 9, 4, 27)),
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 27)),
         Invalid("def f(x):\n    if rank == 0 or rank == 'cpu':\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == 0 or rank == 'cpu'' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 27),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 27),
                 expected_replacement="def f(x):\n    if rank == 0 or rank == 'cpu':\n        pass\n"
                 "    dist.all_reduce(x)"),
         Invalid("LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == LOADER_RANK' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 27),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 27),
                 expected_replacement="LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        pass\n"
                 "    dist.all_reduce(x)"),
         Invalid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
@@ -306,7 +324,9 @@ class CollectiveOnSomeRanks(Rule):
                 "    if accelerator.is_main_process:\n        print(evaluate(model, loader))",
                 expected_message="evaluate() runs only on ranks where 'accelerator.is_main_process' is true: "
                 "evaluate() calls accelerator.gather_for_metrics() (case.py:80), and the other ranks never join "
-                "it and every rank hangs until the timeout", range=(75, 15, 75, 38)),
+                "it and every rank hangs until the timeout"
+                                 " (those ranks run evaluate (line 83) only, while the others run no collective"
+                                 " here)", range=(75, 15, 75, 38)),
         Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at "
@@ -318,40 +338,57 @@ class CollectiveOnSomeRanks(Rule):
                 "        print(global_mean(loss))",
                 expected_message="global_mean() runs only on ranks where 'accelerator.is_main_process and "
                 "step % 2 == 0' is true: global_mean() calls accelerator.reduce() (case.py:10), and the "
-                "other ranks never join it and every rank hangs until the timeout", range=(5, 15, 5, 32)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run global_mean (line 13) only, while the others run no collective"
+                                 " here)", range=(5, 15, 5, 32)),
         Invalid("def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\nif is_main():\n"
                 "    dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'is_main()' is true: the other ranks "
-                "never join it and every rank hangs until the timeout", range=(5, 5, 5, 25),
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 13) only, while the others run no collective"
+                                 " here)", range=(5, 5, 5, 25),
                 expected_replacement="def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\n"
                 "if is_main():\n    pass\ndist.broadcast(x, 0)"),
         # Framework spellings of the main process and of the rank.
         Invalid("import deepspeed.comm as ds\ndef f(x):\n    if ds.get_rank() == 0:\n        ds.all_reduce(x)\n"
                 "        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'ds.get_rank() == 0' is true: the other ranks "
-                "never join it and every rank hangs until the timeout",
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)",
                 range=(4, 9, 4, 25)),
         Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'trainer.is_global_zero' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(state, x):\n    if state.is_world_process_zero:\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'state.is_world_process_zero' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         Invalid("def f(trainer, x):\n    if trainer.is_world_process_zero():\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'trainer.is_world_process_zero()' "
-                "is true: the other ranks never join it and every rank hangs until the timeout",
+                "is true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         Invalid("def f(args, x):\n    if args.local_rank in [-1, 0]:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'args.local_rank in [-1, 0]' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective here)",
                 range=(3, 9, 3, 23)),
         Invalid("def f(args, x):\n    if args.local_rank <= 0:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'args.local_rank <= 0' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(args, x):\n    if args.process_index == 0:\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'args.process_index == 0' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         # Exits taken on some ranks only, however nested, and rank-dependent trip counts.
         Invalid("for i, batch in enumerate(loader):\n    dist.all_reduce(batch)\n"
@@ -384,7 +421,8 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="barrier() is skipped on ranks where 'accelerator.is_main_process and x is None' is "
                 "true: the 'sys.exit()' at line 11 is taken only there, while the other ranks go on "
                 "calling it, so the ranks' calls stop pairing up and every rank hangs until the "
-                "timeout",
+                "timeout"
+                                 " (those ranks run no collective here, while the others run barrier (line 12) only)",
                 range=(4, 5, 4, 19)),
         # Failing exits decided by data that differs between ranks.
         Invalid("def f():\n    for batch in load_batches(rank):\n        assert torch.isfinite(batch).all()\n"
@@ -398,19 +436,32 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="wait_for_everyone() is skipped on ranks where 'os.path.exists(mine)' is true "
                 "(it checks a path named after the rank): "
                 "the 'raise' at line 13 stops only those processes, while the other ranks call it and wait for "
-                "them until the timeout (or until the launcher notices the failure)", range=(6, 5, 6, 36)),
+                "them until the timeout (or until the launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run wait_for_everyone (line"
+                                 " 14) only)", range=(6, 5, 6, 36)),
         Invalid("def f(root):\n    if not os.path.isdir(f'{root}/shard{rank}'):\n        sys.exit(1)\n"
                 "    dist.barrier()",
                 expected_message="barrier() is skipped on ranks where 'os.path.isdir(f'{root}/shard{rank}')' "
                 "is false (it checks a path named after the rank): the 'sys.exit()' at line 11 stops only those processes, while the other ranks call it "
-                "and wait for them until the timeout (or until the launcher notices the failure)",
+                "and wait for them until the timeout (or until the launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 12) only)",
                 range=(4, 5, 4, 19)),
+        Invalid("def fail(msg):\n    print(msg)\n    sys.exit(1)\ndef f(root):\n"
+                "    if not os.path.isdir(f'{root}/shard{rank}'):\n        fail('no shard')\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'os.path.isdir(f'{root}/shard{rank}')' is "
+                "false (it checks a path named after the rank): the 'fail()' at line 14 stops only those "
+                "processes, while the other ranks call it and wait for them until the timeout (or until the "
+                "launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 15)"
+                                 " only)", range=(7, 5, 7, 19)),
         Invalid("def f(paths):\n    try:\n        state = torch.load(paths[rank])\n    except FileNotFoundError:\n"
                 "        raise RuntimeError('no checkpoint')\n    finally:\n        log()\n    dist.barrier()",
                 expected_message="barrier() is skipped on ranks where the 'try' at line 10 raises (work in the "
                 "'try' block can fail on some ranks only): the 'raise' at line 13 stops only those processes, "
                 "while the other ranks call it and wait for them until the timeout (or until the launcher "
-                "notices the failure)", range=(8, 5, 8, 19)),
+                "notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 16)"
+                                 " only)", range=(8, 5, 8, 19)),
         Invalid("for shard in shards[rank::world_size]:\n    dist.all_reduce(shard)",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 9"
                 " iterates over 'shards[rank::world_size]', whose length depends on the rank, so the "
@@ -424,43 +475,58 @@ class CollectiveOnSomeRanks(Rule):
         # Group ranks: a test on the rank within the collective's own group, or a world collective.
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 36)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 36)),
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.reduce(x, 0, dist.ReduceOp.SUM, g)\n"
                 "        log(x)",
                 expected_message="reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 48)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 48)),
         Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)",
                 expected_message="all_reduce() runs only on ranks where 'g.rank() == 0' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(4, 5, 4, 32)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 5, 4, 32)),
         Invalid("def f(x):\n    if mpu.get_pipeline_model_parallel_rank() == 0:\n"
                 "        dist.all_reduce(x, group=mpu.get_pipeline_model_parallel_group())\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where "
                 "'mpu.get_pipeline_model_parallel_rank() == 0' is true: the other ranks never join it and "
-                "every rank hangs until the timeout", range=(3, 9, 3, 74)),
+                "every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 74)),
         Invalid("def f(x):\n    tp_rank = get_tensor_model_parallel_rank()\n    if tp_rank == 0:\n"
                 "        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'tp_rank == 0' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 23)),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 23)),
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    x = torch.randn(3)\n"
                 "    dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 12) only, while the others run no collective here)",
                 range=(4, 5, 4, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n"
                 "    x = torch.randn(3)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(3)\nif rank == 0:\n    dist.all_reduce(x)\nelse:\n    print(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == 0' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(3, 5, 3, 23),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 5, 3, 23),
                 expected_replacement="x = torch.zeros(3)\nif rank == 0:\n    pass\nelse:\n"
                 "    print(x)\ndist.all_reduce(x)"),
         Invalid("if accelerator.is_main_process:\n    y = torch.randn(3)\n    dist.broadcast(y, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 11) only, while the others run no collective here)",
                 range=(3, 5, 3, 25)),
         Invalid("def evaluate(loss):\n    if not accelerator.is_main_process:\n        return\n"
                 "    return accelerator.gather(loss)",
                 expected_message="gather() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run gather (line 12) only, while the others run no collective here)",
                 range=(4, 12, 4, 36)),
         Invalid("for batch in range(3):\n    if local_rank != 0:\n        continue\n    dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'local_rank == 0' is true: the other "
@@ -477,7 +543,9 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    dist.broadcast(x, 0)\n"
                 "dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 11) then broadcast (line 12), while the others run "
+                                 "broadcast (line 12) only)",
                 range=(3, 5, 3, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
@@ -756,7 +824,40 @@ def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -
     condition = _condition(analysis, site, layout)
     where = f"ranks where {condition}" if condition else "some ranks"
     hang = f"{site.api.called} {site.api.via}, and {_HANG}" if site.api.via else _HANG
-    return f"{site.api.called} runs only on {where}: {hang}"
+    missing = set(analysis.worlds[site.scope]) - set(site.reached)
+    sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
+    return f"{site.api.called} runs only on {where}: {hang}{sequences}"
+
+
+def _sequences(analysis: ModuleAnalysis, site: CallSite, ones: set, others: set, runs) -> str:
+    """" (those ranks run all_reduce (line 30) then barrier (line 41), while the others run barrier
+    (line 41) only)": the collectives of the call's scope that one rank of each class reaches, in
+    source order; `runs(other)` says whether the first class still runs `other` there. Empty
+    where the scope holds a loop around the call (its sequence repeats)."""
+    if not ones or not others or analysis.exits[site.scope].loops.get(site.call):
+        return ""
+    one, other = min(ones, key=_world_order), min(others, key=_world_order)
+    scope_sites = [s for s in analysis.calls_in(site.scope) if not analysis.exits[site.scope].loops.get(s.call)]
+    first = [s for s in scope_sites if one in s.reached and runs(s)]
+    second = [s for s in scope_sites if other in s.reached]
+    return f" (those ranks run {_sequence(analysis, first)}, while the others run {_sequence(analysis, second)})"
+
+
+def _world_order(world) -> tuple:
+    return (world.rank, world.group_rank, world.data is False)
+
+
+def _sequence(analysis: ModuleAnalysis, sites: list) -> str:
+    if not sites:
+        return "no collective here"
+    sites = sorted(sites, key=lambda s: _start(analysis, s.call))
+    named = [f"{s.api.short_name} (line {analysis.position(s.call).start.line})" for s in sites]
+    return named[0] + " only" if len(named) == 1 else " then ".join(named)
+
+
+def _start(analysis: ModuleAnalysis, node: cst.CSTNode) -> tuple:
+    start = analysis.position(node).start
+    return (start.line, start.column)
 
 
 def _branch_help(site: CallSite, layout: _Layout) -> str:
@@ -771,12 +872,15 @@ def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout:
     where = f"ranks where {where}" if where else "some ranks"
     later = " in the following iterations" if exit_.kind == "break" or (
         exit_.kind != "continue" and exit_.loops) else ""
+    order = analysis.exits[site.scope].order
+    sequences = "" if exit_.loops else _sequences(analysis, site, set(exit_.reached), set(site.reached) - exit_.reached,
+                                                  lambda other: order.get(other.call, 0) < exit_.order)
     if exit_.failing:
         return (f"{site.api.called} is skipped on {where}: the '{exit_.kind}' at line {line} "
                 f"stops only those processes, while the other ranks call it and wait for them until "
-                f"the timeout (or until the launcher notices the failure)")
+                f"the timeout (or until the launcher notices the failure){sequences}")
     return (f"{site.api.called} is skipped{later} on {where}: the '{exit_.kind}' at line "
-            f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}")
+            f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}{sequences}")
 
 
 def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout: _Layout) -> Optional[str]:
