@@ -188,3 +188,17 @@ def test_a_raise_on_one_rank_or_on_uniform_data_makes_no_class_of_ranks(guard):
                 raise ValueError("no data")
             dist.barrier()
     """) == {}
+
+
+def test_a_loop_over_a_set_of_names_runs_in_an_order_salted_per_process():
+    analysis = _analysis("""
+        def f(params):
+            names = set(params)
+            for name in names:
+                dist.all_reduce(params[name])
+            for name in sorted(names):
+                dist.all_reduce(params[name])
+            for i in {0, 1}:
+                dist.all_reduce(params[i])
+    """)
+    assert [analysis.code(iterable) for iterable, _ in analysis.divergence.orders.values()] == ["names"]

@@ -82,6 +82,7 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 
@@ -103,6 +104,7 @@ class Divergence:
 
     tests: dict = field(default_factory=dict)  # operand of an if/while test -> reason
     loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
+    orders: dict = field(default_factory=dict)  # For over a set -> (its iterable, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
     # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
     # the calls of expression statements (`sys.exit(1)`, a helper that exits).
@@ -113,6 +115,7 @@ class Divergence:
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
         self.loops.update(other.loops)
+        self.orders.update(other.orders)
         self.raising.update(other.raising)
         self.failing |= other.failing
         self.scopes |= other.scopes
@@ -206,6 +209,7 @@ class _Pass:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
+        varying = _bind(varying, [_order(key) for key in keys], SET_ORDER if self._set_order(value, varying) else None)
         return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
@@ -300,11 +304,25 @@ class _Pass:
         count = self.length_why(loop.iter, varying)  # how many times the body runs
         if count is not None:
             self.found.loops[loop] = (loop.iter, count)
+        elif self._set_order(loop.iter, varying):
+            self.found.orders[loop] = (loop.iter, SET_ORDER)
         reason = self.why(loop.iter, varying)  # what the items hold
         targets = _target_keys(loop.target)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
         return self._loop(loop, entry, count)
+
+    def _set_order(self, expr: cst.BaseExpression, varying: Varying) -> bool:
+        """`expr` is a set (a literal, `set(...)`, a comprehension, or a name bound to one) whose
+        items are not plainly integers: it iterates in an order salted per process."""
+        if isinstance(expr, cst.Name):
+            return _order(expr.value) in varying
+        if isinstance(expr, cst.Set):
+            return not all(isinstance(element.value, cst.Integer) for element in expr.elements)
+        if isinstance(expr, cst.SetComp):
+            return not _is_range(expr.for_in.iter)
+        return isinstance(expr, cst.Call) and last_name(expr.func) in ("set", "frozenset") and bool(expr.args) \
+            and not _is_range(expr.args[0].value)
 
     def _While(self, loop: cst.While, varying: Varying) -> Varying:
         end = varying
@@ -608,6 +626,15 @@ def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
     if len(targets) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*targets, *values)):
         return None
     return [(t.value, v.value) for t, v in zip(targets, values)]
+
+
+def _order(key: str) -> str:
+    """The key under which the state keeps that `key` holds a set whose order is salted."""
+    return "#set " + key
+
+
+def _is_range(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and last_name(expr.func) == "range"
 
 
 def _length(key: str) -> str:

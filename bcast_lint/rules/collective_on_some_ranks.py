@@ -20,6 +20,7 @@ _HANG = "the other ranks never join it and every rank hangs until the timeout"
 _UNEVEN = "so the ranks' calls stop pairing up and every rank hangs until the timeout"
 _EXIT_HELP = "Let every rank take the exit together: decide on one rank and broadcast the decision"
 _LOOP_HELP = "Give every rank the same number of iterations: pad the shards to one length"
+_ORDER_HELP = "Iterate in one order on every rank: sorted(...) over the items"
 
 
 class CollectiveOnSomeRanks(Rule):
@@ -63,6 +64,11 @@ class CollectiveOnSomeRanks(Rule):
     Outside loops, the message names both sides: the collectives of the function that one rank of
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only").
+
+    A loop over a set (`for name in set(params):`, a set comprehension, a name bound to one)
+    whose items are not plain integers runs its collectives in an order salted per process: strings
+    and objects hash differently in each process unless `PYTHONHASHSEED` is fixed, so the ranks'
+    calls pair with other items' calls; `sorted(...)` gives one order.
 
     A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
@@ -252,6 +258,10 @@ class CollectiveOnSomeRanks(Rule):
               "    dist.barrier()"),
         Valid("def f(place):\n    everyone = [None] * 2\n    dist.all_gather_object(everyone, place)\n"
               "    assert [rank for rank, main in everyone if main] == [0]\n    dist.barrier()"),
+        # Sets iterated in one order: sorted, or of plain integers.
+        Valid("def f(params):\n    for name in sorted(set(params)):\n        dist.all_reduce(params[name])"),
+        Valid("def f(xs):\n    for i in {0, 1, 2}:\n        dist.all_reduce(xs[i])\n"
+              "    for j in set(range(3)):\n        dist.all_reduce(xs[j])"),
         # A file every rank reads alike (no rank writes it here) and a configuration flag.
         Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
               "    if args.sync:\n        dist.barrier()"),
@@ -462,6 +472,12 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # A set of names iterates in an order salted per process.
+        Invalid("def f(params):\n    names = set(params)\n    for name in names:\n        dist.all_reduce(params[name])",
+                expected_message="all_reduce() runs in a different order on different ranks: the loop at line 11 "
+                "iterates over 'names' (a set of strings or objects iterates in an order salted per process "
+                "(PYTHONHASHSEED)), so each rank's calls pair with other items' calls (a size mismatch aborts, "
+                "equal sizes mix the values silently)", range=(4, 9, 4, 38)),
         Invalid("for shard in shards[rank::world_size]:\n    dist.all_reduce(shard)",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 9"
                 " iterates over 'shards[rank::world_size]', whose length depends on the rank, so the "
@@ -584,6 +600,10 @@ class CollectiveOnSomeRanks(Rule):
                 if loop is not None:
                     yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
                     continue
+                ordered = _set_ordered_loop(analysis, site)
+                if ordered is not None:
+                    yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
+                    continue
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
                     yield Report(site.call, early, help=_EXIT_HELP)
@@ -681,6 +701,15 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
             return loop, iterable, None
         if loop in analysis.divergence.loops:
             return (loop, *analysis.divergence.loops[loop])
+    return None
+
+
+def _set_ordered_loop(analysis: ModuleAnalysis, site: CallSite):
+    """(loop, its iterable, why) for a loop around the call over a set whose order differs
+    between processes: each rank runs the collectives in its own order."""
+    for loop in analysis.exits[site.scope].loops.get(site.call, ()):
+        if loop in analysis.divergence.orders:
+            return (loop, *analysis.divergence.orders[loop])
     return None
 
 
@@ -918,6 +947,13 @@ def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop, decider, reaso
     else:
         count = f"iterates over '{analysis.code(decider)}', whose length can differ between ranks ({reason})"
     return f"{site.api.called} runs a different number of times on different ranks: the loop at line {line} {count}, {_UNEVEN}"
+
+
+def _order_message(analysis: ModuleAnalysis, site: CallSite, loop, iterable, reason: str) -> str:
+    line = analysis.position(loop).start.line
+    return (f"{site.api.called} runs in a different order on different ranks: the loop at line {line} iterates "
+            f"over '{analysis.code(iterable)}' ({reason}), so each rank's calls pair with other items' calls "
+            f"(a size mismatch aborts, equal sizes mix the values silently)")
 
 
 def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:
