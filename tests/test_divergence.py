@@ -202,3 +202,14 @@ def test_a_loop_over_a_set_of_names_runs_in_an_order_salted_per_process():
                 dist.all_reduce(params[i])
     """)
     assert [analysis.code(iterable) for iterable, _ in analysis.divergence.orders.values()] == ["names"]
+
+
+def test_what_an_unknown_function_computes_from_a_rank_own_data_is_that_data_too():
+    assert _tests("""
+        def f(model):
+            for batch in load_shard(dist.get_rank()):
+                loss = model(batch).mean()
+                if not torch.isfinite(loss):
+                    raise FloatingPointError("non-finite loss")
+                dist.all_reduce(loss)
+    """) == {"torch.isfinite(loss)": LOCAL_DATA}

@@ -475,11 +475,13 @@ class _Pass:
         if not self._passes_values(call, qualified):
             # What an unknown function returns is not known to vary, unless it is handed the rank
             # itself: `load_batches(rank)` returns that rank's own data (`ranks.index(rank)` is
-            # where the rank stands, arithmetic on it).
+            # where the rank stands, arithmetic on it),
             if name in _LOOKUPS:
                 return None
-            return LOCAL_DATA if any(self.why(arg.value, varying) == RANK and self._names_rank(arg.value)
-                                     for arg in call.args if not _is_placement(arg)) else None
+            given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
+            # and what it computes from such data is data too: `loss = model(batch)`
+            return LOCAL_DATA if any(why == LOCAL_DATA or (why == RANK and self._names_rank(value))
+                                     for value, why in given) else None
         return next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
 
     def _names_rank(self, expr: cst.BaseExpression) -> bool:

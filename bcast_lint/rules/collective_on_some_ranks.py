@@ -52,7 +52,8 @@ class CollectiveOnSomeRanks(Rule):
     call, a successful `sys.exit()`. The message names the exit's line. An exit every rank may take
     (`if loss.item() < tol: break` on a reduced loss) is not reported. A failing exit (`raise`,
     `assert`, `sys.exit(1)`, `os._exit(1)`) is reported where data that differs between ranks
-    decides it: `assert torch.isfinite(batch).all()` on a rank's own batch, `if
+    decides it: `assert torch.isfinite(batch).all()` on a batch from `load_shard(rank)`, `if not
+    torch.isfinite(model(batch).mean()): raise` on what is computed from it, `if
     os.path.exists(own_file): raise`, a `raise` in the handler of a read that fails on some ranks.
     The failing rank dies while the others wait in the collective (on one node the launcher may
     stop them; across nodes they hang until the timeout). A `raise` the rank alone decides
