@@ -880,14 +880,10 @@ def _world_order(world) -> tuple:
 def _sequence(analysis: ModuleAnalysis, sites: list) -> str:
     if not sites:
         return "no collective here"
-    sites = sorted(sites, key=lambda s: _start(analysis, s.call))
-    named = [f"{s.api.short_name} (line {analysis.position(s.call).start.line})" for s in sites]
+    starts = sorted((analysis.position(s.call).start.line, analysis.position(s.call).start.column, s.api.short_name)
+                    for s in sites)
+    named = [f"{name} (line {line})" for line, _, name in starts]
     return named[0] + " only" if len(named) == 1 else " then ".join(named)
-
-
-def _start(analysis: ModuleAnalysis, node: cst.CSTNode) -> tuple:
-    start = analysis.position(node).start
-    return (start.line, start.column)
 
 
 def _branch_help(site: CallSite, layout: _Layout) -> str:
