@@ -40,7 +40,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
                                        | helpers))
     for statement in tree.body:
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
+        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling) \
+                and not _ends_the_process(statement):
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
@@ -51,6 +52,18 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                     _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
+
+
+def _ends_the_process(statement: ast.stmt) -> bool:
+    """A function ending in `raise` or `sys.exit(...)`/`os._exit(...)` with no `return`: its calls
+    are exits for the functions that call it (analysis.exits.exiting_functions)."""
+    if not isinstance(statement, _FUNCTIONS) or any(isinstance(node, ast.Return) for node in ast.walk(statement)):
+        return False
+    last = statement.body[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    call = last.value if isinstance(last, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
 
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:

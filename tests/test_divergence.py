@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from bcast_lint.analysis.divergence import CLOCK, CONTROL, RAISES, RANK, setup_truth, written_by_some
+from bcast_lint.analysis.divergence import CLOCK, CONTROL, LOCAL_DATA, RAISES, RANK, setup_truth, written_by_some
 from bcast_lint.analysis.module import ModuleAnalysis
 
 PRELUDE = "import os\nimport time\nimport torch\nimport torch.distributed as dist\n"
@@ -141,3 +141,75 @@ def test_an_unknown_function_given_a_varying_value_returns_nothing_known():
             if done:
                 dist.barrier()
     """) == {}
+
+
+def test_an_unknown_function_given_the_rank_itself_returns_that_rank_own_data():
+    assert _tests("""
+        def f():
+            for batch in load_batches(dist.get_rank()):
+                if batch.sum() > 0:
+                    dist.all_reduce(batch)
+    """) == {"batch.sum() > 0": LOCAL_DATA}
+
+
+def test_a_comprehension_target_named_rank_holds_an_item_not_the_rank():
+    assert _tests("""
+        def f(place):
+            everyone = [None] * dist.get_world_size()
+            dist.all_gather_object(everyone, place)
+            if [rank for rank, main in everyone if main] == [0, 2]:
+                dist.barrier()
+    """) == {}
+
+
+def test_an_assert_on_a_rank_own_data_is_a_test_that_differs_between_ranks():
+    assert _tests("""
+        def f():
+            for batch in load_shard(dist.get_rank()):
+                assert torch.isfinite(batch).all()
+                dist.all_reduce(batch)
+    """) == {"torch.isfinite(batch).all()": LOCAL_DATA}
+
+
+def test_an_assert_on_arithmetic_of_the_rank_checks_the_layout_and_makes_no_class():
+    assert _tests("""
+        def f(items):
+            mine = items[dist.get_rank()::2]
+            assert len(mine) > 0
+            dist.barrier()
+    """) == {}
+
+
+@pytest.mark.parametrize("guard", ["dist.get_rank() == 0 and x is None", "x is None"])
+def test_a_raise_on_one_rank_or_on_uniform_data_makes_no_class_of_ranks(guard):
+    assert _tests(f"""
+        def f(x):
+            if {guard}:
+                raise ValueError("no data")
+            dist.barrier()
+    """) == {}
+
+
+def test_a_loop_over_a_set_of_names_runs_in_an_order_salted_per_process():
+    analysis = _analysis("""
+        def f(params):
+            names = set(params)
+            for name in names:
+                dist.all_reduce(params[name])
+            for name in sorted(names):
+                dist.all_reduce(params[name])
+            for i in {0, 1}:
+                dist.all_reduce(params[i])
+    """)
+    assert [analysis.code(iterable) for iterable, _ in analysis.divergence.orders.values()] == ["names"]
+
+
+def test_what_an_unknown_function_computes_from_a_rank_own_data_is_that_data_too():
+    assert _tests("""
+        def f(model):
+            for batch in load_shard(dist.get_rank()):
+                loss = model(batch).mean()
+                if not torch.isfinite(loss):
+                    raise FloatingPointError("non-finite loss")
+                dist.all_reduce(loss)
+    """) == {"torch.isfinite(loss)": LOCAL_DATA}

@@ -57,6 +57,8 @@ _PASSING_MODULES = ("torch.", "math.", "numpy.", "os.path.", "builtins.")
 # Reads that raise where what they read is missing: a file, the next item of an iterator.
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
+# Methods that find where a value stands in a container: given the rank, a position, not data.
+_LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
 _SAME_LENGTH = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "enumerate", "zip",
@@ -80,6 +82,16 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
+FILE_OF_RANK = "it checks a path named after the rank"
+LOCAL_DATA = "it holds the data of the rank it was given"
+
+
+def is_data_reason(reason: Optional[str]) -> bool:
+    """A value that differs between ranks through what each rank holds or meets (its files, its
+    own data, the clock, a failed read), not through arithmetic on the rank: only such values
+    decide a failing exit (exits.py)."""
+    return reason is not None and reason not in (RANK, CONTROL)
 
 
 def written_by_some(path: str) -> str:
@@ -92,14 +104,20 @@ class Divergence:
 
     tests: dict = field(default_factory=dict)  # operand of an if/while test -> reason
     loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
+    orders: dict = field(default_factory=dict)  # For over a set -> (its iterable, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
+    # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
+    # the calls of expression statements (`sys.exit(1)`, a helper that exits).
+    failing: set = field(default_factory=set)
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
     states: dict = field(default_factory=dict)  # collective call -> (its scope's pass, what varies there)
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
         self.loops.update(other.loops)
+        self.orders.update(other.orders)
         self.raising.update(other.raising)
+        self.failing |= other.failing
         self.scopes |= other.scopes
         self.states.update(other.states)
 
@@ -163,6 +181,12 @@ class _Pass:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             varying = self._mutation(small.value, varying)
+        elif isinstance(small, cst.Assert):
+            if is_data_reason(self._test_reason(small.test, varying, data_only=True)) or self._data_controlled():
+                self.found.failing.add(small)
+        if isinstance(small, (cst.Raise, cst.Expr)) and self._data_controlled():
+            # `raise`, `sys.exit(1)` or a call of a helper that exits (exits.py)
+            self.found.failing.add(small.value if isinstance(small, cst.Expr) else small)
         self._note_writes(calls)
         return self._synchronise(calls, varying)
 
@@ -185,6 +209,7 @@ class _Pass:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
+        varying = _bind(varying, [_order(key) for key in keys], SET_ORDER if self._set_order(value, varying) else None)
         return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
@@ -224,9 +249,9 @@ class _Pass:
                 self._written.setdefault(text, written_by_some(text))
 
     def _If(self, statement: cst.If, varying: Varying) -> Varying:
-        # A `raise` is no exit here (exits.py: the launcher stops the other workers), so a test
-        # guarding one needs no class of ranks of its own.
-        reason = self._test_reason(statement.test, varying, record=not _raises(statement))
+        # `if rank == 0 and x is None: raise`: argument validation on one rank, no class of its
+        # own (exits.py); a raise on data that differs between ranks gets one.
+        reason = self._test_reason(statement.test, varying, data_only=_raises(statement))
         if _is_membership(statement.test, self._conditions):
             reason = None  # `if rank in group_ranks:` over every group: each rank joins one
         body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
@@ -241,10 +266,11 @@ class _Pass:
             body, orelse = _forget_shared(body, orelse, varying)
         return _merge(body, orelse)
 
-    def _test_reason(self, test: cst.BaseExpression, varying: Varying, record: bool = True) -> Optional[str]:
+    def _test_reason(self, test: cst.BaseExpression, varying: Varying, data_only: bool = False) -> Optional[str]:
         """Why a test can go one way on some ranks and the other way on the rest, or None. Its
         operands that the rank alone does not decide are recorded for the data flow's worlds
-        (ranks.World.data); a test the worlds decide needs nothing recorded."""
+        (ranks.World.data); a test the worlds decide needs nothing recorded. With `data_only`
+        (a test guarding a failing exit), only operands that vary through data are recorded."""
         leaves = boolean_leaves(test)
         worlds = make_worlds(max(self._conditions.compared_literals(test), default=0))
         decided = [leaf for leaf in leaves if setup_truth(leaf) is not None
@@ -256,11 +282,12 @@ class _Pass:
             reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
         recorded = {leaf: why for leaf, why in reasons.items() if why is not None}
         configuration = any(word in _code(leaf) for leaf in undecided for word in _CONFIGURATION_WORDS)
-        if not recorded and undecided and decided and not configuration and self._rank_splits(test, worlds):
+        if not recorded and undecided and decided and not configuration and not data_only \
+                and self._rank_splits(test, worlds):
             # `rank == 0 or flag`: where the flag is false, only rank 0 goes in.
             recorded = {leaf: RANK for leaf in undecided}
-        if recorded and not record:
-            return next(iter(recorded.values()))
+        if data_only and not any(map(is_data_reason, recorded.values())):
+            return next(iter(recorded.values()), None)
         if recorded:
             self.found.tests.update(recorded)
             self.found.scopes.add(self._scope)
@@ -277,11 +304,25 @@ class _Pass:
         count = self.length_why(loop.iter, varying)  # how many times the body runs
         if count is not None:
             self.found.loops[loop] = (loop.iter, count)
+        elif self._set_order(loop.iter, varying):
+            self.found.orders[loop] = (loop.iter, SET_ORDER)
         reason = self.why(loop.iter, varying)  # what the items hold
         targets = _target_keys(loop.target)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
         return self._loop(loop, entry, count)
+
+    def _set_order(self, expr: cst.BaseExpression, varying: Varying) -> bool:
+        """`expr` is a set (a literal, `set(...)`, a comprehension, or a name bound to one) whose
+        items are not plainly integers: it iterates in an order salted per process."""
+        if isinstance(expr, cst.Name):
+            return _order(expr.value) in varying
+        if isinstance(expr, cst.Set):
+            return not all(isinstance(element.value, cst.Integer) for element in expr.elements)
+        if isinstance(expr, cst.SetComp):
+            return not _is_range(expr.for_in.iter)
+        return isinstance(expr, cst.Call) and last_name(expr.func) in ("set", "frozenset") and bool(expr.args) \
+            and not _is_range(expr.args[0].value)
 
     def _While(self, loop: cst.While, varying: Varying) -> Varying:
         end = varying
@@ -354,6 +395,10 @@ class _Pass:
         finally:
             self._control.pop()
 
+    def _data_controlled(self) -> bool:
+        """Under a condition (or in a handler) that differs between ranks through their data."""
+        return any(map(is_data_reason, self._control))
+
     def _why_controlled(self) -> Optional[str]:
         return CONTROL if self._control else None
 
@@ -380,7 +425,27 @@ class _Pass:
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
             return None if _is_placement(expr) else self.why(expr.value, varying)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """A comprehension's own targets hold its items, never the rank, whatever their names
+        (`[rank for rank, main in everyone if main]` over a gathered list)."""
+        targets: list = []
+        loop = expr.for_in
+        while loop is not None:
+            reason = self.why(loop.iter, varying)
+            keys = _target_keys(loop.target)
+            varying = _bind(varying, keys, reason)
+            targets += keys
+            loop = loop.inner_for_in
+        added = set(targets) - self._bound
+        self._bound |= added
+        try:
+            return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+        finally:
+            self._bound -= added
 
     def _call_reason(self, call: cst.Call, varying: Varying) -> Optional[str]:
         name = last_name(call.func)
@@ -398,7 +463,8 @@ class _Pass:
             if path is None and isinstance(call.func, cst.Attribute):
                 path = call.func.value  # Path(p).exists()
             if path is not None:
-                return self._written.get(_code(path)) or self.why(path, varying)
+                why = self._written.get(_code(path)) or self.why(path, varying)
+                return FILE_OF_RANK if why == RANK else why
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _PLACEMENT_METHODS:
             return self.why(receiver, varying) if receiver is not None else None
@@ -407,8 +473,21 @@ class _Pass:
         if receiver is not None and self.why(receiver, varying):
             return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
         if not self._passes_values(call, qualified):
-            return None  # what an unknown function returns is not known to vary
+            # What an unknown function returns is not known to vary, unless it is handed the rank
+            # itself: `load_batches(rank)` returns that rank's own data (`ranks.index(rank)` is
+            # where the rank stands, arithmetic on it),
+            if name in _LOOKUPS:
+                return None
+            given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
+            # and what it computes from such data is data too: `loss = model(batch)`
+            return LOCAL_DATA if any(why == LOCAL_DATA or (why == RANK and self._names_rank(value))
+                                     for value, why in given) else None
         return next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
+
+    def _names_rank(self, expr: cst.BaseExpression) -> bool:
+        """The rank itself (`rank`, `dist.get_rank()`, `args.local_rank`), not a value made from it."""
+        quantity = self._conditions.quantity(expr)
+        return bool(quantity) and not quantity.startswith(GROUP_RANK)
 
     @staticmethod
     def _passes_values(call: cst.Call, qualified: set) -> bool:
@@ -549,6 +628,15 @@ def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
     if len(targets) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*targets, *values)):
         return None
     return [(t.value, v.value) for t, v in zip(targets, values)]
+
+
+def _order(key: str) -> str:
+    """The key under which the state keeps that `key` holds a set whose order is salted."""
+    return "#set " + key
+
+
+def _is_range(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and last_name(expr.func) == "range"
 
 
 def _length(key: str) -> str:

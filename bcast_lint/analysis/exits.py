@@ -2,18 +2,23 @@
 
 A collective runs as often on every rank only if every rank takes the same way through the loops
 around it: the same number of iterations, and the same `break`, `continue`, `return` or
-`sys.exit()`. A `raise` (or `sys.exit(1)`) is not counted: the process fails, and the launchers
-(torchrun, `accelerate launch`, `mp.spawn`) then stop the other workers, so the job ends with
-that error instead of hanging; on the corpus, every one-rank `raise` before a collective was such
-an error path. This module finds, for one scope, the exits and the loops around each collective;
-the data flow (module.py) records in which worlds each exit is reached, and rules ask which exits
-can make a collective run fewer times on some ranks.
+`sys.exit()`. A failing exit (`raise`, a failing `assert`, `sys.exit(1)`, `os._exit`) counts too,
+but only where data that differs between ranks decides it (a per-rank file check, an assertion on
+a rank's own batch, a read that fails on some ranks: analysis.divergence): the failing rank dies
+while the others wait in the collective, and on several nodes the job hangs until the timeout.
+A `raise` that the rank alone decides (`if rank == 0 and x is None: raise`) is argument
+validation on the corpus, and one inside a `try` body may be caught there: neither counts.
+This module finds, for one scope, the exits and the loops around each collective; the data flow
+(module.py) records in which worlds each exit is taken, and rules ask which exits can make a
+collective run fewer times on some ranks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
+
+import dataclasses
 
 import libcst as cst
 
@@ -26,14 +31,32 @@ Loop = cst.CSTNode  # a For or While
 
 @dataclass(eq=False)
 class Exit:
-    """A `break`, `continue`, `return` or successful `sys.exit()`, and the worlds that reach it."""
+    """A `break`, `continue`, `return`, `sys.exit()`, `raise` or `assert`, and the worlds that
+    take it."""
 
     node: cst.CSTNode
     statement: cst.CSTNode  # the line holding it, where the data flow observes it
-    kind: str  # "break", "continue", "return" or "sys.exit()"
+    kind: str  # "break", "continue", "return", "sys.exit()", "raise", "assert" or "os._exit()"
     loops: tuple[Loop, ...]  # the loops around it in its scope, outermost first
     order: int  # position in the scope, in source order
-    reached: set = field(default_factory=set)  # the worlds in which it may run
+    reached: set = field(default_factory=set)  # the worlds in which it may be taken
+    failing: bool = False  # the process stops with an error: counts only where data decides it
+
+    def taken_in(self, world, conditions: RankConditions) -> bool:
+        """Whether a world that reaches the exit's line may take it: an `assert` is taken where
+        its test does not hold."""
+        if self.kind != "assert":
+            return True
+        return conditions.decide(self.node.test, world) is not True
+
+    def counts(self) -> bool:
+        """Whether the exit can keep some ranks from a collective: a failing exit only where
+        data that differs between ranks decides it, that is, where some world takes it and the
+        same rank with the other outcome of that data does not."""
+        if not self.failing:
+            return True
+        return any(world.data is not None and dataclasses.replace(world, data=not world.data) not in self.reached
+                   for world in self.reached)
 
 
 @dataclass
@@ -61,10 +84,12 @@ class ScopeExits:
 
 
 class _Collector(ScopeVisitor):
-    def __init__(self, scope: cst.CSTNode, calls: set) -> None:
+    def __init__(self, scope: cst.CSTNode, calls: set, exiting: frozenset) -> None:
         self.scope = scope
         self._calls = calls
+        self._exiting = exiting
         self._loops: list = []
+        self._tries = 0  # the `try` bodies with handlers around the node: a raise there may be caught
         self._line: Optional[cst.CSTNode] = None
         self._order = 0
         self.found = ScopeExits()
@@ -80,14 +105,27 @@ class _Collector(ScopeVisitor):
     visit_For = visit_While = _enter_loop
     leave_For = leave_While = _leave_loop
 
+    def visit_Try(self, node: cst.Try) -> bool:
+        if node.handlers:
+            self._tries += 1
+        self.walk(node.body)
+        if node.handlers:
+            self._tries -= 1
+        for part in (*node.handlers, node.orelse, node.finalbody):
+            if part is not None:
+                self.walk(part)
+        return False
+
+    visit_TryStar = visit_Try
+
     def _enter_line(self, node: cst.CSTNode) -> None:
         self._line = node
 
     visit_SimpleStatementLine = visit_SimpleStatementSuite = _enter_line
 
-    def _exit(self, node: cst.CSTNode, kind: str) -> None:
+    def _exit(self, node: cst.CSTNode, kind: str, failing: bool = False) -> None:
         self._order += 1
-        self.found.exits.append(Exit(node, self._line, kind, tuple(self._loops), self._order))
+        self.found.exits.append(Exit(node, self._line, kind, tuple(self._loops), self._order, failing=failing))
 
     def visit_Break(self, node: cst.Break) -> None:
         self._exit(node, "break")
@@ -98,15 +136,33 @@ class _Collector(ScopeVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         self._exit(node, "return")
 
+    def visit_Raise(self, node: cst.Raise) -> None:
+        if not self._tries:
+            self._exit(node, "raise", failing=True)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if not self._tries:
+            self._exit(node, "assert", failing=True)
+
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call) and is_exit_call(node.value) and _succeeds(node.value):
-            self._exit(node.value, "sys.exit()")
+        call = node.value
+        if isinstance(call, cst.Call) and is_exit_call(call):
+            succeeds = _succeeds(call)
+            if succeeds or not self._tries:  # SystemExit may be caught too
+                self._exit(call, _exit_kind(call), failing=not succeeds)
+        elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self._exiting \
+                and not self._tries:
+            self._exit(call, f"{call.func.value}()", failing=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         if node in self._calls:
             self._order += 1
             self.found.order[node] = self._order
             self.found.loops[node] = tuple(self._loops)
+
+
+def _exit_kind(call: cst.Call) -> str:
+    return "os._exit()" if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_exit" else "sys.exit()"
 
 
 def _succeeds(call: cst.Call) -> bool:
@@ -119,11 +175,53 @@ def _succeeds(call: cst.Call) -> bool:
         isinstance(value, cst.Name) and value.value == "None")
 
 
-def scope_exits(scope: cst.CSTNode, calls: set) -> ScopeExits:
-    """The exits of `scope`'s own body, and the loops and order of `calls` in it."""
-    collector = _Collector(scope, calls)
+def scope_exits(scope: cst.CSTNode, calls: set, exiting: frozenset = frozenset()) -> ScopeExits:
+    """The exits of `scope`'s own body, and the loops and order of `calls` in it; `exiting`: the
+    module's functions that never return (exiting_functions)."""
+    collector = _Collector(scope, calls, exiting)
     collector.walk(scope)
     return collector.found
+
+
+def exiting_functions(module: cst.Module) -> frozenset:
+    """The names of the module's top-level functions that end the process on every path: no
+    `return`, and a body that ends in `raise` or a failing `sys.exit(...)`/`os._exit(...)`
+    (`def fail(msg): log.error(msg); sys.exit(1)`)."""
+    return frozenset(statement.name.value for statement in module.body
+                     if isinstance(statement, cst.FunctionDef) and _never_returns(statement))
+
+
+def _never_returns(function: cst.FunctionDef) -> bool:
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else (function.body,)
+    last = body[-1] if body else None
+    if not isinstance(last, cst.SimpleStatementLine) or _Returns.within(function):
+        return False
+    final = last.body[-1]
+    if isinstance(final, cst.Raise):
+        return True
+    return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and is_exit_call(final.value) \
+        and not _succeeds(final.value)
+
+
+class _Returns(ScopeVisitor):
+    """Whether a function's own body returns or yields anywhere."""
+
+    visit_Lambda = ScopeVisitor.enters
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    visit_Yield = visit_Return
+
+    @classmethod
+    def within(cls, function: cst.FunctionDef) -> bool:
+        finder = cls(function)
+        finder.walk(function)
+        return finder.found
 
 
 def rank_dependent_iterable(loop: Loop, conditions: RankConditions) -> Optional[cst.BaseExpression]:

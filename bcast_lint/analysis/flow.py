@@ -162,6 +162,8 @@ class _Walker:
             return _DEAD
         if isinstance(small, cst.Raise):
             return _DEAD
+        if isinstance(small, cst.Assert) and self._fails_on_data(small.test):
+            return _DEAD
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and is_exit_call(small.value):
             return _DEAD
         if isinstance(small, (cst.Break, cst.Continue)) and self._loops:
@@ -183,6 +185,12 @@ class _Walker:
         if isinstance(small, cst.Del):
             return self._delete(small, state)
         return self._bind_unknown(small, state)
+
+    def _fails_on_data(self, test: cst.BaseExpression) -> bool:
+        """An `assert` that fails in this world through data that differs between ranks (a
+        world's `data`), not through the rank alone (those assert how ranks are laid out)."""
+        return self._world.data is not None and self._conditions.decide(test, self._world) is False \
+            and self._conditions.evaluate(test, self._world) is None
 
     def _assign(self, assign: cst.Assign, line, state: _State) -> _State:
         state = self._bind_unknown(assign.value, state)  # walrus inside the value

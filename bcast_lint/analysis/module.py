@@ -19,7 +19,7 @@ from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
 from bcast_lint.analysis.divergence import Divergence, divergence_of
-from bcast_lint.analysis.exits import ScopeExits, scope_exits
+from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
@@ -679,8 +679,9 @@ class ModuleAnalysis:
             scopes.setdefault(site.scope, []).append(site)
 
         exits_by_statement: dict[cst.CSTNode, list] = {}
+        exiting = exiting_functions(self.module)
         for scope, sites in scopes.items():
-            self.exits[scope] = scope_exits(scope, {site.call for site in sites})
+            self.exits[scope] = scope_exits(scope, {site.call for site in sites}, exiting)
             for exit_ in self.exits[scope].exits:
                 exits_by_statement.setdefault(exit_.statement, []).append(exit_)
 
@@ -689,7 +690,8 @@ class ModuleAnalysis:
                 previous = site.reached.get(world)
                 site.reached[world] = env if previous is None else merge_envs((previous, env))
             for exit_ in exits_by_statement.get(statement, ()):
-                exit_.reached.add(world)
+                if exit_.taken_in(world, self.conditions):
+                    exit_.reached.add(world)
 
         collectives = {site.call: site for site in self.calls}
         for scope in scopes:

@@ -20,6 +20,7 @@ _HANG = "the other ranks never join it and every rank hangs until the timeout"
 _UNEVEN = "so the ranks' calls stop pairing up and every rank hangs until the timeout"
 _EXIT_HELP = "Let every rank take the exit together: decide on one rank and broadcast the decision"
 _LOOP_HELP = "Give every rank the same number of iterations: pad the shards to one length"
+_ORDER_HELP = "Iterate in one order on every rank: sorted(...) over the items"
 
 
 class CollectiveOnSomeRanks(Rule):
@@ -49,9 +50,28 @@ class CollectiveOnSomeRanks(Rule):
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
     `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
     call, a successful `sys.exit()`. The message names the exit's line. An exit every rank may take
-    (`if loss.item() < tol: break` on a reduced loss) is not reported, nor is a `raise`: the
-    launcher stops the other workers when one fails, so the job ends with that error rather than
-    hanging. A loop over a slice or `range` bounded or stepped by the rank
+    (`if loss.item() < tol: break` on a reduced loss) is not reported. A failing exit (`raise`,
+    `assert`, `sys.exit(1)`, `os._exit(1)`) is reported where data that differs between ranks
+    decides it: `assert torch.isfinite(batch).all()` on a batch from `load_shard(rank)`, `if not
+    torch.isfinite(model(batch).mean()): raise` on what is computed from it, `if
+    os.path.exists(own_file): raise`, a `raise` in the handler of a read that fails on some ranks.
+    The failing rank dies while the others wait in the collective (on one node the launcher may
+    stop them; across nodes they hang until the timeout). A `raise` the rank alone decides
+    (`if rank == 0 and cfg is None: raise`), an `assert` on how ranks are laid out
+    (`assert ranks.index(rank) >= 0`), and a `raise` inside a `try` that may catch it are not.
+    A call of one of the module's functions that ends the process on every path (`def die(msg):
+    log(msg); sys.exit(1)`) is such an exit too.
+
+    Outside loops, the message names both sides: the collectives of the function that one rank of
+    each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
+    41), while the others run barrier (line 41) only").
+
+    A loop over a set (`for name in set(params):`, a set comprehension, a name bound to one)
+    whose items are not plain integers runs its collectives in an order salted per process: strings
+    and objects hash differently in each process unless `PYTHONHASHSEED` is fixed, so the ranks'
+    calls pair with other items' calls; `sorted(...)` gives one order.
+
+    A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
 
     A condition need not name the rank to differ between ranks. The analysis follows each value
@@ -228,6 +248,21 @@ class CollectiveOnSomeRanks(Rule):
         Valid("from torch.utils.data import DataLoader, DistributedSampler\ndef f(ds):\n"
               "    loader = DataLoader(ds, sampler=DistributedSampler(ds, rank=rank))\n    for batch in loader:\n"
               "        dist.all_reduce(batch)"),
+        # Failing exits every rank takes alike: a raise on a uniform argument, an assertion on a
+        # reduced value, a raise caught by its own `try`, a comprehension target named `rank`.
+        Valid("def f(x):\n    if x is None:\n        raise ValueError('no data')\n    dist.barrier()"),
+        Valid("def f(loss):\n    dist.all_reduce(loss)\n    assert torch.isfinite(loss).all()\n    dist.barrier()"),
+        Valid("def fail(msg):\n    print(msg)\n    sys.exit(1)\ndef f(cfg):\n    if cfg is None:\n"
+              "        fail('no configuration')\n    dist.barrier()"),
+        Valid("def f(path):\n    mine = f'{path}.{rank}'\n    try:\n        if os.path.exists(mine):\n"
+              "            raise FileExistsError(mine)\n    except FileExistsError:\n        os.remove(mine)\n"
+              "    dist.barrier()"),
+        Valid("def f(place):\n    everyone = [None] * 2\n    dist.all_gather_object(everyone, place)\n"
+              "    assert [rank for rank, main in everyone if main] == [0]\n    dist.barrier()"),
+        # Sets iterated in one order: sorted, or of plain integers.
+        Valid("def f(params):\n    for name in sorted(set(params)):\n        dist.all_reduce(params[name])"),
+        Valid("def f(xs):\n    for i in {0, 1, 2}:\n        dist.all_reduce(xs[i])\n"
+              "    for j in set(range(3)):\n        dist.all_reduce(xs[j])"),
         # A file every rank reads alike (no rank writes it here) and a configuration flag.
         Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
               "    if args.sync:\n        dist.barrier()"),
@@ -237,7 +272,8 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("def resume(ckpt):\n    if rank == 0:\n        torch.save({}, ckpt)\n"
                 "    if os.path.exists(ckpt):\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'os.path.exists(ckpt)' is true (only "
-                "some ranks write 'ckpt'): the other ranks never join it and every rank hangs until the timeout",
+                "some ranks write 'ckpt'): the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 13) only, while the others run no collective here)",
                 range=(5, 9, 5, 23)),
         Invalid("import time\ndef f(batches, limit):\n    start = time.time()\n    for batch in batches:\n"
                 "        if time.time() - start > limit:\n            break\n        dist.all_reduce(batch)",
@@ -259,18 +295,26 @@ class CollectiveOnSomeRanks(Rule):
                 "the timeout", range=(7, 9, 7, 30)),
         Invalid("def f(args):\n    if rank == 0 or args.save_all:\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'rank == 0 or args.save_all' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(x):\n    is_main = dist.get_rank() == 0\n    if is_main:\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'is_main' is true: the other ranks "
-                "never join it and every rank hangs until the timeout", range=(4, 9, 4, 27)),
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 27)),
         Invalid("def f(x):\n    if rank == 0 or rank == 'cpu':\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == 0 or rank == 'cpu'' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 27),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 27),
                 expected_replacement="def f(x):\n    if rank == 0 or rank == 'cpu':\n        pass\n"
                 "    dist.all_reduce(x)"),
         Invalid("LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == LOADER_RANK' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 27),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 27),
                 expected_replacement="LOADER_RANK = 1\ndef f(x):\n    if rank == LOADER_RANK:\n        pass\n"
                 "    dist.all_reduce(x)"),
         Invalid("import contextlib\n@contextlib.contextmanager\ndef zero_first():\n    if rank != 0:\n"
@@ -291,7 +335,9 @@ class CollectiveOnSomeRanks(Rule):
                 "    if accelerator.is_main_process:\n        print(evaluate(model, loader))",
                 expected_message="evaluate() runs only on ranks where 'accelerator.is_main_process' is true: "
                 "evaluate() calls accelerator.gather_for_metrics() (case.py:80), and the other ranks never join "
-                "it and every rank hangs until the timeout", range=(75, 15, 75, 38)),
+                "it and every rank hangs until the timeout"
+                                 " (those ranks run evaluate (line 83) only, while the others run no collective"
+                                 " here)", range=(75, 15, 75, 38)),
         Invalid("def f():\n    pending = list(range(rank + 3))\n    while pending:\n        pending.pop()\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at "
@@ -303,40 +349,57 @@ class CollectiveOnSomeRanks(Rule):
                 "        print(global_mean(loss))",
                 expected_message="global_mean() runs only on ranks where 'accelerator.is_main_process and "
                 "step % 2 == 0' is true: global_mean() calls accelerator.reduce() (case.py:10), and the "
-                "other ranks never join it and every rank hangs until the timeout", range=(5, 15, 5, 32)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run global_mean (line 13) only, while the others run no collective"
+                                 " here)", range=(5, 15, 5, 32)),
         Invalid("def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\nif is_main():\n"
                 "    dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'is_main()' is true: the other ranks "
-                "never join it and every rank hangs until the timeout", range=(5, 5, 5, 25),
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 13) only, while the others run no collective"
+                                 " here)", range=(5, 5, 5, 25),
                 expected_replacement="def is_main():\n    return dist.get_rank() == 0\nx = torch.zeros(3)\n"
                 "if is_main():\n    pass\ndist.broadcast(x, 0)"),
         # Framework spellings of the main process and of the rank.
         Invalid("import deepspeed.comm as ds\ndef f(x):\n    if ds.get_rank() == 0:\n        ds.all_reduce(x)\n"
                 "        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'ds.get_rank() == 0' is true: the other ranks "
-                "never join it and every rank hangs until the timeout",
+                "never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)",
                 range=(4, 9, 4, 25)),
         Invalid("def f(trainer, x):\n    if trainer.is_global_zero:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'trainer.is_global_zero' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(state, x):\n    if state.is_world_process_zero:\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'state.is_world_process_zero' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         Invalid("def f(trainer, x):\n    if trainer.is_world_process_zero():\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'trainer.is_world_process_zero()' "
-                "is true: the other ranks never join it and every rank hangs until the timeout",
+                "is true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         Invalid("def f(args, x):\n    if args.local_rank in [-1, 0]:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'args.local_rank in [-1, 0]' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective here)",
                 range=(3, 9, 3, 23)),
         Invalid("def f(args, x):\n    if args.local_rank <= 0:\n        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'args.local_rank <= 0' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 23)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 23)),
         Invalid("def f(args, x):\n    if args.process_index == 0:\n        dist.all_reduce(x)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'args.process_index == 0' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)",
                 range=(3, 9, 3, 27)),
         # Exits taken on some ranks only, however nested, and rank-dependent trip counts.
         Invalid("for i, batch in enumerate(loader):\n    dist.all_reduce(batch)\n"
@@ -369,8 +432,53 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="barrier() is skipped on ranks where 'accelerator.is_main_process and x is None' is "
                 "true: the 'sys.exit()' at line 11 is taken only there, while the other ranks go on "
                 "calling it, so the ranks' calls stop pairing up and every rank hangs until the "
-                "timeout",
+                "timeout"
+                                 " (those ranks run no collective here, while the others run barrier (line 12) only)",
                 range=(4, 5, 4, 19)),
+        # Failing exits decided by data that differs between ranks.
+        Invalid("def f():\n    for batch in load_batches(rank):\n        assert torch.isfinite(batch).all()\n"
+                "        dist.all_reduce(batch)",
+                expected_message="all_reduce() is skipped on ranks where 'torch.isfinite(batch).all()' is false "
+                "(it holds the data of the rank it was given): "
+                "the 'assert' at line 11 stops only those processes, while the other ranks call it and wait for "
+                "them until the timeout (or until the launcher notices the failure)", range=(4, 9, 4, 31)),
+        Invalid("def f(out):\n    mine = f'{out}.{rank}'\n    with lock():\n        if os.path.exists(mine):\n"
+                "            raise FileExistsError(mine)\n    accelerator.wait_for_everyone()",
+                expected_message="wait_for_everyone() is skipped on ranks where 'os.path.exists(mine)' is true "
+                "(it checks a path named after the rank): "
+                "the 'raise' at line 13 stops only those processes, while the other ranks call it and wait for "
+                "them until the timeout (or until the launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run wait_for_everyone (line"
+                                 " 14) only)", range=(6, 5, 6, 36)),
+        Invalid("def f(root):\n    if not os.path.isdir(f'{root}/shard{rank}'):\n        sys.exit(1)\n"
+                "    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'os.path.isdir(f'{root}/shard{rank}')' "
+                "is false (it checks a path named after the rank): the 'sys.exit()' at line 11 stops only those processes, while the other ranks call it "
+                "and wait for them until the timeout (or until the launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 12) only)",
+                range=(4, 5, 4, 19)),
+        Invalid("def fail(msg):\n    print(msg)\n    sys.exit(1)\ndef f(root):\n"
+                "    if not os.path.isdir(f'{root}/shard{rank}'):\n        fail('no shard')\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'os.path.isdir(f'{root}/shard{rank}')' is "
+                "false (it checks a path named after the rank): the 'fail()' at line 14 stops only those "
+                "processes, while the other ranks call it and wait for them until the timeout (or until the "
+                "launcher notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 15)"
+                                 " only)", range=(7, 5, 7, 19)),
+        Invalid("def f(paths):\n    try:\n        state = torch.load(paths[rank])\n    except FileNotFoundError:\n"
+                "        raise RuntimeError('no checkpoint')\n    finally:\n        log()\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where the 'try' at line 10 raises (work in the "
+                "'try' block can fail on some ranks only): the 'raise' at line 13 stops only those processes, "
+                "while the other ranks call it and wait for them until the timeout (or until the launcher "
+                "notices the failure)"
+                                 " (those ranks run no collective here, while the others run barrier (line 16)"
+                                 " only)", range=(8, 5, 8, 19)),
+        # A set of names iterates in an order salted per process.
+        Invalid("def f(params):\n    names = set(params)\n    for name in names:\n        dist.all_reduce(params[name])",
+                expected_message="all_reduce() runs in a different order on different ranks: the loop at line 11 "
+                "iterates over 'names' (a set of strings or objects iterates in an order salted per process "
+                "(PYTHONHASHSEED)), so each rank's calls pair with other items' calls (a size mismatch aborts, "
+                "equal sizes mix the values silently)", range=(4, 9, 4, 38)),
         Invalid("for shard in shards[rank::world_size]:\n    dist.all_reduce(shard)",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 9"
                 " iterates over 'shards[rank::world_size]', whose length depends on the rank, so the "
@@ -384,43 +492,58 @@ class CollectiveOnSomeRanks(Rule):
         # Group ranks: a test on the rank within the collective's own group, or a world collective.
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.all_reduce(x, group=g)\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 36)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 36)),
         Invalid("def f(x, g):\n    if dist.get_rank(g) == 0:\n        dist.reduce(x, 0, dist.ReduceOp.SUM, g)\n"
                 "        log(x)",
                 expected_message="reduce() runs only on ranks where 'dist.get_rank(g) == 0' is true: "
-                "the other ranks never join it and every rank hangs until the timeout", range=(3, 9, 3, 48)),
+                "the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 48)),
         Invalid("def f(x, g):\n    if g.rank() != 0:\n        return\n    dist.all_reduce(x, group=g)",
                 expected_message="all_reduce() runs only on ranks where 'g.rank() == 0' is true: the "
-                "other ranks never join it and every rank hangs until the timeout", range=(4, 5, 4, 32)),
+                "other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 5, 4, 32)),
         Invalid("def f(x):\n    if mpu.get_pipeline_model_parallel_rank() == 0:\n"
                 "        dist.all_reduce(x, group=mpu.get_pipeline_model_parallel_group())\n        log(x)",
                 expected_message="all_reduce() runs only on ranks where "
                 "'mpu.get_pipeline_model_parallel_rank() == 0' is true: the other ranks never join it and "
-                "every rank hangs until the timeout", range=(3, 9, 3, 74)),
+                "every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 9, 3, 74)),
         Invalid("def f(x):\n    tp_rank = get_tensor_model_parallel_rank()\n    if tp_rank == 0:\n"
                 "        dist.barrier()\n        log(x)",
                 expected_message="barrier() runs only on ranks where 'tp_rank == 0' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(4, 9, 4, 23)),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run barrier (line 12) only, while the others run no collective"
+                                 " here)", range=(4, 9, 4, 23)),
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    x = torch.randn(3)\n"
                 "    dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 12) only, while the others run no collective here)",
                 range=(4, 5, 4, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n"
                 "    x = torch.randn(3)\ndist.broadcast(x, 0)"),
         Invalid("x = torch.zeros(3)\nif rank == 0:\n    dist.all_reduce(x)\nelse:\n    print(x)",
                 expected_message="all_reduce() runs only on ranks where 'rank == 0' is true: the other "
-                "ranks never join it and every rank hangs until the timeout", range=(3, 5, 3, 23),
+                "ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run all_reduce (line 11) only, while the others run no collective"
+                                 " here)", range=(3, 5, 3, 23),
                 expected_replacement="x = torch.zeros(3)\nif rank == 0:\n    pass\nelse:\n"
                 "    print(x)\ndist.all_reduce(x)"),
         Invalid("if accelerator.is_main_process:\n    y = torch.randn(3)\n    dist.broadcast(y, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 11) only, while the others run no collective here)",
                 range=(3, 5, 3, 25)),
         Invalid("def evaluate(loss):\n    if not accelerator.is_main_process:\n        return\n"
                 "    return accelerator.gather(loss)",
                 expected_message="gather() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run gather (line 12) only, while the others run no collective here)",
                 range=(4, 12, 4, 36)),
         Invalid("for batch in range(3):\n    if local_rank != 0:\n        continue\n    dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'local_rank == 0' is true: the other "
@@ -437,7 +560,9 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("x = torch.zeros(3)\nif accelerator.is_main_process:\n    dist.broadcast(x, 0)\n"
                 "dist.broadcast(x, 0)",
                 expected_message="broadcast() runs only on ranks where 'accelerator.is_main_process' is "
-                "true: the other ranks never join it and every rank hangs until the timeout",
+                "true: the other ranks never join it and every rank hangs until the timeout"
+                                 " (those ranks run broadcast (line 11) then broadcast (line 12), while the others run "
+                                 "broadcast (line 12) only)",
                 range=(3, 5, 3, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
@@ -476,6 +601,10 @@ class CollectiveOnSomeRanks(Rule):
                 if loop is not None:
                     yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
                     continue
+                ordered = _set_ordered_loop(analysis, site)
+                if ordered is not None:
+                    yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
+                    continue
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
                     yield Report(site.call, early, help=_EXIT_HELP)
@@ -510,7 +639,7 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Lay
     take (`if loss > best: break`) depend on data the ranks usually share, and are not reported."""
     reached = set(site.reached)
     exits = [e for e in analysis.exits[site.scope].skipping(site.call)
-             if e.reached & reached and not _in_another_arm(analysis, layout, e, site)]
+             if e.reached & reached and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)]
     skipping = set().union(*(e.reached & reached for e in exits))
     never = reached - skipping
     if not skipping or not never:
@@ -518,6 +647,11 @@ def _rank_dependent_exit(analysis: ModuleAnalysis, site: CallSite, layout: "_Lay
     if site.group is not None and not _split_within_group(site, never, skipping):
         return None
     return next(e for e in exits if never - e.reached)
+
+
+def _counts(analysis: ModuleAnalysis, exit_: Exit) -> bool:
+    """A failing exit counts where data that differs between ranks decides it (exits.py)."""
+    return exit_.counts() and (not exit_.failing or exit_.node in analysis.divergence.failing)
 
 
 def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> Optional[Exit]:
@@ -528,7 +662,7 @@ def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
     if layout.enclosing.get(site.statement) or any(world.data is None for world in missing):
         return None
     return next((e for e in analysis.exits[site.scope].skipping(site.call)
-                 if e.reached & missing and not _in_another_arm(analysis, layout, e, site)), None)
+                 if e.reached & missing and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)), None)
 
 
 def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
@@ -568,6 +702,15 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
             return loop, iterable, None
         if loop in analysis.divergence.loops:
             return (loop, *analysis.divergence.loops[loop])
+    return None
+
+
+def _set_ordered_loop(analysis: ModuleAnalysis, site: CallSite):
+    """(loop, its iterable, why) for a loop around the call over a set whose order differs
+    between processes: each rank runs the collectives in its own order."""
+    for loop in analysis.exits[site.scope].loops.get(site.call, ()):
+        if loop in analysis.divergence.orders:
+            return (loop, *analysis.divergence.orders[loop])
     return None
 
 
@@ -711,7 +854,36 @@ def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -
     condition = _condition(analysis, site, layout)
     where = f"ranks where {condition}" if condition else "some ranks"
     hang = f"{site.api.called} {site.api.via}, and {_HANG}" if site.api.via else _HANG
-    return f"{site.api.called} runs only on {where}: {hang}"
+    missing = set(analysis.worlds[site.scope]) - set(site.reached)
+    sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
+    return f"{site.api.called} runs only on {where}: {hang}{sequences}"
+
+
+def _sequences(analysis: ModuleAnalysis, site: CallSite, ones: set, others: set, runs) -> str:
+    """" (those ranks run all_reduce (line 30) then barrier (line 41), while the others run barrier
+    (line 41) only)": the collectives of the call's scope that one rank of each class reaches, in
+    source order; `runs(other)` says whether the first class still runs `other` there. Empty
+    where the scope holds a loop around the call (its sequence repeats)."""
+    if not ones or not others or analysis.exits[site.scope].loops.get(site.call):
+        return ""
+    one, other = min(ones, key=_world_order), min(others, key=_world_order)
+    scope_sites = [s for s in analysis.calls_in(site.scope) if not analysis.exits[site.scope].loops.get(s.call)]
+    first = [s for s in scope_sites if one in s.reached and runs(s)]
+    second = [s for s in scope_sites if other in s.reached]
+    return f" (those ranks run {_sequence(analysis, first)}, while the others run {_sequence(analysis, second)})"
+
+
+def _world_order(world) -> tuple:
+    return (world.rank, world.group_rank, world.data is False)
+
+
+def _sequence(analysis: ModuleAnalysis, sites: list) -> str:
+    if not sites:
+        return "no collective here"
+    starts = sorted((analysis.position(s.call).start.line, analysis.position(s.call).start.column, s.api.short_name)
+                    for s in sites)
+    named = [f"{name} (line {line})" for line, _, name in starts]
+    return named[0] + " only" if len(named) == 1 else " then ".join(named)
 
 
 def _branch_help(site: CallSite, layout: _Layout) -> str:
@@ -726,14 +898,23 @@ def _exit_message(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout:
     where = f"ranks where {where}" if where else "some ranks"
     later = " in the following iterations" if exit_.kind == "break" or (
         exit_.kind != "continue" and exit_.loops) else ""
+    order = analysis.exits[site.scope].order
+    sequences = "" if exit_.loops else _sequences(analysis, site, set(exit_.reached), set(site.reached) - exit_.reached,
+                                                  lambda other: order.get(other.call, 0) < exit_.order)
+    if exit_.failing:
+        return (f"{site.api.called} is skipped on {where}: the '{exit_.kind}' at line {line} "
+                f"stops only those processes, while the other ranks call it and wait for them until "
+                f"the timeout (or until the launcher notices the failure){sequences}")
     return (f"{site.api.called} is skipped{later} on {where}: the '{exit_.kind}' at line "
-            f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}")
+            f"{line} is taken only there, while the other ranks go on calling it, {_UNEVEN}{sequences}")
 
 
 def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layout: _Layout) -> Optional[str]:
     """The innermost rank test around the exit that some ranks fail, or the `try` whose handler
     holds it when the work in that `try` can fail on some ranks only."""
     worlds = analysis.worlds[site.scope]
+    if exit_.kind == "assert":
+        return _phrase(analysis, exit_.node.test, False)
     arms = [_arm_test(chain, index) for chain, index in reversed(layout.enclosing.get(exit_.statement, []))]
     for judge in (analysis.conditions.evaluate, analysis.conditions.decide):  # the rank's own tests first
         for test, truth in arms:
@@ -763,6 +944,13 @@ def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop, decider, reaso
     else:
         count = f"iterates over '{analysis.code(decider)}', whose length can differ between ranks ({reason})"
     return f"{site.api.called} runs a different number of times on different ranks: the loop at line {line} {count}, {_UNEVEN}"
+
+
+def _order_message(analysis: ModuleAnalysis, site: CallSite, loop, iterable, reason: str) -> str:
+    line = analysis.position(loop).start.line
+    return (f"{site.api.called} runs in a different order on different ranks: the loop at line {line} iterates "
+            f"over '{analysis.code(iterable)}' ({reason}), so each rank's calls pair with other items' calls "
+            f"(a size mismatch aborts, equal sizes mix the values silently)")
 
 
 def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Optional[str]:

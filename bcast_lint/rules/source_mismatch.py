@@ -31,6 +31,11 @@ class SourceMismatch(Rule):
     `from_process=0`), or the source rank itself differs between ranks (`src=rank`,
     `src=dist.get_rank()`, `from_process=accelerator.process_index`).
 
+    A source that is not a member of the broadcast's group is flagged too: `src` is a global
+    rank, so `src=0` with `group=g` where `g = dist.new_group([2, 3])` names rank 0, not the
+    group's first member (torch raises `ValueError: Global rank 0 is not part of group`;
+    `group_src=0` names the group's own rank 0). Only groups made of literal ranks are checked.
+
     ## Why is this bad?
     A broadcast copies the source rank's tensor to every rank, whatever the others hold. When
     another rank filled the value, the source sends its placeholder, every rank (the filling one
@@ -118,6 +123,10 @@ class SourceMismatch(Rule):
         Valid("x = torch.randn(4)\nif rank == 1:\n    x.zero_()\ndist.broadcast(x, 0)"),
         Valid("x = torch.randn(4)\nif rank == 1:\n    x = torch.full((4,), 0.0)\ndist.broadcast(x, 0)"),
         Valid("n = 0\nn += 1\nx = torch.zeros(4)\nif rank == 1:\n    x = torch.randn(4)\ndist.broadcast(x, src=n)"),
+        # A source among the group's members, or a group whose members are not written out.
+        Valid("def f(x):\n    g = dist.new_group([2, 3])\n    dist.broadcast(x, src=2, group=g)"),
+        Valid("def f(x, ranks):\n    g = dist.new_group(ranks)\n    dist.broadcast(x, src=0, group=g)"),
+        Valid("def f(x):\n    g = dist.new_group(range(4))\n    dist.broadcast(x, 0, g)"),
         Valid("def f(x, group):\n    src = dist.get_global_rank(group, 0)\n"
               "    dist.broadcast(x, src=src, group=group)"),
     )
@@ -178,6 +187,14 @@ class SourceMismatch(Rule):
                 expected_message="src=rank names a different source on different ranks, so "
                 "dist.broadcast() never matches up and hangs until the backend timeout "
                 "(TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 1, 1, 28)),
+        Invalid("def f(x):\n    g = dist.new_group([2, 3])\n    dist.broadcast(x, src=0, group=g)",
+                expected_message="src=0 is a global rank, and rank 0 is not a member of 'g' (ranks 2, 3): torch "
+                "raises \"ValueError: Global rank 0 is not part of group\" on the group's members",
+                range=(3, 5, 3, 38)),
+        Invalid("def f(x):\n    g = dist.new_group(ranks=range(4, 8))\n    dist.broadcast(x, 0, g)",
+                expected_message="src=0 is a global rank, and rank 0 is not a member of 'g' (ranks 4, 5, 6, 7): "
+                "torch raises \"ValueError: Global rank 0 is not part of group\" on the group's members",
+                range=(3, 5, 3, 28)),
         Invalid("dist.broadcast(x, src=dist.get_rank())",
                 expected_message="src=dist.get_rank() names a different source on different ranks, so "
                 "dist.broadcast() never matches up and hangs until the backend timeout "
@@ -207,12 +224,63 @@ class SourceMismatch(Rule):
             known = set(sources.values())
             if None in known or not known:
                 continue
+            outsider = _source_outside_group(analysis, site, known)
+            if outsider is not None:
+                yield outsider
+                continue
             if len(known) > 1:
                 if _reached_unconditionally(analysis, site):
                     yield Report(site.call, _per_rank_message(analysis, site),
                                  help=f"Pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
             else:
                 yield from _filled_elsewhere(analysis, site, known.pop())
+
+
+# -- a source that is not a member of the group ----------------------------------------------
+def _source_outside_group(analysis: ModuleAnalysis, site: CallSite, sources: set) -> Optional[Report]:
+    """`src` is a global rank: with `group=` a group made of literal ranks (`new_group([2, 3])`),
+    a source that is not among them (`src=0`, meant as the group's first member)."""
+    members = _group_members(analysis, site)
+    if members is None or len(sources) != 1:
+        return None
+    source = next(iter(sources))
+    if source in members:
+        return None
+    listed = ", ".join(map(str, sorted(members)))
+    message = (f"{site.api.src_keyword}={source} is a global rank, and rank {source} is not a member of "
+               f"'{analysis.code(site.group)}' (ranks {listed}): torch raises \"ValueError: Global rank "
+               f"{source} is not part of group\" on the group's members")
+    return Report(site.call, message, help=f"Pass the member's global rank, or group_src={source} for "
+                  f"the group's own rank {source}")
+
+
+def _group_members(analysis: ModuleAnalysis, site: CallSite) -> Optional[frozenset]:
+    """The global ranks of the call's group when every definition of it reaching the call is
+    `new_group(<literal ranks>)`; None otherwise."""
+    group = site.group
+    if not isinstance(group, cst.Name):
+        return None
+    found = set()
+    for env in site.reached.values():
+        for definition in env.get(group.value, ()):
+            if definition.kind != ASSIGNED or definition.writes:
+                return None
+            found.add(_literal_ranks(definition.value))
+    return found.pop() if len(found) == 1 else None
+
+
+def _literal_ranks(value: cst.BaseExpression) -> Optional[frozenset]:
+    """The ranks of `new_group([2, 3])`, `new_group(ranks=(2, 3))` or `new_group(range(2, 4))`."""
+    if not (isinstance(value, cst.Call) and _called_name(value) == "new_group"):
+        return None
+    ranks = argument_value(value, 0, "ranks")
+    if isinstance(ranks, (cst.List, cst.Tuple)):
+        literals = [integer_literal(element.value) for element in ranks.elements]
+        return None if None in literals or not literals else frozenset(literals)
+    if isinstance(ranks, cst.Call) and _called_name(ranks) == "range" and 1 <= len(ranks.args) <= 2:
+        bounds = [integer_literal(arg.value) for arg in ranks.args]
+        return None if None in bounds else frozenset(range(*bounds))
+    return None
 
 
 # -- a source that differs per rank ---------------------------------------------------------
