@@ -261,9 +261,12 @@ API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", 
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS) | set(FRAMEWORK_METHODS)
 ) - GATED_CALL_WORDS["torch.distributed.checkpoint"]
-# Framework method names that are calls only in a file naming the framework; a call of one the
-# map does not cover is no unresolved collective (`logger.log(...)`).
-FRAMEWORK_ONLY_WORDS = MAPPED_METHOD_NAMES - CALL_WORDS
+# The names of collectives and of the calls that run one whatever their receiver.
+COLLECTIVE_NAMES = frozenset({api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS))
+# Framework method names: a call of one is a framework call only through its receiver (a class the
+# analysis knows, or a name apis.Receiver recognises). Elsewhere it is no unresolved collective
+# (`logger.log(...)`, `dataset.prepare()`, mmengine's own `runner.save_checkpoint()`).
+FRAMEWORK_ONLY_WORDS = (MAPPED_METHOD_NAMES | frozenset(FRAMEWORK_METHODS)) - COLLECTIVE_NAMES
 
 
 def gated_call_words(source: bytes | str) -> frozenset:

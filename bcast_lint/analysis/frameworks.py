@@ -5,7 +5,8 @@ The map gives, for each public method, property or function that may run a colle
 (`strategy.barrier()`), the chain of file:line hops that proves it, and, where one is visible, the
 argument without which it runs none (`sync_dist`). It also gives the public names of the mapped
 classes (`lightning.Trainer`), what a mapped class hands the user (`LightningModule.trainer` is a
-Trainer) and the classes of Lightning's hook parameters (`trainer`, `pl_module`).
+Trainer), the classes of Lightning's hook parameters (`trainer`, `pl_module`) and of the
+frameworks' own module variables (ignite's `_model`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class FrameworkMap:
     aliases: dict  # public name -> the map's name (classes and functions)
     attributes: dict  # class -> {attribute -> class}
     hook_parameters: dict  # class -> {parameter name -> class}
+    instances: dict  # a framework's module variable, rebound at run time -> its class
 
     def canonical(self, qualified: str) -> str:
         """The map's name for a qualified name: `lightning.Trainer`, `pytorch_lightning.Trainer` ->
@@ -98,4 +100,5 @@ def load() -> FrameworkMap:
     for entry in entries.values():
         if entry.kind != "function":
             methods.setdefault(entry.owner, {})[entry.short_name] = entry
-    return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"])
+    return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"],
+                        data["instances"])

@@ -147,6 +147,7 @@ class _CandidateCollector(Visitor):
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module)
+        self.taking_turns = _taking_turns(module)
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -247,8 +248,8 @@ class _CandidateCollector(Visitor):
         return [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._statements:
-            return
+        if not self._statements or self._scopes[-1] in self.taking_turns:
+            return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
         if name in self.call_words:
             self.candidates.append(self._candidate(node, name))
@@ -265,18 +266,35 @@ def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
     """The module's `@contextlib.contextmanager` functions that, like `main_process_first`, run
     a collective under an `if` before their `yield` (`if rank != 0: dist.barrier()`): ranks
     run the `with` body at different times, one group while the other waits in that collective."""
-    found = set()
+    return frozenset(function.name.value for function in _context_managers(module)
+                     if _conditional_collective(_before_yield(function)))
+
+
+def _taking_turns(module: cst.Module) -> frozenset[cst.FunctionDef]:
+    """Staggered context managers that close the turn after their `yield` too (ignite's
+    `one_rank_first`: `if current_rank != rank: barrier()`, `yield`, `if current_rank == rank:
+    barrier()`): each rank runs one of the two collectives, so they meet."""
+    return frozenset(function for function in _context_managers(module)
+                     if _conditional_collective(_before_yield(function))
+                     and _conditional_collective(function.body.body[len(_before_yield(function)) + 1:]))
+
+
+def _context_managers(module: cst.Module) -> Iterator[cst.FunctionDef]:
     for statement in module.body:
-        if not isinstance(statement, cst.FunctionDef) or not any(
+        if isinstance(statement, cst.FunctionDef) and any(
                 last_name(d.decorator) == "contextmanager" for d in statement.decorators):
-            continue
-        for part in statement.body.body:
-            if _yields(part):
-                break
-            if isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part)):
-                found.add(statement.name.value)
-                break
-    return frozenset(found)
+            yield statement
+
+
+def _before_yield(function: cst.FunctionDef) -> Sequence[cst.CSTNode]:
+    """The statements before the function body's own `yield` (all of them when it has none there)."""
+    body = function.body.body
+    return next((body[:index] for index, part in enumerate(body) if _yields(part)), body)
+
+
+def _conditional_collective(statements: Sequence[cst.CSTNode]) -> bool:
+    return any(isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part))
+               for part in statements)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -336,6 +354,13 @@ def _called_text(call: cst.Call, name: str) -> str:
     """`comm.all_reduce`; `(...).scatter` when the receiver is no dotted name."""
     parts = dotted_parts(call.func)
     return ".".join(parts) if parts else f"(...).{name}"
+
+
+def _mapped_entry(target) -> Optional[frameworks.Entry]:
+    """The framework map's entry for a project function (a FunctionRef), when the project is a
+    mapped framework."""
+    framework_map = frameworks.load()
+    return framework_map.entries.get(framework_map.canonical(target.qualified_name))
 
 
 def _passes(call: cst.Call, keyword: str) -> bool:
@@ -456,6 +481,9 @@ class ModuleAnalysis:
         target = self._target(candidate, names_collective)
         if isinstance(target, str):
             return apis.CATALOG.get(target)
+        mapped = _mapped_entry(target) if isinstance(target, FunctionRef) else None
+        if mapped is not None:  # linting a mapped framework itself: `barrier()` inside ignite.distributed.utils
+            return apis.framework_api(mapped)
         if isinstance(target, FunctionRef) and self._context.rank_dependent(self._qualname(candidate.scope)) \
                 and self._context.summaries.may_run_collective(target):
             summary = self._context.summaries.of(target)
@@ -501,15 +529,15 @@ class ModuleAnalysis:
 
     def _known(self, candidate: _Candidate) -> bool:
         """Whether a call named like a collective resolved to something that is not one."""
+        from bcast_lint.analysis.project import names_collective
+
         qualified = self.qualified_names(candidate.call, candidate.scope)
-        if not qualified:
-            return False
         context = self._context
+        if not qualified:  # `self.m(...)`, or a function of this module: a project function?
+            return context is not None and self._target(candidate, names_collective) is not None
         if context is None or context.index is None or not any(
                 context.project.is_project_name(name, context.index.location.root) for name in qualified):
             return True
-        from bcast_lint.analysis.project import names_collective
-
         return self._target(candidate, names_collective) is not None
 
     def coverage(self, tree: Optional[ast.Module] = None) -> Coverage:
@@ -612,7 +640,14 @@ class ModuleAnalysis:
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
                 if mapped is not None:
                     return mapped
-        return None
+        return self._mapped_instance(name)
+
+    def _mapped_instance(self, name: str) -> Optional[str]:
+        """Linting a mapped framework itself: the class of one of its module variables (ignite's
+        `_model`), which the map records where the module rebinds it."""
+        if self._context is None or self._context.index is None:
+            return None
+        return frameworks.load().instances.get(f"{self._context.index.location.name}.{name}")
 
     def _local_subclass(self, func: cst.BaseExpression) -> Optional[str]:
         """`MyMetric()` for a `class MyMetric(Metric)` of this module: the mapped class it derives from."""
