@@ -163,3 +163,22 @@ def test_framework_method_names_on_unknown_receivers_are_not_unresolved(tmp_path
     result = _lint(tmp_path, {"hooks.py": text}, "hooks.py")
     assert result.findings == () and result.analysed == 1
     assert result.unresolved == ((18, "scores.all_reduce"),)
+
+
+def test_the_coverage_counts_each_framework_s_calls(tmp_path):
+    text = """
+        import torch.distributed as dist
+        import lightning as L
+
+        class M(L.LightningModule):
+            def on_validation_epoch_end(self):
+                self.all_gather(self.preds)
+                self.trainer.strategy.barrier()
+                dist.barrier()
+                helper.broadcast(self.preds)
+    """
+    result = _lint(tmp_path, {"module.py": text}, "module.py")
+    # trainer.strategy is a Strategy (the map's attributes): barrier() resolves. `helper` is unknown:
+    # its broadcast counts for Lightning, whose strategies have one, before torch.
+    assert result.frameworks == (("lightning", 2, 1), ("torch", 1, 0))
+    assert result.unresolved == ((10, "helper.broadcast"),)

@@ -25,6 +25,24 @@ IMPORT_NAMES = {"torch": "torch", "accelerate": "accelerate", "transformers": "t
                 "pytorch-ignite": "ignite", "mmengine": "mmengine"}
 
 
+# The package a call belongs to, for the coverage per framework (`--statistics`); the project's own
+# helpers and what cannot be told count as "other".
+_FRAMEWORK_OF_PACKAGE = {**{package: name for name, package in IMPORT_NAMES.items()},
+                         "pytorch_lightning": "lightning", "lightning_fabric": "lightning",
+                         "Accelerator": "accelerate"}
+OTHER = "other"
+
+
+def framework_of(qualified_names) -> str:
+    """The mapped framework one of `qualified_names` belongs to (`ignite.distributed.all_reduce`:
+    pytorch-ignite), or OTHER."""
+    for qualified in qualified_names:
+        found = _FRAMEWORK_OF_PACKAGE.get(qualified.split(".", 1)[0])
+        if found is not None:
+            return found
+    return OTHER
+
+
 @dataclass(frozen=True)
 class Entry:
     framework: str
