@@ -165,6 +165,21 @@ def test_framework_method_names_on_unknown_receivers_are_not_unresolved(tmp_path
     assert result.unresolved == ((18, "scores.all_reduce"),)
 
 
+def test_save_and_load_on_other_objects_are_not_unresolved_where_lightning_is_imported(tmp_path):
+    # Fabric has save and load, so the names are calls in a file that imports Lightning.
+    text = """
+        import lightning as L
+
+        def checkpoint(logger, fabric: L.Fabric, rank):
+            if rank == 0:
+                logger.save()
+                logger.experiment.load('run')
+            fabric.save('ckpt', {})
+    """
+    result = _lint(tmp_path, {"loop.py": text}, "loop.py")
+    assert result.unresolved == () and result.analysed == 1
+
+
 def test_the_coverage_counts_each_framework_s_calls(tmp_path):
     text = """
         import torch.distributed as dist

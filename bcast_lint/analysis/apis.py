@@ -269,8 +269,10 @@ API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", 
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS) | set(FRAMEWORK_METHODS)
 ) - GATED_CALL_WORDS["torch.distributed.checkpoint"]
-# The names of collectives and of the calls that run one whatever their receiver.
-COLLECTIVE_NAMES = frozenset({api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS))
+# The names of collectives and of the calls that run one whatever their receiver (not `save` and
+# `load`, which are `torch.distributed.checkpoint`'s only in a file that names it).
+NAMED_LIKE_A_COLLECTIVE = frozenset({api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS)) \
+    - GATED_CALL_WORDS["torch.distributed.checkpoint"]
 # The names of each mapped framework's calls that run collectives (Accelerate's collectives too).
 NAMES_BY_FRAMEWORK = {framework: frozenset(entry.short_name for entry in frameworks.load().entries.values()
                                            if entry.framework == framework)
@@ -279,7 +281,7 @@ NAMES_BY_FRAMEWORK = {framework: frozenset(entry.short_name for entry in framewo
 # Framework method names: a call of one is a framework call only through its receiver (a class the
 # analysis knows, or a name apis.Receiver recognises). Elsewhere it is no unresolved collective
 # (`logger.log(...)`, `dataset.prepare()`, mmengine's own `runner.save_checkpoint()`).
-FRAMEWORK_ONLY_WORDS = (MAPPED_METHOD_NAMES | frozenset(FRAMEWORK_METHODS)) - COLLECTIVE_NAMES
+FRAMEWORK_ONLY_WORDS = (MAPPED_METHOD_NAMES | frozenset(FRAMEWORK_METHODS)) - NAMED_LIKE_A_COLLECTIVE
 
 
 def gated_call_words(source: bytes | str) -> frozenset:

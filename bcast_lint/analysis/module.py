@@ -394,7 +394,7 @@ def _framework_named(name: str, imported: set[str]) -> str:
     for framework in sorted(imported - {"torch", frameworks.OTHER}):
         if name in apis.NAMES_BY_FRAMEWORK.get(framework, ()):
             return framework
-    return "torch" if "torch" in imported and name in apis.COLLECTIVE_NAMES else frameworks.OTHER
+    return "torch" if "torch" in imported and name in apis.NAMED_LIKE_A_COLLECTIVE else frameworks.OTHER
 
 
 def _mapped_entry(target) -> Optional[frameworks.Entry]:
