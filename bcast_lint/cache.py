@@ -78,15 +78,17 @@ class Cache:
         findings = tuple(dataclasses.replace(Finding.from_dict(item), filename=filename)
                          for item in data["findings"])
         unresolved = tuple((line, text) for line, text in data.get("unresolved", ()))
+        frameworks = tuple((name, analysed, unresolved) for name, analysed, unresolved in data.get("frameworks", ()))
         return FileResult(filename, findings, data.get("error"), data.get("analysed", 0), unresolved,
-                          dependencies)
+                          dependencies, frameworks)
 
     def put(self, key: str, result: FileResult) -> None:
         """Best effort: a cache that cannot be written only costs speed."""
         path = self._path(key)
         payload = {"findings": [f.as_dict() for f in result.findings], "error": result.error,
                    "analysed": result.analysed, "unresolved": [list(u) for u in result.unresolved],
-                   "dependencies": [list(d) for d in result.dependencies]}
+                   "dependencies": [list(d) for d in result.dependencies],
+                   "frameworks": [list(f) for f in result.frameworks]}
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._ignore_in_git()

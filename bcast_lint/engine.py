@@ -126,7 +126,8 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
         findings = [f for f in findings if not is_suppressed(f.code, source.line(f.line))]
     dependencies = context.dependencies() if context is not None else ()
     return FileResult(filename, tuple(sorted(findings, key=_order)), analysed=coverage.analysed,
-                      unresolved=coverage.unresolved, dependencies=dependencies)
+                      unresolved=coverage.unresolved, dependencies=dependencies,
+                      frameworks=coverage.frameworks)
 
 
 # LibCST's native parser recurses without a limit and overflows the C stack (a segfault, which no

@@ -98,3 +98,4 @@ class FileResult:
     analysed: int = 0  # collective calls the rules saw (including calls of collective-running helpers)
     unresolved: tuple[tuple[int, str], ...] = ()  # (line, called name): named like a collective, not resolved
     dependencies: tuple[tuple[str, str], ...] = ()  # (path, content digest) of other modules read
+    frameworks: tuple[tuple[str, int, int], ...] = ()  # (framework, analysed, unresolved) per framework

@@ -72,7 +72,7 @@ def render(
     if statistics:
         if fmt == "json":
             return _statistics_json(findings, results)
-        return _lines(_statistics_lines(findings) + unresolved + closing)
+        return _lines(_statistics_lines(findings) + _framework_lines(results) + unresolved + closing)
     if fmt in _MACHINE_FORMATS:
         return _MACHINE_FORMATS[fmt](findings)
     if fmt == "full":
@@ -257,6 +257,27 @@ def _statistics_lines(findings: list[Finding]) -> list[str]:
     return [f"{count}\t{code}\t{_CODE_NAMES.get(code, '')}" for code, count, _ in rows]
 
 
+def _by_framework(results: Sequence[FileResult]) -> list[tuple[str, int, int]]:
+    """(framework, collective calls analysed, unresolved), the most analysed first."""
+    analysed: Counter = Counter()
+    unresolved: Counter = Counter()
+    for result in results:
+        for framework, calls, missed in result.frameworks:
+            analysed[framework] += calls
+            unresolved[framework] += missed
+    names = sorted(analysed.keys() | unresolved.keys(), key=lambda name: (-analysed[name], name))
+    return [(name, analysed[name], unresolved[name]) for name in names]
+
+
+def _framework_lines(results: Sequence[FileResult]) -> list[str]:
+    """The coverage per framework under the codes' table: what was analysed, what could not be resolved."""
+    rows = _by_framework(results)
+    if not rows:
+        return []
+    return ["", "Collective calls by framework (analysed, unresolved):",
+            *(f"{analysed}\t{unresolved}\t{name}" for name, analysed, unresolved in rows)]
+
+
 def _statistics_json(findings: list[Finding], results: Sequence[FileResult]) -> str:
     rows = [
         {"code": code, "name": _CODE_NAMES.get(code, ""), "count": count, "fixable": fixable}
@@ -264,8 +285,11 @@ def _statistics_json(findings: list[Finding], results: Sequence[FileResult]) -> 
     ]
     unresolved = [{"filename": r.filename, "line": line, "call": text}
                   for r in results for line, text in r.unresolved]
+    frameworks = [{"framework": name, "analysed": analysed, "unresolved": missed}
+                  for name, analysed, missed in _by_framework(results)]
     report = {"codes": rows, "collective_calls_analysed": sum(r.analysed for r in results),
-              "unresolved": sorted(unresolved, key=lambda u: (u["filename"], u["line"]))}
+              "unresolved": sorted(unresolved, key=lambda u: (u["filename"], u["line"])),
+              "frameworks": frameworks}
     return json.dumps(report, indent=2) + "\n"
 
 

@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import SETUP_METHOD, gated_call_words
+from bcast_lint.analysis.apis import FORWARD_RUNS_COLLECTIVES, SETUP_METHOD, gated_call_words
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
 from bcast_lint.source import Source
 
@@ -38,7 +38,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     collective (analysis.context)."""
     lines: list[Optional[str]] = source.lines()
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
-                                       | helpers))
+                                       | _wrappers(source.text) | helpers))
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling) \
                 and not _ends_the_process(statement):
@@ -110,6 +110,21 @@ def _aliases(text: str) -> set[str]:
     """`bc` in `from accelerate.utils import broadcast as bc`. Read from the text, which is much
     faster than walking the tree; a match in a string or comment only keeps more code."""
     return set(COLLECTIVE_ALIAS.findall(text))
+
+
+_WRAPPER_CLASSES = tuple(name.rsplit(".", 1)[-1] for name in sorted(FORWARD_RUNS_COLLECTIVES))
+
+
+def _wrappers(text: str) -> set[str]:
+    """`ddp` in `ddp = DDP(model)`, `model` in `self.model = DistributedDataParallel(model)`: calling
+    the object runs its forward, which may run a collective (apis.FORWARD_RUNS_COLLECTIVES)."""
+    if not any(name in text for name in _WRAPPER_CLASSES):
+        return set()
+    constructors = {*_WRAPPER_CLASSES, *(alias for name in _WRAPPER_CLASSES
+                                         for alias in re.findall(rf"\b{name}\s+as\s+(\w+)", text))}
+    made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*[\w.]*?\b(?:"
+                      + "|".join(map(re.escape, sorted(constructors))) + r")[ \t]*\(")
+    return set(made.findall(text))
 
 
 def _first_line(node: ast.stmt) -> int:

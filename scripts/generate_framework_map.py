@@ -73,7 +73,7 @@ FRAMEWORKS = (
                                         "torchmetrics/__init__.py"), (
         "torchmetrics.metric.Metric",)),
     Framework("pytorch-ignite", "0.5.5", ("ignite/distributed", "ignite/__init__.py"), (
-        "ignite.distributed.utils",)),
+        "ignite.distributed.utils", "ignite.distributed.comp_models.base.ComputationModel")),
     Framework("mmengine", "0.10.7", ("mmengine/dist", "mmengine/__init__.py"), (
         "mmengine.dist.dist", "mmengine.dist.utils")),
 )
@@ -501,18 +501,23 @@ def _receiver_class(index: Index, function: Function, receiver: ast.expr, locals
     if isinstance(receiver, ast.Name):
         if receiver.id in locals_:
             return locals_[receiver.id]
-        if receiver.id in function.module.globals:
-            resolved = index.resolve_expression(function.module, ast.unparse(function.module.globals[receiver.id]))
-            if isinstance(resolved, Klass) and receiver.id in function.module.reassigned:
-                return list(index.mro(resolved))[-1]  # rebound at run time: any class of the hierarchy
-            return resolved if isinstance(resolved, Klass) else None
-        return None
+        return global_class(index, function.module, receiver.id)
     if _self_attribute(receiver) and function.klass is not None:
         return index.attribute_class(function.klass, receiver.attr)
     if isinstance(receiver, ast.Attribute):
         owner = _receiver_class(index, function, receiver.value, locals_)
         return index.attribute_class(owner, receiver.attr) if owner is not None else None
     return None
+
+
+def global_class(index: Index, module: Module, name: str) -> Optional[Klass]:
+    """The class of a module variable's value, written down where it is assigned."""
+    if name not in module.globals:
+        return None
+    resolved = index.resolve_expression(module, ast.unparse(module.globals[name]))
+    if isinstance(resolved, Klass) and name in module.reassigned:
+        return list(index.mro(resolved))[-1]  # rebound at run time: any class of the hierarchy
+    return resolved if isinstance(resolved, Klass) else None
 
 
 def _reference_targets(index: Index, function: Function, node: ast.expr, locals_: dict) -> list:
@@ -726,6 +731,19 @@ def hook_parameters(index: Index, hook_classes: tuple[str, ...], classes: set[st
     return found
 
 
+def instances(index: Index, classes: set[str]) -> dict[str, str]:
+    """The frameworks' module variables, rebound at run time, that hold a mapped class's instance
+    (`ignite.distributed.utils._model`, any computation model), by qualified name: where the module
+    calls their methods, its assignments do not say what they hold."""
+    found = {}
+    for module in index.modules.values():
+        for name in module.globals.keys() & module.reassigned:
+            klass = global_class(index, module, name)
+            if klass is not None and klass.key in classes:
+                found[f"{module.name}.{name}"] = klass.key
+    return dict(sorted(found.items()))
+
+
 HOOK_CLASSES = ("lightning.pytorch.callbacks.callback.Callback", "lightning.fabric.fabric.Fabric")
 _roots: dict[str, Path] = {}
 
@@ -767,6 +785,7 @@ def build(corpus_dir: Path) -> dict:
         "aliases": aliases(index, names),
         "attributes": handed(index, classes),
         "hook_parameters": hook_parameters(index, HOOK_CLASSES, classes),
+        "instances": instances(index, classes),
     }
 
 

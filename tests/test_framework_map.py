@@ -3,11 +3,14 @@ from the pinned sources, and the rules read it."""
 
 import importlib.util
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from bcast_lint.analysis import apis, frameworks
+from bcast_lint.analysis.project import Project
+from bcast_lint.engine import lint_source
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,3 +72,128 @@ def test_public_names_resolve():
     assert framework_map.function("ignite.distributed.all_reduce") is not None
     assert apis.CATALOG["mmengine.dist.barrier"].payload == apis.OTHER
     assert apis.CATALOG["mmengine.dist.collect_results"].payload == apis.HIDDEN
+
+
+def _lint(root: Path, files: dict[str, str], name: str):
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text))
+    target = root / name
+    return lint_source(target.read_bytes(), str(target), project=Project())
+
+
+# ignite.distributed.utils in miniature: its helpers dispatch to a module variable rebound at run
+# time, and one_rank_first takes turns through two barriers around its `yield`.
+IGNITE_UTILS = """
+    from contextlib import contextmanager
+    from ignite.distributed.comp_models import _SerialModel
+
+    _model = _SerialModel()
+
+    def get_rank():
+        return _model.get_rank()
+
+    def all_reduce(tensor):
+        return _model.all_reduce(tensor)
+
+    def barrier():
+        _model.barrier()
+
+    @contextmanager
+    def one_rank_first(rank=0):
+        current_rank = get_rank()
+        if current_rank != rank:
+            barrier()
+        yield
+        if current_rank == rank:
+            barrier()
+
+    def report(x):
+        if get_rank() == 0:
+            all_reduce(x)
+"""
+
+
+def test_a_mapped_framework_s_own_calls_resolve_through_the_map(tmp_path):
+    result = _lint(tmp_path, {"ignite/__init__.py": "", "ignite/distributed/__init__.py": "",
+                              "ignite/distributed/utils.py": IGNITE_UTILS}, "ignite/distributed/utils.py")
+    assert result.unresolved == ()
+    # _model.all_reduce, _model.barrier, and all_reduce() under the rank test; not the turns' barriers
+    assert result.analysed == 3
+    assert [(f.line, f.code) for f in result.findings] == [(27, "BCL005")]
+
+
+def test_a_staggered_context_manager_that_never_closes_the_turn_still_hangs(tmp_path):
+    text = """
+        from contextlib import contextmanager
+        import torch.distributed as dist
+
+        @contextmanager
+        def rank_zero_first():
+            if dist.get_rank() != 0:
+                dist.barrier()
+            yield
+    """
+    result = _lint(tmp_path, {"train.py": text}, "train.py")
+    assert [(f.line, f.code) for f in result.findings] == [(8, "BCL005")]
+
+
+def test_framework_method_names_on_unknown_receivers_are_not_unresolved(tmp_path):
+    # mmengine's hooks call its own runner's save_checkpoint (@master_only, no collective): a name
+    # DeepSpeed's engine has too, on a receiver that is no framework object.
+    text = """
+        import torch.distributed as dist
+
+        class CheckpointHook:
+            def after_train_epoch(self, runner):
+                if dist.get_rank() == 0:
+                    runner.save_checkpoint('out')
+                    self.strategy.prepare(runner.model)
+
+        class Runner:
+            def load_checkpoint(self, path):
+                return path
+
+            def resume(self, path):
+                if dist.get_rank() == 0:
+                    self.load_checkpoint(path)
+                dist.all_reduce(path)
+                scores.all_reduce()
+    """
+    result = _lint(tmp_path, {"hooks.py": text}, "hooks.py")
+    assert result.findings == () and result.analysed == 1
+    assert result.unresolved == ((18, "scores.all_reduce"),)
+
+
+def test_save_and_load_on_other_objects_are_not_unresolved_where_lightning_is_imported(tmp_path):
+    # Fabric has save and load, so the names are calls in a file that imports Lightning.
+    text = """
+        import lightning as L
+
+        def checkpoint(logger, fabric: L.Fabric, rank):
+            if rank == 0:
+                logger.save()
+                logger.experiment.load('run')
+            fabric.save('ckpt', {})
+    """
+    result = _lint(tmp_path, {"loop.py": text}, "loop.py")
+    assert result.unresolved == () and result.analysed == 1
+
+
+def test_the_coverage_counts_each_framework_s_calls(tmp_path):
+    text = """
+        import torch.distributed as dist
+        import lightning as L
+
+        class M(L.LightningModule):
+            def on_validation_epoch_end(self):
+                self.all_gather(self.preds)
+                self.trainer.strategy.barrier()
+                dist.barrier()
+                helper.broadcast(self.preds)
+    """
+    result = _lint(tmp_path, {"module.py": text}, "module.py")
+    # trainer.strategy is a Strategy (the map's attributes): barrier() resolves. `helper` is unknown:
+    # its broadcast counts for Lightning, whose strategies have one, before torch.
+    assert result.frameworks == (("lightning", 2, 1), ("torch", 1, 0))
+    assert result.unresolved == ((10, "helper.broadcast"),)

@@ -211,6 +211,22 @@ def test_statistics_as_json():
     ]
 
 
+def test_statistics_give_the_coverage_per_framework():
+    results = [FileResult("a.py", analysed=5, unresolved=((3, "strategy.barrier"),),
+                          frameworks=(("lightning", 2, 1), ("torch", 3, 0))),
+               FileResult("b.py", analysed=4, frameworks=(("torch", 4, 0),))]
+    assert render(results, "text", statistics=True, summary=False) == (
+        "\n"
+        "Collective calls by framework (analysed, unresolved):\n"
+        "7\t0\ttorch\n"
+        "2\t1\tlightning\n"
+    )
+    assert json.loads(render(results, "json", statistics=True))["frameworks"] == [
+        {"framework": "torch", "analysed": 7, "unresolved": 0},
+        {"framework": "lightning", "analysed": 2, "unresolved": 1},
+    ]
+
+
 # --- grouped ---------------------------------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ class Api:
     # A project function that returns before its collective when a test on a parameter holds
     # (`if not metrics: return {}`): (parameter, its position at a call or None, the test's code).
     returns_early_on: tuple = ()
+    receiver: str = ""  # HIDDEN: the object a framework method was called on, as the code names it
 
     @property
     def short_name(self) -> str:
@@ -45,11 +46,13 @@ class Api:
 
     @property
     def called(self) -> str:
-        """How a message names the call: `all_reduce()`, or for a framework call, what it runs
-        inside (`save_state(), which runs collectives under DeepSpeed or FSDP,`)."""
+        """How a message names the call: `all_reduce()`, or for a framework call, with the object it
+        was called on and what it runs inside (`trainer.save_checkpoint(), which runs strategy.barrier()
+        inside (lightning 2.6.6),`)."""
         if self.inside is None:
             return f"{self.short_name}()"
-        return f"{self.short_name}(), which {self.inside},"
+        name = f"{self.receiver}.{self.short_name}" if self.receiver else self.short_name
+        return f"{name}(), which {self.inside},"
 
     @property
     def is_broadcast(self) -> bool:
@@ -209,6 +212,11 @@ FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = _methods_by_nam
 # `model(x)` runs DistributedDataParallel.forward and Metric.forward; a call by that name is a
 # module's own forward, calling its layers.
 _CALLED_IMPLICITLY = frozenset({"forward"})
+# The classes whose forward, run by calling the object, runs a collective in the default
+# configuration: DDP broadcasts the buffers (`broadcast_buffers=True`; measured: a forward on one rank
+# aborts gloo with "128 vs 4 bytes"). torchmetrics' Metric.forward syncs only with
+# `dist_sync_on_step=True`, which the map cannot see.
+FORWARD_RUNS_COLLECTIVES = frozenset({"torch.nn.parallel.distributed.DistributedDataParallel"})
 # Every method name the map knows, for receivers whose class is known; they count as calls only in
 # a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.
 _MAPPED_METHOD_WORDS = {
@@ -261,9 +269,19 @@ API_TEXT_WORDS = ("distributed", "accelerat", "deepspeed", "wait_for_everyone", 
 CALL_WORDS = frozenset(
     {api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS) | set(FRAMEWORK_METHODS)
 ) - GATED_CALL_WORDS["torch.distributed.checkpoint"]
-# Framework method names that are calls only in a file naming the framework; a call of one the
-# map does not cover is no unresolved collective (`logger.log(...)`).
-FRAMEWORK_ONLY_WORDS = MAPPED_METHOD_NAMES - CALL_WORDS
+# The names of collectives and of the calls that run one whatever their receiver (not `save` and
+# `load`, which are `torch.distributed.checkpoint`'s only in a file that names it).
+NAMED_LIKE_A_COLLECTIVE = frozenset({api.short_name for api in CATALOG.values()} | set(ACCELERATOR_METHODS)) \
+    - GATED_CALL_WORDS["torch.distributed.checkpoint"]
+# The names of each mapped framework's calls that run collectives (Accelerate's collectives too).
+NAMES_BY_FRAMEWORK = {framework: frozenset(entry.short_name for entry in frameworks.load().entries.values()
+                                           if entry.framework == framework)
+                      | (frozenset(ACCELERATOR_METHODS) if framework == "accelerate" else frozenset())
+                      for framework in frameworks.load().versions}
+# Framework method names: a call of one is a framework call only through its receiver (a class the
+# analysis knows, or a name apis.Receiver recognises). Elsewhere it is no unresolved collective
+# (`logger.log(...)`, `dataset.prepare()`, mmengine's own `runner.save_checkpoint()`).
+FRAMEWORK_ONLY_WORDS = (MAPPED_METHOD_NAMES | frozenset(FRAMEWORK_METHODS)) - NAMED_LIKE_A_COLLECTIVE
 
 
 def gated_call_words(source: bytes | str) -> frozenset:

@@ -5,7 +5,8 @@ The map gives, for each public method, property or function that may run a colle
 (`strategy.barrier()`), the chain of file:line hops that proves it, and, where one is visible, the
 argument without which it runs none (`sync_dist`). It also gives the public names of the mapped
 classes (`lightning.Trainer`), what a mapped class hands the user (`LightningModule.trainer` is a
-Trainer) and the classes of Lightning's hook parameters (`trainer`, `pl_module`).
+Trainer), the classes of Lightning's hook parameters (`trainer`, `pl_module`) and of the
+frameworks' own module variables (ignite's `_model`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,24 @@ _PACKAGE_ALIASES = (("pytorch_lightning.", "lightning.pytorch."), ("lightning_fa
 IMPORT_NAMES = {"torch": "torch", "accelerate": "accelerate", "transformers": "transformers",
                 "lightning": "lightning", "deepspeed": "deepspeed", "torchmetrics": "torchmetrics",
                 "pytorch-ignite": "ignite", "mmengine": "mmengine"}
+
+
+# The package a call belongs to, for the coverage per framework (`--statistics`); the project's own
+# helpers and what cannot be told count as "other".
+_FRAMEWORK_OF_PACKAGE = {**{package: name for name, package in IMPORT_NAMES.items()},
+                         "pytorch_lightning": "lightning", "lightning_fabric": "lightning",
+                         "Accelerator": "accelerate"}
+OTHER = "other"
+
+
+def framework_of(qualified_names) -> str:
+    """The mapped framework one of `qualified_names` belongs to (`ignite.distributed.all_reduce`:
+    pytorch-ignite), or OTHER."""
+    for qualified in qualified_names:
+        found = _FRAMEWORK_OF_PACKAGE.get(qualified.split(".", 1)[0])
+        if found is not None:
+            return found
+    return OTHER
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,7 @@ class FrameworkMap:
     aliases: dict  # public name -> the map's name (classes and functions)
     attributes: dict  # class -> {attribute -> class}
     hook_parameters: dict  # class -> {parameter name -> class}
+    instances: dict  # a framework's module variable, rebound at run time -> its class
 
     def canonical(self, qualified: str) -> str:
         """The map's name for a qualified name: `lightning.Trainer`, `pytorch_lightning.Trainer` ->
@@ -98,4 +118,5 @@ def load() -> FrameworkMap:
     for entry in entries.values():
         if entry.kind != "function":
             methods.setdefault(entry.owner, {})[entry.short_name] = entry
-    return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"])
+    return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"],
+                        data["instances"])

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import libcst as cst
@@ -110,6 +111,7 @@ class Coverage:
 
     analysed: int = 0  # collective calls (and calls of collective-running project functions)
     unresolved: tuple[tuple[int, str], ...] = ()  # (line, called text) named like a collective
+    frameworks: tuple[tuple[str, int, int], ...] = ()  # (framework, analysed, unresolved) of those
 
 
 @dataclass
@@ -137,6 +139,7 @@ class _CandidateCollector(Visitor):
         self.imported_names: set[str] = set()
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
         self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
+        self.object_calls: list[_Candidate] = []  # `ddp(x)`, `self.model(x)`: named by what they call
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
@@ -147,6 +150,7 @@ class _CandidateCollector(Visitor):
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module)
+        self.taking_turns = _taking_turns(module)
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -244,16 +248,29 @@ class _CandidateCollector(Visitor):
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions)
 
-        return [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
+        found = [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
+        seen = {id(c) for c in found}
+        return found + [c for c in self._wrapper_calls() if id(c) not in seen]
+
+    def _wrapper_calls(self) -> list[_Candidate]:
+        """Calls of an object made by a call named like a collective (`ddp = DDP(model)`, `ddp(x)`,
+        `self.model = DDP(model)`, `self.model(x)`)."""
+        made = {(False, name) for _, name, value in self.assignments if _calls_one_of(value, self.call_words)}
+        made |= {(True, name) for _, name, value in self.self_assignments if _calls_one_of(value, self.call_words)}
+        return [c for c in self.object_calls if (isinstance(c.call.func, cst.Attribute), c.name) in made]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._statements:
-            return
+        if not self._statements or self._scopes[-1] in self.taking_turns:
+            return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
         if name in self.call_words:
             self.candidates.append(self._candidate(node, name))
-        elif self.project_calls is not None and name is not None:
-            self.project_calls.append(self._candidate(node, name))
+            return
+        candidate = self._candidate(node, name) if name is not None else None
+        if isinstance(node.func, cst.Name) or _self_attribute(node.func):
+            self.object_calls.append(candidate)
+        if self.project_calls is not None and candidate is not None:
+            self.project_calls.append(candidate)
 
     def _candidate(self, node: cst.Call, name: str) -> _Candidate:
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
@@ -261,22 +278,47 @@ class _CandidateCollector(Visitor):
                           self._decorators[-1], tuple(self._statements), klass or None)
 
 
+def _self_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+def _calls_one_of(value: cst.BaseExpression, words) -> bool:
+    return isinstance(value, cst.Call) and last_name(value.func) in words
+
+
 def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
     """The module's `@contextlib.contextmanager` functions that, like `main_process_first`, run
     a collective under an `if` before their `yield` (`if rank != 0: dist.barrier()`): ranks
     run the `with` body at different times, one group while the other waits in that collective."""
-    found = set()
+    return frozenset(function.name.value for function in _context_managers(module)
+                     if _conditional_collective(_before_yield(function)))
+
+
+def _taking_turns(module: cst.Module) -> frozenset[cst.FunctionDef]:
+    """Staggered context managers that close the turn after their `yield` too (ignite's
+    `one_rank_first`: `if current_rank != rank: barrier()`, `yield`, `if current_rank == rank:
+    barrier()`): each rank runs one of the two collectives, so they meet."""
+    return frozenset(function for function in _context_managers(module)
+                     if _conditional_collective(_before_yield(function))
+                     and _conditional_collective(function.body.body[len(_before_yield(function)) + 1:]))
+
+
+def _context_managers(module: cst.Module) -> Iterator[cst.FunctionDef]:
     for statement in module.body:
-        if not isinstance(statement, cst.FunctionDef) or not any(
+        if isinstance(statement, cst.FunctionDef) and any(
                 last_name(d.decorator) == "contextmanager" for d in statement.decorators):
-            continue
-        for part in statement.body.body:
-            if _yields(part):
-                break
-            if isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part)):
-                found.add(statement.name.value)
-                break
-    return frozenset(found)
+            yield statement
+
+
+def _before_yield(function: cst.FunctionDef) -> Sequence[cst.CSTNode]:
+    """The statements before the function body's own `yield` (all of them when it has none there)."""
+    body = function.body.body
+    return next((body[:index] for index, part in enumerate(body) if _yields(part)), body)
+
+
+def _conditional_collective(statements: Sequence[cst.CSTNode]) -> bool:
+    return any(isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part))
+               for part in statements)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -338,6 +380,30 @@ def _called_text(call: cst.Call, name: str) -> str:
     return ".".join(parts) if parts else f"(...).{name}"
 
 
+def _called_on(api: apis.Api, receiver: cst.BaseExpression) -> apis.Api:
+    """A framework method's Api, naming the object it was called on (`trainer`, `self.fabric`) when
+    that is a dotted name."""
+    parts = dotted_parts(receiver)
+    return replace(api, receiver=".".join(parts)) if parts else api
+
+
+def _framework_named(name: str, imported: set[str]) -> str:
+    """The framework an unresolved call `name` may belong to: one the module imports that has a
+    method or function of that name (`self.strategy.barrier()` in a Lightning module), else torch
+    for a collective's name where the module imports torch, else frameworks.OTHER."""
+    for framework in sorted(imported - {"torch", frameworks.OTHER}):
+        if name in apis.NAMES_BY_FRAMEWORK.get(framework, ()):
+            return framework
+    return "torch" if "torch" in imported and name in apis.NAMED_LIKE_A_COLLECTIVE else frameworks.OTHER
+
+
+def _mapped_entry(target) -> Optional[frameworks.Entry]:
+    """The framework map's entry for a project function (a FunctionRef), when the project is a
+    mapped framework."""
+    framework_map = frameworks.load()
+    return framework_map.entries.get(framework_map.canonical(target.qualified_name))
+
+
 def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
@@ -393,6 +459,7 @@ class ModuleAnalysis:
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
+        self._resolver_imports = collector.imports
         self._assignments = collector.assignments
         self._first_items = collector.first_items
         self._self_assignments = collector.self_assignments
@@ -431,7 +498,7 @@ class ModuleAnalysis:
         if api is None and self._context is not None:
             api = self._project_api(candidate)
         if api is None:
-            api = self._framework_method(candidate)
+            api = self._framework_method(candidate) or self._forward_of(candidate)
         if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -454,6 +521,9 @@ class ModuleAnalysis:
         target = self._target(candidate, names_collective)
         if isinstance(target, str):
             return apis.CATALOG.get(target)
+        mapped = _mapped_entry(target) if isinstance(target, FunctionRef) else None
+        if mapped is not None:  # linting a mapped framework itself: `barrier()` inside ignite.distributed.utils
+            return apis.framework_api(mapped)
         if isinstance(target, FunctionRef) and self._context.rank_dependent(self._qualname(candidate.scope)) \
                 and self._context.summaries.may_run_collective(target):
             summary = self._context.summaries.of(target)
@@ -497,10 +567,12 @@ class ModuleAnalysis:
 
     def _known(self, candidate: _Candidate) -> bool:
         """Whether a call named like a collective resolved to something that is not one."""
+        from bcast_lint.analysis.project import names_collective
+
         qualified = self.qualified_names(candidate.call, candidate.scope)
-        if not qualified:
-            return False
         context = self._context
+        if not qualified:  # `self.m(...)`, or a function of this module: a project function?
+            return context is not None and self._target(candidate, names_collective) is not None
         if context is None or context.index is None or not any(
                 context.project.is_project_name(name, context.index.location.root) for name in qualified):
             return True
@@ -517,7 +589,15 @@ class ModuleAnalysis:
         else:
             unresolved = tuple((self.position(call).start.line, _called_text(call, name))
                                for name, _, call in self._unresolved)
-        return Coverage(len(self.calls), unresolved)
+        return Coverage(len(self.calls), unresolved, self._by_framework())
+
+    def _by_framework(self) -> tuple[tuple[str, int, int], ...]:
+        """The analysed calls by the framework of what they call; the unresolved ones by a framework
+        the module imports that has a call of that name (see _framework_named)."""
+        analysed = Counter(frameworks.framework_of((site.api.qualified_name,)) for site in self.calls)
+        imported = {frameworks.framework_of((target,)) for _, _, target in self._resolver_imports}
+        unresolved = Counter(_framework_named(name, imported) for name, _, _ in self._unresolved)
+        return tuple((name, analysed[name], unresolved[name]) for name in sorted(analysed.keys() | unresolved.keys()))
 
     def _is_accelerator_method(self, candidate: _Candidate) -> bool:
         func = candidate.call.func
@@ -541,14 +621,36 @@ class ModuleAnalysis:
         owner = self._receiver_class(func.value, candidate.scope)
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)
-            return apis.framework_api(entry) if entry is not None else None
+            return _called_on(apis.framework_api(entry), func.value) if entry is not None else None
         receiver = last_name(func.value)
         if receiver is None or receiver == "self":
             return None  # inside the framework's own class, or a subclass: its own business
         for kind, api in apis.FRAMEWORK_METHODS.get(candidate.name, ()):
             if any(word in receiver.lower() for word in kind.words) or self._assigned_class(receiver, kind):
-                return api
+                return _called_on(api, func.value)
         return None
+
+    def _forward_of(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`ddp(x)` for `ddp = DDP(model)`: calling a DistributedDataParallel wrapper runs its forward,
+        which broadcasts the module's buffers unless it was made with `broadcast_buffers=False`."""
+        func = candidate.call.func
+        if not isinstance(func, cst.Name) and not _self_attribute(func):
+            return None
+        owner = self._receiver_class(func, candidate.scope)
+        if owner not in apis.FORWARD_RUNS_COLLECTIVES or self._made_with_false(func, "broadcast_buffers"):
+            return None
+        entry = frameworks.load().method(owner, "forward")
+        return _called_on(apis.framework_api(entry), func) if entry is not None else None
+
+    def _made_with_false(self, func: cst.BaseExpression, keyword: str) -> bool:
+        """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""
+        if isinstance(func, cst.Name):
+            made = [value for _, name, value in self._assignments if name == func.value]
+        else:
+            made = [value for _, name, value in self._self_assignments if name == func.attr.value]
+        return any(isinstance(value, cst.Call) and any(
+            arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
+            and arg.value.value == "False" for arg in value.args) for value in made)
 
     # -- what a framework object is ---------------------------------------------------------------
     def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
@@ -606,7 +708,14 @@ class ModuleAnalysis:
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
                 if mapped is not None:
                     return mapped
-        return None
+        return self._mapped_instance(name)
+
+    def _mapped_instance(self, name: str) -> Optional[str]:
+        """Linting a mapped framework itself: the class of one of its module variables (ignite's
+        `_model`), which the map records where the module rebinds it."""
+        if self._context is None or self._context.index is None:
+            return None
+        return frameworks.load().instances.get(f"{self._context.index.location.name}.{name}")
 
     def _local_subclass(self, func: cst.BaseExpression) -> Optional[str]:
         """`MyMetric()` for a `class MyMetric(Metric)` of this module: the mapped class it derives from."""

@@ -45,7 +45,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `self.log`, `self.all_gather`, `self.trainer.save_checkpoint`), a Lightning callback hook's
     parameters (`on_validation_end(self, trainer, pl_module)`), a constructor (`fabric = Fabric(...)`,
     `self.fabric = Fabric(...)`, `trainer = Trainer(...)`), an annotation (`metric: Metric`), and what
-    a framework object hands out (`self.trainer` is a Trainer). Failing that, a few calls are
+    a framework object hands out (`self.trainer` is a Trainer). Calling a `DistributedDataParallel`
+    wrapper (`ddp = DDP(model)`, `self.model = DDP(model)`, then `ddp(x)`) runs its forward, which
+    broadcasts the module's buffers unless it was made with `broadcast_buffers=False`. Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
     `prepare_model`; `trainer` (or a `...Trainer(...)`) for transformers' `save_model` and Lightning's
@@ -177,6 +179,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 if rank == 0:
                     return get_model_state_dict(model)
             """),
+        # A DistributedDataParallel forward on every rank; or made without buffer broadcasts.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def step(model, x, rank):
+                ddp = DDP(model)
+                out = ddp(x)
+                if rank == 0:
+                    print(out)
+            """),
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def probe(model, x, rank):
+                ddp = DDP(model, broadcast_buffers=False)
+                if rank == 0:
+                    return ddp(x)
+            """),
         # Methods named like collectives on objects that are none.
         Valid("""
             def f(out, rank, index, ax, dataset):
@@ -189,24 +207,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     )
     INVALID = (
         Invalid("if accelerator.is_main_process:\n    accelerator.save_state('ckpt')",
-                expected_message="save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), runs "
-                f"only on ranks where 'accelerator.is_main_process' is true: {_HANG}"
-                                 " (those ranks run save_state (line 10) only, while the others run no collective"
-                                 " here)",
+                expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), "
+                f"runs only on ranks where 'accelerator.is_main_process' is true: {_HANG}"
+                " (those ranks run save_state (line 10) only, while the others run no collective here)",
                 range=(2, 5, 2, 35),
                 expected_replacement="if accelerator.is_main_process:\n    pass\naccelerator.save_state('ckpt')"),
         Invalid("def f(model_engine):\n    if rank == 0:\n        model_engine.save_checkpoint('ckpt')\n"
                 "        print('saved')",
-                expected_message="save_checkpoint(), which runs dist.barrier() inside (deepspeed 0.19.8), runs only "
-                f"on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run save_checkpoint (line 11) only, while the others run no"
-                                 " collective here)",
+                expected_message="model_engine.save_checkpoint(), which runs dist.barrier() inside (deepspeed 0.19.8), "
+                f"runs only on ranks where 'rank == 0' is true: {_HANG}"
+                " (those ranks run save_checkpoint (line 11) only, while the others run no collective here)",
                 range=(3, 9, 3, 45)),
         Invalid("def f(trainer, out):\n    if trainer.is_world_process_zero():\n        trainer.save_model(out)",
-                expected_message="save_model(), which runs accelerator.get_state_dict() inside (transformers "
+                expected_message="trainer.save_model(), which runs accelerator.get_state_dict() inside (transformers "
                 f"5.25.0), runs only on ranks where 'trainer.is_world_process_zero()' is true: {_HANG}"
-                                 " (those ranks run save_model (line 11) only, while the others run no collective"
-                                 " here)",
+                " (those ranks run save_model (line 11) only, while the others run no collective here)",
                 range=(3, 9, 3, 32),
                 expected_replacement="def f(trainer, out):\n    if trainer.is_world_process_zero():\n"
                 "        pass\n    trainer.save_model(out)"),
@@ -215,55 +230,52 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "            module.weight.fill_(1.0)",
                 expected_message="GatheredParameters(), which all-gathers the parameters under ZeRO-3, runs "
                 f"only on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run GatheredParameters (line 12) only, while the others run no"
-                                 " collective"
-                                 " here)",
+                " (those ranks run GatheredParameters (line 12) only, while the others run no collective here)",
                 range=(4, 14, 4, 79)),
         Invalid("@accelerator.on_main_process\ndef save(path):\n    accelerator.save_state(path)",
-                expected_message="save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), is "
+                expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), is "
                 f"called in 'save', which @accelerator.on_main_process runs on some ranks only: {_HANG}",
                 range=(3, 5, 3, 33)),
         # The engine is the first item deepspeed.initialize() returns, whatever its name.
         Invalid("import deepspeed\ndef f(model, args):\n    model, optimizer, _, _ = deepspeed.initialize(model=model, "
                 "args=args)\n    if rank == 0:\n        model.save_checkpoint('ckpt')",
-                expected_message="save_checkpoint(), which runs dist.barrier() inside (deepspeed 0.19.8), runs only "
-                f"on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run save_checkpoint (line 13) only, while the others run no"
-                                 " collective here)", range=(5, 9, 5, 38),
+                expected_message="model.save_checkpoint(), which runs dist.barrier() inside (deepspeed 0.19.8), runs "
+                f"only on ranks where 'rank == 0' is true: {_HANG}"
+                " (those ranks run save_checkpoint (line 13) only, while the others run no collective here)",
+                range=(5, 9, 5, 38),
                 expected_replacement="import deepspeed\ndef f(model, args):\n    model, optimizer, _, _ = "
                 "deepspeed.initialize(model=model, args=args)\n    if rank == 0:\n        pass\n"
                 "    model.save_checkpoint('ckpt')"),
         Invalid("import deepspeed\nnet = deepspeed.initialize(model=model, args=args)[0]\nif rank == 0:\n"
                 "    net.load_checkpoint('ckpt')",
-                expected_message="load_checkpoint(), which runs optimizer._restore_from_bit16_weights() inside "
+                expected_message="net.load_checkpoint(), which runs optimizer._restore_from_bit16_weights() inside "
                 f"(deepspeed 0.19.8), runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run load_checkpoint (line 12) only, while the others run no"
-                                 " collective here)", range=(4, 5, 4, 32),
+                " (those ranks run load_checkpoint (line 12) only, while the others run no collective here)",
+                range=(4, 5, 4, 32),
                 expected_replacement="import deepspeed\nnet = deepspeed.initialize(model=model, args=args)[0]\n"
                 "if rank == 0:\n    pass\nnet.load_checkpoint('ckpt')"),
         Invalid("from torch.distributed import checkpoint as dcp\ndef f(state, path):\n    if rank == 0:\n"
                 "        dcp.save(state, checkpoint_id=path)\n        print(path)",
                 expected_message="save(), which always agrees on a plan with collectives (reduce_scatter, "
                 f"all_gather), runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run save (line 12) only, while the others run no collective here)",
+                " (those ranks run save (line 12) only, while the others run no collective here)",
                 range=(4, 9, 4, 44)),
         Invalid("import torch.distributed.checkpoint as dcp\ndef f(state, path):\n    if rank == 0:\n"
                 "        dcp.save(state, checkpoint_id=path)\n        print(path)",
                 expected_message="save(), which always agrees on a plan with collectives (reduce_scatter, "
                 f"all_gather), runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run save (line 12) only, while the others run no collective here)",
+                " (those ranks run save (line 12) only, while the others run no collective here)",
                 range=(4, 9, 4, 44)),
         Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.nn.Linear(2, 2)\n"
                 "if local_rank == 0:\n    model = DDP(model)\n    print(model)",
                 expected_message="DistributedDataParallel(), which always broadcasts the parameters from rank "
                 f"0 when constructed, runs only on ranks where 'local_rank == 0' is true: {_HANG}"
-                                 " (those ranks run DistributedDataParallel (line 12) only, while the others run no"
-                                 " collective here)",
+                " (those ranks run DistributedDataParallel (line 12) only, while the others run no collective here)",
                 range=(4, 13, 4, 23)),
         Invalid("def f():\n    if rank == 0:\n        group = dist.new_group([0, 1])\n        return group",
                 expected_message="new_group(), which every process of the job must enter, as torch documents, "
                 f"runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                 " (those ranks run new_group (line 11) only, while the others run no collective here)",
+                " (those ranks run new_group (line 11) only, while the others run no collective here)",
                 range=(3, 17, 3, 39)),
         # Lightning: what the class derives from, a callback's hook parameters, what the module hands out.
         Invalid("""
@@ -274,10 +286,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if self.global_rank == 0:
                         self.log('val', loss, sync_dist=True)
                         print(loss)
-            """, expected_message="log(), which runs strategy.reduce() inside (lightning 2.6.6), runs only on "
+            """, expected_message="self.log(), which runs strategy.reduce() inside (lightning 2.6.6), runs only on "
                 f"ranks where 'self.global_rank == 0' is true: {_HANG}"
-                                  " (those ranks run log (line 14) only, while the others run no collective"
-                                  " here)", range=(6, 13, 6, 50)),
+                " (those ranks run log (line 14) only, while the others run no collective here)", range=(6, 13, 6, 50)),
         Invalid("""
             from lightning.pytorch.callbacks import Callback
             class Save(Callback):
@@ -285,10 +296,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if trainer.is_global_zero:
                         trainer.save_checkpoint('best.ckpt')
                         print('saved')
-            """, expected_message="save_checkpoint(), which runs strategy.barrier() inside (lightning 2.6.6), "
+            """, expected_message="trainer.save_checkpoint(), which runs strategy.barrier() inside (lightning 2.6.6), "
                 f"runs only on ranks where 'trainer.is_global_zero' is true: {_HANG}"
-                                  " (those ranks run save_checkpoint (line 13) only, while the others run no"
-                                  " collective here)", range=(5, 13, 5, 49)),
+                " (those ranks run save_checkpoint (line 13) only, while the others run no collective here)",
+                range=(5, 13, 5, 49)),
         Invalid("""
             import lightning as L
             class M(L.LightningModule):
@@ -296,10 +307,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if self.trainer.is_global_zero:
                         preds = self.all_gather(self.preds)
                         print(preds)
-            """, expected_message="all_gather(), which runs trainer.strategy.all_gather() inside (lightning "
+            """, expected_message="self.all_gather(), which runs trainer.strategy.all_gather() inside (lightning "
                 f"2.6.6), runs only on ranks where 'self.trainer.is_global_zero' is true: {_HANG}"
-                                  " (those ranks run all_gather (line 13) only, while the others run no collective"
-                                  " here)",
+                " (those ranks run all_gather (line 13) only, while the others run no collective here)",
                 range=(5, 21, 5, 48)),
         # Fabric, made here or kept on the object.
         Invalid("""
@@ -308,10 +318,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             if fabric.global_rank == 0:
                 fabric.barrier()
                 print('passed')
-            """, expected_message="barrier(), which runs strategy.barrier() inside (lightning 2.6.6), runs only "
+            """, expected_message="fabric.barrier(), which runs strategy.barrier() inside (lightning 2.6.6), runs only "
                 f"on ranks where 'fabric.global_rank == 0' is true: {_HANG}"
-                                  " (those ranks run barrier (line 12) only, while the others run no collective"
-                                  " here)", range=(4, 5, 4, 21)),
+                " (those ranks run barrier (line 12) only, while the others run no collective here)",
+                range=(4, 5, 4, 21)),
         Invalid("""
             import lightning as L
             class Loop:
@@ -321,10 +331,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if self.fabric.is_global_zero:
                         self.fabric.save('ckpt', state)
                         print('saved')
-            """, expected_message="save(), which runs strategy.save_checkpoint() inside (lightning 2.6.6), runs "
+            """, expected_message="self.fabric.save(), which runs strategy.save_checkpoint() inside (lightning 2.6.6), runs "
                 f"only on ranks where 'self.fabric.is_global_zero' is true: {_HANG}"
-                                  " (those ranks run save (line 15) only, while the others run no collective"
-                                  " here)", range=(7, 13, 7, 44)),
+                " (those ranks run save (line 15) only, while the others run no collective here)",
+                range=(7, 13, 7, 44)),
         # transformers: evaluate() gathers every batch.
         Invalid("""
             from transformers import Trainer
@@ -333,19 +343,46 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 if trainer.is_world_process_zero():
                     trainer.evaluate()
                     print('evaluated')
-            """, expected_message="evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), runs "
+            """, expected_message="trainer.evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), runs "
                 f"only on ranks where 'trainer.is_world_process_zero()' is true: {_HANG}"
-                                  " (those ranks run evaluate (line 13) only, while the others run no collective"
-                                  " here)", range=(5, 9, 5, 27)),
+                " (those ranks run evaluate (line 13) only, while the others run no collective here)",
+                range=(5, 9, 5, 27)),
+        # Calling a DistributedDataParallel wrapper runs its forward, which broadcasts the buffers.
+        Invalid("""
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def probe(model, x):
+                ddp = DDP(model)
+                if dist.get_rank() == 0:
+                    print(ddp(x))
+                dist.barrier()
+            """, expected_message="ddp.forward(), which runs pre_forward() inside (torch 2.13.0), runs only on "
+                f"ranks where 'dist.get_rank() == 0' is true: {_HANG}"
+                " (those ranks run DistributedDataParallel (line 12) then forward (line 14) then barrier (line 15)"
+                ", while the others run DistributedDataParallel (line 12) then barrier (line 15))",
+                range=(6, 15, 6, 21)),
+        Invalid("""
+            import torch.distributed as dist
+            import torch.nn.parallel
+            class Loop:
+                def __init__(self, model):
+                    self.model = torch.nn.parallel.DistributedDataParallel(model)
+                def evaluate(self, x):
+                    if dist.get_rank() == 0:
+                        return self.model(x)
+            """, expected_message="self.model.forward(), which runs pre_forward() inside (torch 2.13.0), runs only "
+                f"on ranks where 'dist.get_rank() == 0' is true: {_HANG}"
+                " (those ranks run forward (line 16) only, while the others run no collective here)",
+                range=(8, 20, 8, 33)),
         Invalid("""
             from torchmetrics import Metric
             def report(metric: Metric, rank):
                 if rank == 0:
                     print(metric.compute())
-            """, expected_message="compute(), which runs sync() inside (torchmetrics 1.9.0), runs only on ranks "
+            """, expected_message="metric.compute(), which runs sync() inside (torchmetrics 1.9.0), runs only on ranks "
                 f"where 'rank == 0' is true: {_HANG}"
-                                  " (those ranks run compute (line 12) only, while the others run no collective"
-                                  " here)", range=(4, 15, 4, 31)),
+                " (those ranks run compute (line 12) only, while the others run no collective here)",
+                range=(4, 15, 4, 31)),
         Invalid("""
             from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
             def f(model, rank):
@@ -354,18 +391,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     return sd
             """, expected_message="get_model_state_dict(), which runs _gather_state_dict() inside (torch "
                 f"2.13.0), runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                  " (those ranks run get_model_state_dict (line 12) only, while the others run no"
-                                  " collective"
-                                  " here)", range=(4, 14, 4, 89)),
+                " (those ranks run get_model_state_dict (line 12) only, while the others run no collective here)",
+                range=(4, 14, 4, 89)),
         Invalid("""
             from torch.distributed.tensor import DTensor
             def f(w: DTensor, rank):
                 if rank == 0:
                     return w.full_tensor()
-            """, expected_message="full_tensor(), which runs funcol.all_gather_single() inside (torch 2.13.0), "
+            """, expected_message="w.full_tensor(), which runs funcol.all_gather_single() inside (torch 2.13.0), "
                 f"runs only on ranks where 'rank == 0' is true: {_HANG}"
-                                  " (those ranks run full_tensor (line 12) only, while the others run no collective"
-                                  " here)", range=(4, 16, 4, 31)),
+                " (those ranks run full_tensor (line 12) only, while the others run no collective here)",
+                range=(4, 16, 4, 31)),
         Invalid("""
             from mmengine.dist import collect_results, get_rank
             def f(part, n):
@@ -373,8 +409,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     return collect_results(part, n)
             """, expected_message="collect_results(), which runs collect_results_device() inside (mmengine "
                 f"0.10.7), runs only on ranks where 'get_rank() == 0' is true: {_HANG}"
-                                  " (those ranks run collect_results (line 12) only, while the others run no"
-                                  " collective here)", range=(4, 16, 4, 40)),
+                " (those ranks run collect_results (line 12) only, while the others run no collective here)",
+                range=(4, 16, 4, 40)),
     )
 
     @classmethod
