@@ -241,9 +241,9 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
                     **_MAPPED_METHOD_WORDS}
 
 # A collective can go wrong without a rank condition: under a test on the clock (a deadline;
-# analysis.divergence's other sources all come from the rank), or started with `async_op` and read
-# before its wait (BCL016).
-DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op")
+# analysis.divergence's other sources all come from the rank), on a rank's own data (a loss from its
+# loader's batch), or started with `async_op` and read before its wait (BCL016).
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "loader", "batches")
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,

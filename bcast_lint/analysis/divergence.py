@@ -80,6 +80,14 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+DATA = "it is computed from this rank's own batch of data"
+
+# Iterables that hand each rank its own share of the data: a loader (`train_loader`,
+# `self.val_dataloader()`, `DataLoader(...)`), a rank's batches. What comes out of them differs
+# between ranks in value (a loss, a NaN check, a metric), though not in how many there are when a
+# distributed sampler balances them.
+_DATA_WORDS = ("loader", "batches")
+_ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice"})
 
 
 def written_by_some(path: str) -> str:
@@ -281,6 +289,7 @@ class _Pass:
         targets = _target_keys(loop.target)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
+        entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
         return self._loop(loop, entry, count)
 
     def _While(self, loop: cst.While, varying: Varying) -> Varying:
@@ -404,11 +413,16 @@ class _Pass:
             return self.why(receiver, varying) if receiver is not None else None
         if name in _BALANCED:
             return None
+        if name == "next" and call.args and _holds_data(call.args[0].value):
+            return DATA  # `batch = next(iter(loader))`
         if receiver is not None and self.why(receiver, varying):
             return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
-        if not self._passes_values(call, qualified):
-            return None  # what an unknown function returns is not known to vary
-        return next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
+        reasons = [self.why(arg.value, varying) for arg in call.args if not _is_placement(arg)]
+        if self._passes_values(call, qualified):
+            return next(filter(None, reasons), None)
+        # What an unknown function returns is not known to vary with the rank, but a function of
+        # a rank's batch (`model(x)`, `criterion(out, y)`) computes from that rank's data.
+        return DATA if DATA in reasons else None
 
     @staticmethod
     def _passes_values(call: cst.Call, qualified: set) -> bool:
@@ -630,6 +644,29 @@ def _payload_keys(expr: Optional[cst.BaseExpression]) -> list:
         return [key for element in expr.elements for key in _payload_keys(element.value)]
     key = _key(expr) if expr is not None else None
     return [key] if key else []
+
+
+def _data_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list:
+    """The names a loop binds to a rank's own data: all of them for `for batch in loader`, the
+    item but not the count for `for step, batch in enumerate(loader)`, the loaders' shares of
+    `zip(loader, other)`."""
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) in ("enumerate", "zip") \
+            and isinstance(target, (cst.Tuple, cst.List)):
+        sources = [arg.value for arg in iterable.args if arg.keyword is None]
+        if last_name(iterable.func) == "enumerate":
+            sources = [cst.Integer("0"), *sources[:1]]  # the count is the same on every rank
+        pairs = zip((element.value for element in target.elements), sources)
+        return [key for element, source in pairs if _holds_data(source) for key in _target_keys(element)]
+    return _target_keys(target) if _holds_data(iterable) else []
+
+
+def _holds_data(iterable: cst.BaseExpression) -> bool:
+    """Whether a loop over `iterable` walks a rank's own data: a loader or a rank's batches, also
+    through `enumerate`, `iter`, `tqdm`, `zip`."""
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) in _ITERATOR_WRAPPERS:
+        return any(_holds_data(arg.value) for arg in iterable.args if arg.keyword is None)
+    name = last_name(iterable)
+    return bool(name) and any(word in name.lower() for word in _DATA_WORDS)
 
 
 def _is_placement(arg: cst.Arg) -> bool:

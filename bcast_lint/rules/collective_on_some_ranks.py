@@ -62,7 +62,9 @@ class CollectiveOnSomeRanks(Rule):
     (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
     from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
     differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
-    written by some ranks only; the clock (`time.time() - start > limit`); a `try` whose body
+    written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
+    rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
+    there are, nor the step count of `enumerate(loader)`); a `try` whose body
     reads such a file or the next item of a rank's own iterator, whose handler then exits. A value
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
@@ -231,6 +233,19 @@ class CollectiveOnSomeRanks(Rule):
         # A file every rank reads alike (no rank writes it here) and a configuration flag.
         Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
               "    if args.sync:\n        dist.barrier()"),
+        # A rank's own batch (analysis.divergence DATA): tests on it are fine once the value is
+        # reduced, when they guard no collective, and on the step count, which every rank shares.
+        Valid("def f(model, loader):\n    for x in loader:\n        loss = model(x)\n        dist.all_reduce(loss)\n"
+              "        if torch.isnan(loss):\n            continue\n        dist.barrier()"),
+        Valid("def f(model, loader):\n    for x in loader:\n        loss = model(x)\n        if torch.isnan(loss):\n"
+              "            print('nan')\n        dist.all_reduce(loss)"),
+        Valid("def f(model, train_loader, accumulate):\n    for step, batch in enumerate(train_loader):\n"
+              "        loss = model(batch)\n        if (step + 1) % accumulate == 0:\n            dist.all_reduce(loss)"),
+        Valid("def f(model, loader, best):\n    for epoch in range(3):\n        for x in loader:\n            val = model(x).item()\n"
+              "        stop = torch.tensor(float(val > best))\n        dist.all_reduce(stop)\n        if stop.item():\n"
+              "            break\n        dist.barrier()"),
+        Valid("def f(model, items):\n    for x in items:\n        loss = model(x)\n        if loss.item() > 1:\n"
+              "            dist.barrier()"),  # not known to be a rank's share of the data
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -354,9 +369,9 @@ class CollectiveOnSomeRanks(Rule):
                 "every rank hangs until the timeout",
                 range=(5, 5, 5, 36)),
         Invalid("for batch in loader:\n    if rank == 0 and batch is None:\n        continue\n    dist.all_reduce(batch)",
-                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true: the "
-                "'continue' at line 11 is taken only there, while the other ranks go on calling it, "
-                "so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true (it is "
+                "computed from this rank's own batch of data): the 'continue' at line 11 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(4, 5, 4, 27)),
         Invalid("def f(x):\n    for part in x:\n        if local_rank == 0 and part is None:\n            return\n"
                 "        dist.all_reduce(part)",
@@ -441,6 +456,24 @@ class CollectiveOnSomeRanks(Rule):
                 range=(3, 5, 3, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
+        Invalid("def f(model, loader):\n    for x, y in loader:\n        loss = model(x, y)\n        if torch.isnan(loss):\n"
+                "            continue\n        dist.all_reduce(loss)",
+                expected_message="all_reduce() is skipped on ranks where 'torch.isnan(loss)' is true (it is computed "
+                "from this rank's own batch of data): the 'continue' at line 13 is taken only there, while the other "
+                "ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(6, 9, 6, 30)),
+        Invalid("def f(model, val_loader, best, patience):\n    bad = 0\n    for epoch in range(10):\n"
+                "        for x in val_loader:\n            val = model(x).item()\n        if val < best:\n"
+                "            best, bad = val, 0\n        else:\n            bad += 1\n        if bad >= patience:\n"
+                "            break\n        dist.barrier()",
+                expected_message="barrier() is skipped in the following iterations on ranks where 'bad >= patience' is "
+                "true (it is set under a condition that differs between ranks): the 'break' at line 19 is taken only "
+                "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(12, 9, 12, 23)),
+        Invalid("def f(model, loader):\n    batch = next(iter(loader))\n    if batch.sum() > 0:\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'batch.sum() > 0' is true (it is computed from "
+                "this rank's own batch of data): the other ranks never join it and every rank hangs until the "
+                "timeout", range=(4, 9, 4, 23)),
     )
 
     @staticmethod
