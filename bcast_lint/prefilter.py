@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words, loops_over_data
 
 # Public: docs.py writes the pre-filter's description from these very lists.
 BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
@@ -65,9 +65,10 @@ def worth_a_look(source: bytes) -> bool:
 
 
 def names_rank(source: bytes) -> bool:
-    """Whether one of RANK_WORDS occurs; most of them contain "process", which most files lack."""
+    """Whether one of RANK_WORDS occurs (most of them contain "process", which most files lack),
+    or a loop over a rank's own data."""
     return any(word in source for word in _OTHER_RANK_WORDS) or (
-        b"process" in source and any(word in source for word in _PROCESS_WORDS))
+        b"process" in source and any(word in source for word in _PROCESS_WORDS)) or loops_over_data(source)
 
 
 def may_have_findings(source: bytes) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Union
 
 from bcast_lint.analysis import frameworks
 
@@ -241,9 +242,22 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
                     **_MAPPED_METHOD_WORDS}
 
 # A collective can go wrong without a rank condition: under a test on the clock (a deadline;
-# analysis.divergence's other sources all come from the rank), on a rank's own data (a loss from its
-# loader's batch), or started with `async_op` and read before its wait (BCL016).
-DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "loader", "batches")
+# analysis.divergence's other sources all come from the rank), or started with `async_op` and read
+# before its wait (BCL016).
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op")
+# Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN
+# check): `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
+DATA_LOOP_WORDS = ("loader", "batches")
+_DATA_LOOP = r"\bfor\b[^\n]*\bin\b[^\n]*(?:" + "|".join(DATA_LOOP_WORDS) + ")"
+_DATA_LOOP_TEXT = re.compile(_DATA_LOOP)
+_DATA_LOOP_BYTES = re.compile(_DATA_LOOP.encode())
+
+
+def loops_over_data(text: Union[str, bytes]) -> bool:
+    """Whether the text loops over a loader or a rank's batches (substring tests first)."""
+    if isinstance(text, bytes):
+        return any(word.encode() in text for word in DATA_LOOP_WORDS) and _DATA_LOOP_BYTES.search(text) is not None
+    return any(word in text for word in DATA_LOOP_WORDS) and _DATA_LOOP_TEXT.search(text) is not None
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis.apis import API_PACKAGES, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words, loops_over_data
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -407,7 +407,7 @@ def names_collective(data: bytes) -> bool:
 
 
 def names_rank(data: bytes) -> bool:
-    return any(word in data for word in _RANK_WORDS)
+    return any(word in data for word in _RANK_WORDS) or loops_over_data(data)
 
 
 def text_names_collective(text: str, gated: frozenset = frozenset()) -> bool:
@@ -424,7 +424,7 @@ def _calls_one_of(words: frozenset, kind: type) -> re.Pattern:
 
 
 def text_names_rank(text: str) -> bool:
-    return any(word in text for word in RANK_TEXT_WORDS)
+    return any(word in text for word in RANK_TEXT_WORDS) or loops_over_data(text)
 
 
 def digest(data: bytes) -> str:
