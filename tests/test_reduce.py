@@ -129,3 +129,10 @@ def test_a_kept_class_keeps_its_setup_methods_and_those_assigning_a_broadcast_at
     assert "self.weights = reload()" in reduced.text  # refresh: assigns what sync() sends
     assert "print(self.weights)" not in reduced.text and "    def log(): pass\n" in reduced.text
     _kept_lines_are_original(ATTRIBUTES, reduced)
+
+
+def test_a_kept_class_keeps_its_properties():
+    reduced = _reduce(ATTRIBUTES.replace("    def log(self):", "    @property\n    def is_main(self):\n"
+                                         "        return self.rank == 0\n\n    def log(self):"))
+    assert "return self.rank == 0" in reduced.text  # a property may be the rank test a method reads
+    assert "print(self.weights)" not in reduced.text

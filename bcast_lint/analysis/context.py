@@ -13,13 +13,14 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import CALL_WORDS, CATALOG
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import (FunctionRef, ModuleIndex, Project, mentions_collective,
+from bcast_lint.analysis.project import (CALLED, FunctionRef, ModuleIndex, Project, mentions_collective,
                                          names_collective, text_names_rank)
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.source import Source
 
 
 _COLLECTIVES = frozenset(CALL_WORDS)
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,20 @@ class FileContext:
             return True
         if qualname not in self._rank_dependent:
             function = self.index.functions.get(qualname)
-            self._rank_dependent[qualname] = function is None or text_names_rank(self.index.text(function))
+            self._rank_dependent[qualname] = function is None or self._names_rank(
+                self.index.text(function), qualname.rpartition(".")[0])
         return self._rank_dependent[qualname]
+
+    def _names_rank(self, text: str, klass: str) -> bool:
+        """A rank word in the text, or a use of one of the module's functions or of its class's
+        methods and properties whose text has one (`if is_main(): sync(x)` with `def is_main():
+        return dist.get_rank() == 0`, `if self.is_main:`)."""
+        if text_names_rank(text):
+            return True
+        functions = self.index.functions
+        used = {name.rpartition(".")[2] for name in CALLED.findall(text)}
+        qualnames = {*used, *(f"{klass}.{name}" for name in _SELF_ATTRIBUTE.findall(text) if klass)}
+        return any(text_names_rank(self.index.text(functions[name])) for name in qualnames if name in functions)
 
     @property
     def package(self) -> Optional[str]:

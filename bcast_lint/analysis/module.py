@@ -415,6 +415,7 @@ class ModuleAnalysis:
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
         self.conditions.constants = _module_constants(module, collector.assignments)
+        self.conditions.properties = _returning_properties(module)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -924,6 +925,33 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+def _returning_properties(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """What each property of the module's top-level classes returns, for a body that is one
+    `return` (a docstring aside); a name two classes define differently is left out."""
+    found: dict[str, list] = {}
+    for klass in (statement for statement in module.body if isinstance(statement, cst.ClassDef)):
+        for member in klass.body.body:
+            returned = _property_return(member)
+            if returned is not None:
+                found.setdefault(member.name.value, []).append(returned)
+    return {name: returns[0] for name, returns in found.items()
+            if all(r.deep_equals(returns[0]) for r in returns)}
+
+
+def _property_return(member: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if not isinstance(member, cst.FunctionDef) or not any(
+            last_name(decorator.decorator) in ("property", "cached_property") for decorator in member.decorators):
+        return None
+    body = member.body.body
+    if len(body) == 2 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, cst.SimpleString):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return None
+    only = body[0].body[0]
+    return only.value if isinstance(only, cst.Return) and only.value is not None else None
 
 
 NEWLINE = re.compile(r"\r\n?|\n")  # what ends a line for LibCST's positions, as for Source

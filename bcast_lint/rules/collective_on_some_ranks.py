@@ -43,7 +43,8 @@ class CollectiveOnSomeRanks(Rule):
     whose collective runs only for some arguments (under an `if` on its data) or over a process
     group its caller passes does not count. A helper that returns a rank test
     (`def is_main_process(): return dist.get_rank() == 0`, `self.is_rank_0()`) is a rank
-    condition.
+    condition, and so is a property of the module's classes that returns one (`@property def
+    is_main(self): return self.rank == 0`, read as `if self.is_main:`).
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -246,6 +247,9 @@ class CollectiveOnSomeRanks(Rule):
               "            break\n        dist.barrier()"),
         Valid("def f(model, items):\n    for x in items:\n        loss = model(x)\n        if loss.item() > 1:\n"
               "            dist.barrier()"),  # not known to be a rank's share of the data
+        # A property that returns a test of something else than the rank.
+        Valid("class T:\n    @property\n    def ready(self):\n        return self.steps > 10\n"
+              "    def f(self, x):\n        if self.ready:\n            dist.all_reduce(x)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -474,6 +478,23 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="barrier() runs only on ranks where 'batch.sum() > 0' is true (it is computed from "
                 "this rank's own batch of data): the other ranks never join it and every rank hangs until the "
                 "timeout", range=(4, 9, 4, 23)),
+        # A property that returns a rank test, and a module function that does, around a helper.
+        Invalid("class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
+                "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
+                "            self.sync(x)",
+                expected_message="sync() runs only on ranks where 'self.is_main' is true: sync() calls "
+                "dist.all_reduce() (case.py:14), and the other ranks never join it and every rank hangs until the "
+                "timeout", range=(9, 13, 9, 25),
+                expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
+                "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
+                "            pass\n        self.sync(x)"),
+        Invalid("def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
+                "def f(x):\n    if is_main():\n        sync(x)",
+                expected_message="sync() runs only on ranks where 'is_main()' is true: sync() calls "
+                "dist.all_reduce() (case.py:12), and the other ranks never join it and every rank hangs until the "
+                "timeout", range=(7, 9, 7, 16),
+                expected_replacement="def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
+                "def f(x):\n    if is_main():\n        pass\n    sync(x)"),
     )
 
     @staticmethod
