@@ -40,6 +40,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, CALL_WORDS | _aliases(source.text) | gated_call_words(source.text)
                                        | helpers))
     for statement in tree.body:
+        if isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement):
+            continue  # a decorator: it may run what it wraps on some ranks only (`main_only`)
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling):
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
@@ -97,6 +99,16 @@ def _aliases(text: str) -> set[str]:
     """`bc` in `from accelerate.utils import broadcast as bc`. Read from the text, which is much
     faster than walking the tree; a match in a string or comment only keeps more code."""
     return set(_ALIAS.findall(text))
+
+
+def _wraps_a_function(function: ast.stmt) -> bool:
+    """Whether a top-level function defines a function inside and calls its first parameter:
+    the shape of a decorator."""
+    if not function.args.args or not any(isinstance(part, _FUNCTIONS) for part in function.body):
+        return False
+    wrapped = function.args.args[0].arg
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped
+               for part in function.body if isinstance(part, _FUNCTIONS) for node in ast.walk(part))
 
 
 def _is_property(member: ast.stmt) -> bool:

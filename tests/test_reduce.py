@@ -136,3 +136,10 @@ def test_a_kept_class_keeps_its_properties():
                                          "        return self.rank == 0\n\n    def log(self):"))
     assert "return self.rank == 0" in reduced.text  # a property may be the rank test a method reads
     assert "print(self.weights)" not in reduced.text
+
+
+def test_a_decorator_is_kept_with_its_wrapper_and_a_plain_function_is_cut():
+    reduced = _reduce(ATTRIBUTES + "\n\ndef main_only(fn):\n    def wrapper(*args):\n        if rank == 0:\n"
+                      "            return fn(*args)\n    return wrapper\n\n\ndef helper(fn):\n    return fn + 1\n")
+    assert "            return fn(*args)" in reduced.text  # it may run what it wraps on some ranks only
+    assert "def helper(): pass" in reduced.text

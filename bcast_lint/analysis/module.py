@@ -21,6 +21,7 @@ from bcast_lint.analysis.divergence import Divergence, divergence_of
 from bcast_lint.analysis.exits import ScopeExits, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
+from bcast_lint.analysis.project import text_names_rank
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
                                       merge_envs, walk_scope)
@@ -138,6 +139,7 @@ class _CandidateCollector(Visitor):
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
         self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
+        self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -147,6 +149,7 @@ class _CandidateCollector(Visitor):
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module)
+        self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module)
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -166,7 +169,7 @@ class _CandidateCollector(Visitor):
         self._statements.append(node)
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
-        decorator = next((d for d in node.decorators if last_name(d.decorator) in _RANK_DECORATORS), None)
+        decorator = next((d for d in node.decorators if last_name(d.decorator) in self.rank_decorators), None)
         self._decorators.append(decorator)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -199,6 +202,8 @@ class _CandidateCollector(Visitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if isinstance(target.target, cst.Attribute):
+                self.attribute_assignments.append((target.target.attr.value, node.value))
             if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
                     and target.target.value.value == "self":
                 self.self_assignments.append((self._scopes[-1], target.target.attr.value, node.value))
@@ -277,6 +282,30 @@ def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
                 found.add(statement.name.value)
                 break
     return frozenset(found)
+
+
+def _rank_gating_decorators(module: cst.Module) -> frozenset[str]:
+    """The module's own decorators that, like `rank_zero_only`, call the function they wrap only
+    under a rank test: `def main_only(fn): def wrapper(*a): if dist.get_rank() == 0: return fn(*a)`
+    `return wrapper`."""
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or not statement.params.params:
+            continue
+        wrapped = statement.params.params[0].name.value
+        wrappers = [part for part in statement.body.body if isinstance(part, cst.FunctionDef)]
+        if any(_calls_only_under_rank_test(wrapper, wrapped) for wrapper in wrappers):
+            found.add(statement.name.value)
+    return frozenset(found)
+
+
+def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
+    """Whether `wrapper` calls `wrapped`, and only inside `if` statements whose test names a rank."""
+    calls = [call for call in calls_in(wrapper.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
+    gated = [call for part in wrapper.body.body
+             if isinstance(part, cst.If) and text_names_rank(cst.Module([]).code_for_node(part.test))
+             for call in calls_in(part.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
+    return bool(calls) and len(gated) == len(calls)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -415,7 +444,7 @@ class ModuleAnalysis:
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
         self.conditions.constants = _module_constants(module, collector.assignments)
-        self.conditions.properties = _returning_properties(module)
+        self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -927,17 +956,21 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
             for value in (integer_literal(value),)}
 
 
-def _returning_properties(module: cst.Module) -> dict[str, cst.BaseExpression]:
-    """What each property of the module's top-level classes returns, for a body that is one
-    `return` (a docstring aside); a name two classes define differently is left out."""
+def _attribute_definitions(module: cst.Module, assignments) -> dict[str, cst.BaseExpression]:
+    """The one value each attribute name is given in the module: by the single assignment
+    `obj.x = value` (`cfg.should_log = accelerator.is_main_process and ...`) or by a property of
+    a top-level class whose body is one `return` (a docstring aside). A name given two different
+    values is left out: which object it belongs to is not known."""
     found: dict[str, list] = {}
+    for name, value in assignments:
+        found.setdefault(name, []).append(value)
     for klass in (statement for statement in module.body if isinstance(statement, cst.ClassDef)):
         for member in klass.body.body:
             returned = _property_return(member)
             if returned is not None:
                 found.setdefault(member.name.value, []).append(returned)
-    return {name: returns[0] for name, returns in found.items()
-            if all(r.deep_equals(returns[0]) for r in returns)}
+    return {name: values[0] for name, values in found.items()
+            if all(value.deep_equals(values[0]) for value in values)}
 
 
 def _property_return(member: cst.CSTNode) -> Optional[cst.BaseExpression]:

@@ -31,8 +31,9 @@ class CollectiveOnSomeRanks(Rule):
     rank-conditional branch whose other arm has no matching call, after a rank-conditional early
     `return`/`continue`/`break`, in a loop that some ranks leave early or whose trip count depends
     on the rank, in a function decorated with `@accelerator.on_main_process`,
-    `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
-    `rank_zero_only`, or inside `with accelerator.main_process_first():` /
+    `on_local_main_process`, `on_process(...)`, `on_last_process`, Lightning's
+    `rank_zero_only` or a module's own decorator that, like them, calls the function it wraps
+    only under a rank test, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()` or a module's own `@contextlib.contextmanager` that, like
     them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
     idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
@@ -157,6 +158,10 @@ class CollectiveOnSomeRanks(Rule):
               "        dist.all_reduce(x)\n    else:\n        dist.all_reduce(x)"),
         Valid("def search(n):\n    if rank == 0:\n        def objective(t):\n            broadcast_object_list([t])\n"
               "        optimize(objective)\n    else:\n        broadcast_object_list([None])"),
+        # A decorator of the module that calls what it wraps on every rank (a rank test around
+        # its logging only).
+        Valid("def timed(fn):\n    def wrapper(*args):\n        if dist.get_rank() == 0:\n            print('start')\n"
+              "        return fn(*args)\n    return wrapper\n@timed\ndef log(x):\n    dist.all_reduce(x)"),
         Valid("@accelerator.on_main_process\ndef save(path):\n    torch.save({}, path)\n"
               "x = torch.zeros(3)\nbroadcast(x)"),
         # A collective over another group than the one whose rank is tested: the tensor-parallel
@@ -449,6 +454,10 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="gather_for_metrics() is called in 'log', which "
                 "@accelerator.on_main_process runs on some ranks only: the other ranks never join it and "
                 "every rank hangs until the timeout", range=(3, 12, 3, 51)),
+        Invalid("def main_only(fn):\n    def wrapper(*args):\n        if dist.get_rank() == 0:\n"
+                "            return fn(*args)\n    return wrapper\n@main_only\ndef log(x):\n    dist.all_reduce(x)",
+                expected_message="all_reduce() is called in 'log', which @main_only runs on some ranks only: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(8, 5, 8, 23)),
         Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)",
                 expected_message="broadcast() is called inside 'with accelerator.main_process_first():': "
                 "the main rank runs it while the others wait at the block's barrier, and every rank hangs "
