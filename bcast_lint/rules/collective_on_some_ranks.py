@@ -255,6 +255,8 @@ class CollectiveOnSomeRanks(Rule):
         # A property that returns a test of something else than the rank.
         Valid("class T:\n    @property\n    def ready(self):\n        return self.steps > 10\n"
               "    def f(self, x):\n        if self.ready:\n            dist.all_reduce(x)"),
+        Valid("def f(cfg, x):\n    if cfg.ready:\n        dist.all_reduce(x)\ndef main(cfg, x, step):\n"
+              "    cfg.ready = step > 10\n    f(cfg, x)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -497,6 +499,12 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
                 "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
                 "            pass\n        self.sync(x)"),
+        Invalid("def f(cfg, x):\n    if cfg.is_main:\n        dist.all_reduce(x)\ndef main(cfg, x):\n"
+                "    cfg.is_main = dist.get_rank() == 0\n    f(cfg, x)",
+                expected_message="all_reduce() runs only on ranks where 'cfg.is_main' is true: the other ranks "
+                "never join it and every rank hangs until the timeout", range=(3, 9, 3, 27),
+                expected_replacement="def f(cfg, x):\n    if cfg.is_main:\n        pass\n    dist.all_reduce(x)\n"
+                "def main(cfg, x):\n    cfg.is_main = dist.get_rank() == 0\n    f(cfg, x)"),
         Invalid("def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
                 "def f(x):\n    if is_main():\n        sync(x)",
                 expected_message="sync() runs only on ranks where 'is_main()' is true: sync() calls "
