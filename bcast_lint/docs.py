@@ -17,7 +17,7 @@ def _words(words) -> str:
 def prefilter_description() -> str:
     """What the pre-filter (bcast_lint/prefilter.py) lets through, written from its own word
     lists: the README and BCL900's page both show this text, so neither can drift from the code."""
-    from bcast_lint.analysis.apis import GATED_CALL_WORDS
+    from bcast_lint.analysis.apis import DATA_LOOP_WORDS, GATED_CALL_WORDS
     from bcast_lint.prefilter import API_WORDS, BROADCAST_WORDS, OTHER_CALL_WORDS, RANK_WORDS
 
     gated = "; ".join(
@@ -28,8 +28,8 @@ def prefilter_description() -> str:
         f"It contains {_words(sorted(API_WORDS))}, as text anywhere. Otherwise it is skipped.",
         f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed.",
         f"Otherwise it must contain a rank word (or a reading of the clock, or `async_op`: what else makes "
-        f"ranks part ways), {_words(RANK_WORDS)}; without one it is skipped, "
-        "whatever it calls.",
+        f"ranks part ways), {_words(RANK_WORDS)}, or a `for` loop over a {_words(DATA_LOOP_WORDS)} on one line "
+        "(a rank's own data); without one it is skipped, whatever it calls.",
         f"With a rank word, it is parsed when it calls one of {_words(OTHER_CALL_WORDS)}; {gated}.",
         "With a rank word and none of those calls, it is parsed only when it imports by name a function "
         "of the linted project that runs a collective (`from pkg.comm import sync`).",

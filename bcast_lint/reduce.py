@@ -3,8 +3,8 @@
 LibCST's parser and visitors cost far more than CPython's `ast`, and in a large module the
 broadcast usually sits in one function of hundreds. `ast` finds the top-level statements (and
 the methods of top-level classes) whose text names no collective; each is replaced by a one-line
-stub and its other lines are dropped. A kept class keeps its `__init__` and setup methods
-(apis.SETUP_METHOD), and the methods that assign an attribute of `self` named on a collective's
+stub and its other lines are dropped. A kept class keeps its `__init__`, setup methods
+(apis.SETUP_METHOD) and properties, and the methods that assign an attribute of `self` named on a collective's
 line: another method may broadcast what they assign. Every kept line keeps its text and columns, and
 `Reduced.line_numbers` maps it back to its number in the original file (`Source.parsed` keeps the
 map), so findings, fixes and noqa comments refer to the original. Imports and other module-level statements are always kept:
@@ -40,6 +40,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
                                        | _wrappers(source.text) | helpers))
     for statement in tree.body:
+        if isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement):
+            continue  # a decorator: it may run what it wraps on some ranks only (`main_only`)
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling) \
                 and not _ends_the_process(statement):
             _cut(lines, statement)
@@ -48,7 +50,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
             for member in statement.body:
                 if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
                         and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
-                        and not _mentions(member, assigning)):
+                        and not _mentions(member, assigning) and not _is_property(member)):
                     _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
@@ -125,6 +127,22 @@ def _wrappers(text: str) -> set[str]:
     made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*[\w.]*?\b(?:"
                       + "|".join(map(re.escape, sorted(constructors))) + r")[ \t]*\(")
     return set(made.findall(text))
+
+
+def _wraps_a_function(function: ast.stmt) -> bool:
+    """Whether a top-level function defines a function inside and calls its first parameter:
+    the shape of a decorator."""
+    if not function.args.args or not any(isinstance(part, _FUNCTIONS) for part in function.body):
+        return False
+    wrapped = function.args.args[0].arg
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped
+               for part in function.body if isinstance(part, _FUNCTIONS) for node in ast.walk(part))
+
+
+def _is_property(member: ast.stmt) -> bool:
+    """A property may return a rank test the kept methods read (`if self.is_main:`)."""
+    return any(isinstance(d, ast.Name) and d.id in ("property", "cached_property")
+               for d in member.decorator_list)
 
 
 def _first_line(node: ast.stmt) -> int:

@@ -8,7 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from bcast_lint.analysis.divergence import CLOCK, CONTROL, LOCAL_DATA, RAISES, RANK, setup_truth, written_by_some
+from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RAISES, RANK, setup_truth,
+                                            written_by_some)
 from bcast_lint.analysis.module import ModuleAnalysis
 
 PRELUDE = "import os\nimport time\nimport torch\nimport torch.distributed as dist\n"
@@ -45,6 +46,34 @@ def test_a_file_check_every_rank_makes_alike_does_not():
             if os.path.exists(ckpt):
                 dist.barrier()
     """) == {}
+
+
+def test_what_a_loader_hands_a_rank_varies_through_any_computation_but_not_its_step_count():
+    assert _tests("""
+        def f(model, train_loader, criterion, accumulate):
+            for step, (inputs, labels) in enumerate(train_loader):
+                loss = criterion(model(inputs), labels)
+                if step % accumulate == 0:
+                    dist.barrier()
+                if loss.item() > 10:
+                    dist.barrier()
+                if len(inputs) < 8:
+                    dist.barrier()
+    """) == {"loss.item() > 10": DATA}
+
+
+def test_a_batch_made_equal_by_a_collective_no_longer_varies():
+    assert _tests("""
+        def f(model, batches):
+            for batch in zip(batches, range(3)):
+                loss = model(batch)
+                dist.all_reduce(loss)
+                if loss > 0:
+                    dist.barrier()
+            first = next(iter(batches))
+            if first.sum() > 0:
+                dist.barrier()
+    """) == {"first.sum() > 0": DATA}
 
 
 def test_the_clock_varies_and_a_collective_makes_it_equal_again():

@@ -129,3 +129,17 @@ def test_a_kept_class_keeps_its_setup_methods_and_those_assigning_a_broadcast_at
     assert "self.weights = reload()" in reduced.text  # refresh: assigns what sync() sends
     assert "print(self.weights)" not in reduced.text and "    def log(): pass\n" in reduced.text
     _kept_lines_are_original(ATTRIBUTES, reduced)
+
+
+def test_a_kept_class_keeps_its_properties():
+    reduced = _reduce(ATTRIBUTES.replace("    def log(self):", "    @property\n    def is_main(self):\n"
+                                         "        return self.rank == 0\n\n    def log(self):"))
+    assert "return self.rank == 0" in reduced.text  # a property may be the rank test a method reads
+    assert "print(self.weights)" not in reduced.text
+
+
+def test_a_decorator_is_kept_with_its_wrapper_and_a_plain_function_is_cut():
+    reduced = _reduce(ATTRIBUTES + "\n\ndef main_only(fn):\n    def wrapper(*args):\n        if rank == 0:\n"
+                      "            return fn(*args)\n    return wrapper\n\n\ndef helper(fn):\n    return fn + 1\n")
+    assert "            return fn(*args)" in reduced.text  # it may run what it wraps on some ranks only
+    assert "def helper(): pass" in reduced.text

@@ -13,10 +13,13 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import CATALOG
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
+from bcast_lint.analysis.project import CALLED, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective, names_rank
 from bcast_lint.source import Source
+
+
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,20 @@ class FileContext:
             return True
         if qualname not in self._rank_dependent:
             function = self.index.functions.get(qualname)
-            self._rank_dependent[qualname] = function is None or names_rank(self.index.text(function))
+            self._rank_dependent[qualname] = function is None or self._names_rank(
+                self.index.text(function), qualname.rpartition(".")[0])
         return self._rank_dependent[qualname]
+
+    def _names_rank(self, text: str, klass: str) -> bool:
+        """A rank word in the text, or a use of one of the module's functions or of its class's
+        methods and properties whose text has one (`if is_main(): sync(x)` with `def is_main():
+        return dist.get_rank() == 0`, `if self.is_main:`)."""
+        if names_rank(text):
+            return True
+        functions = self.index.functions
+        used = {name.rpartition(".")[2] for name in CALLED.findall(text)}
+        qualnames = {*used, *(f"{klass}.{name}" for name in _SELF_ATTRIBUTE.findall(text) if klass)}
+        return any(names_rank(self.index.text(functions[name])) for name in qualnames if name in functions)
 
     @property
     def package(self) -> Optional[str]:

@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
+from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds
 from bcast_lint.analysis.walk import calls_in, children
@@ -92,6 +93,13 @@ def is_data_reason(reason: Optional[str]) -> bool:
     own data, the clock, a failed read), not through arithmetic on the rank: only such values
     decide a failing exit (exits.py)."""
     return reason is not None and reason not in (RANK, CONTROL)
+DATA = "it is computed from this rank's own batch of data"
+
+# Iterables that hand each rank its own share of the data: a loader (`train_loader`,
+# `self.val_dataloader()`, `DataLoader(...)`), a rank's batches. What comes out of them differs
+# between ranks in value (a loss, a NaN check, a metric), though not in how many there are when a
+# distributed sampler balances them.
+_ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice"})
 
 
 def written_by_some(path: str) -> str:
@@ -310,6 +318,8 @@ class _Pass:
         targets = _target_keys(loop.target)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
+        if reason is None:  # what the iterable says of its items comes first
+            entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
         return self._loop(loop, entry, count)
 
     def _set_order(self, expr: cst.BaseExpression, varying: Varying) -> bool:
@@ -470,19 +480,20 @@ class _Pass:
             return self.why(receiver, varying) if receiver is not None else None
         if name in _BALANCED:
             return None
+        if name == "next" and call.args and _holds_data(call.args[0].value):
+            return DATA  # `batch = next(iter(loader))`
         if receiver is not None and self.why(receiver, varying):
             return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
-        if not self._passes_values(call, qualified):
-            # What an unknown function returns is not known to vary, unless it is handed the rank
-            # itself: `load_batches(rank)` returns that rank's own data (`ranks.index(rank)` is
-            # where the rank stands, arithmetic on it),
-            if name in _LOOKUPS:
-                return None
-            given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
-            # and what it computes from such data is data too: `loss = model(batch)`
-            return LOCAL_DATA if any(why == LOCAL_DATA or (why == RANK and self._names_rank(value))
-                                     for value, why in given) else None
-        return next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
+        given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
+        if self._passes_values(call, qualified):
+            return next(filter(None, (why for _, why in given)), None)
+        # What an unknown function returns is not known to vary, unless it is handed the rank
+        # itself: `load_batches(rank)` returns that rank's own data (`ranks.index(rank)` is where
+        # the rank stands, arithmetic on it), or a rank's own data: `loss = model(batch)`.
+        if name in _LOOKUPS:
+            return None
+        data = {why for value, why in given if why in (DATA, LOCAL_DATA) or (why == RANK and self._names_rank(value))}
+        return (DATA if DATA in data else LOCAL_DATA) if data else None
 
     def _names_rank(self, expr: cst.BaseExpression) -> bool:
         """The rank itself (`rank`, `dist.get_rank()`, `args.local_rank`), not a value made from it."""
@@ -718,6 +729,29 @@ def _payload_keys(expr: Optional[cst.BaseExpression]) -> list:
         return [key for element in expr.elements for key in _payload_keys(element.value)]
     key = _key(expr) if expr is not None else None
     return [key] if key else []
+
+
+def _data_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list:
+    """The names a loop binds to a rank's own data: all of them for `for batch in loader`, the
+    item but not the count for `for step, batch in enumerate(loader)`, the loaders' shares of
+    `zip(loader, other)`."""
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) in ("enumerate", "zip") \
+            and isinstance(target, (cst.Tuple, cst.List)):
+        sources = [arg.value for arg in iterable.args if arg.keyword is None]
+        if last_name(iterable.func) == "enumerate":
+            sources = [cst.Integer("0"), *sources[:1]]  # the count is the same on every rank
+        pairs = zip((element.value for element in target.elements), sources)
+        return [key for element, source in pairs if _holds_data(source) for key in _target_keys(element)]
+    return _target_keys(target) if _holds_data(iterable) else []
+
+
+def _holds_data(iterable: cst.BaseExpression) -> bool:
+    """Whether a loop over `iterable` walks a rank's own data: a loader or a rank's batches, also
+    through `enumerate`, `iter`, `tqdm`, `zip`."""
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) in _ITERATOR_WRAPPERS:
+        return any(_holds_data(arg.value) for arg in iterable.args if arg.keyword is None)
+    name = last_name(iterable)
+    return bool(name) and any(word in name.lower() for word in DATA_LOOP_WORDS)
 
 
 def _is_placement(arg: cst.Arg) -> bool:

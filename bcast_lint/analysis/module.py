@@ -141,6 +141,7 @@ class _CandidateCollector(Visitor):
         self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
         self.object_calls: list[_Candidate] = []  # `ddp(x)`, `self.model(x)`: named by what they call
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
+        self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -151,6 +152,7 @@ class _CandidateCollector(Visitor):
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module)
         self.taking_turns = _taking_turns(module)
+        self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module)
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -170,7 +172,7 @@ class _CandidateCollector(Visitor):
         self._statements.append(node)
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
-        decorator = next((d for d in node.decorators if last_name(d.decorator) in _RANK_DECORATORS), None)
+        decorator = next((d for d in node.decorators if last_name(d.decorator) in self.rank_decorators), None)
         self._decorators.append(decorator)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -203,6 +205,8 @@ class _CandidateCollector(Visitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if isinstance(target.target, cst.Attribute):
+                self.attribute_assignments.append((target.target.attr.value, node.value))
             if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
                     and target.target.value.value == "self":
                 self.self_assignments.append((self._scopes[-1], target.target.attr.value, node.value))
@@ -319,6 +323,30 @@ def _before_yield(function: cst.FunctionDef) -> Sequence[cst.CSTNode]:
 def _conditional_collective(statements: Sequence[cst.CSTNode]) -> bool:
     return any(isinstance(part, cst.If) and any(last_name(call.func) in apis.CALL_WORDS for call in calls_in(part))
                for part in statements)
+
+
+def _rank_gating_decorators(module: cst.Module) -> frozenset[str]:
+    """The module's own decorators that, like `rank_zero_only`, call the function they wrap only
+    under a rank test: `def main_only(fn): def wrapper(*a): if dist.get_rank() == 0: return fn(*a)`
+    `return wrapper`."""
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or not statement.params.params:
+            continue
+        wrapped = statement.params.params[0].name.value
+        wrappers = [part for part in statement.body.body if isinstance(part, cst.FunctionDef)]
+        if any(_calls_only_under_rank_test(wrapper, wrapped) for wrapper in wrappers):
+            found.add(statement.name.value)
+    return frozenset(found)
+
+
+def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
+    """Whether `wrapper` calls `wrapped`, and only inside `if` statements whose test names a rank."""
+    calls = [call for call in calls_in(wrapper.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
+    gated = [call for part in wrapper.body.body
+             if isinstance(part, cst.If) and names_rank(cst.Module([]).code_for_node(part.test))
+             for call in calls_in(part.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
+    return bool(calls) and len(gated) == len(calls)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -482,6 +510,7 @@ class ModuleAnalysis:
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
         self.conditions.constants = _module_constants(module, collector.assignments)
+        self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1029,6 +1058,37 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+def _attribute_definitions(module: cst.Module, assignments) -> dict[str, cst.BaseExpression]:
+    """The one value each attribute name is given in the module: by the single assignment
+    `obj.x = value` (`cfg.should_log = accelerator.is_main_process and ...`) or by a property of
+    a top-level class whose body is one `return` (a docstring aside). A name given two different
+    values is left out: which object it belongs to is not known."""
+    found: dict[str, list] = {}
+    for name, value in assignments:
+        found.setdefault(name, []).append(value)
+    for klass in (statement for statement in module.body if isinstance(statement, cst.ClassDef)):
+        for member in klass.body.body:
+            returned = _property_return(member)
+            if returned is not None:
+                found.setdefault(member.name.value, []).append(returned)
+    return {name: values[0] for name, values in found.items()
+            if all(value.deep_equals(values[0]) for value in values)}
+
+
+def _property_return(member: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if not isinstance(member, cst.FunctionDef) or not any(
+            last_name(decorator.decorator) in ("property", "cached_property") for decorator in member.decorators):
+        return None
+    body = member.body.body
+    if len(body) == 2 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, cst.SimpleString):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return None
+    only = body[0].body[0]
+    return only.value if isinstance(only, cst.Return) and only.value is not None else None
 
 
 NEWLINE = re.compile(r"\r\n?|\n")  # what ends a line for LibCST's positions, as for Source

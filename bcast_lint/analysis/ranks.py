@@ -124,6 +124,9 @@ class RankConditions:
         self._none_helpers = none_helpers
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
         self.constants: dict[str, int] = {}  # module-level names bound once, to an integer
+        # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
+        # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
+        self.attributes: dict[str, cst.BaseExpression] = {}
         # Operands of tests, and `try` statements, whose outcome can differ between ranks through
         # their data, each with why (analysis.divergence): the worlds' `data` decides them.
         self.varying: dict[cst.CSTNode, str] = {}
@@ -215,6 +218,12 @@ class RankConditions:
             return None if value is None else value != 0
         if isinstance(expr, cst.Call) and self._helpers is not None:
             return self._helpers(expr, world)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in self.attributes:
+            held = self.attributes.pop(expr.attr.value)  # out while it is read: no recursion
+            try:
+                return self._evaluate(held, world, data, None)
+            finally:
+                self.attributes[expr.attr.value] = held
         return None
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World, data: bool, aliases) -> Optional[bool]:

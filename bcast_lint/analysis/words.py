@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Union
 
-from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, RANK_TEXT_WORDS, gated_call_words
+from bcast_lint.analysis.apis import API_TEXT_WORDS, CALL_WORDS, DATA_LOOP_WORDS, RANK_TEXT_WORDS, gated_call_words
 
 Text = Union[bytes, str]
 
@@ -36,10 +36,23 @@ _COLLECTIVE_FORMS = {str: tuple(sorted(COLLECTIVE_WORDS)), bytes: encoded(sorted
 
 
 def names_rank(text: Text) -> bool:
-    """Whether one of RANK_WORDS occurs (substring tests only)."""
+    """Whether one of RANK_WORDS occurs (substring tests), or a loop over a rank's own data."""
     others, processes = _RANK_FORMS[type(text)]
     return any(word in text for word in others) or (
-        _PROCESS[type(text)] in text and any(word in text for word in processes))
+        _PROCESS[type(text)] in text and any(word in text for word in processes)) or loops_over_data(text)
+
+
+# A loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN check):
+# `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
+_DATA_LOOP = r"\bfor\b[^\n]*\bin\b[^\n]*(?:" + "|".join(DATA_LOOP_WORDS) + ")"
+_DATA_LOOP_FORMS = {str: (DATA_LOOP_WORDS, re.compile(_DATA_LOOP)),
+                    bytes: (encoded(DATA_LOOP_WORDS), re.compile(_DATA_LOOP.encode()))}
+
+
+def loops_over_data(text: Text) -> bool:
+    """Whether the text loops over a loader or a rank's batches (substring tests first)."""
+    loop_words, pattern = _DATA_LOOP_FORMS[type(text)]
+    return any(word in text for word in loop_words) and pattern.search(text) is not None
 
 
 def mentions_collective(text: Text) -> bool:

@@ -32,8 +32,9 @@ class CollectiveOnSomeRanks(Rule):
     rank-conditional branch whose other arm has no matching call, after a rank-conditional early
     `return`/`continue`/`break`, in a loop that some ranks leave early or whose trip count depends
     on the rank, in a function decorated with `@accelerator.on_main_process`,
-    `on_local_main_process`, `on_process(...)`, `on_last_process` or Lightning's
-    `rank_zero_only`, or inside `with accelerator.main_process_first():` /
+    `on_local_main_process`, `on_process(...)`, `on_last_process`, Lightning's
+    `rank_zero_only` or a module's own decorator that, like them, calls the function it wraps
+    only under a rank test, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()` or a module's own `@contextlib.contextmanager` that, like
     them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
     idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
@@ -44,7 +45,8 @@ class CollectiveOnSomeRanks(Rule):
     whose collective runs only for some arguments (under an `if` on its data) or over a process
     group its caller passes does not count. A helper that returns a rank test
     (`def is_main_process(): return dist.get_rank() == 0`, `self.is_rank_0()`) is a rank
-    condition.
+    condition, and so is a property of the module's classes that returns one (`@property def
+    is_main(self): return self.rank == 0`, read as `if self.is_main:`).
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -82,7 +84,9 @@ class CollectiveOnSomeRanks(Rule):
     (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
     from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
     differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
-    written by some ranks only; the clock (`time.time() - start > limit`); a `try` whose body
+    written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
+    rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
+    there are, nor the step count of `enumerate(loader)`); a `try` whose body
     reads such a file or the next item of a rank's own iterator, whose handler then exits. A value
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
@@ -174,6 +178,10 @@ class CollectiveOnSomeRanks(Rule):
               "        dist.all_reduce(x)\n    else:\n        dist.all_reduce(x)"),
         Valid("def search(n):\n    if rank == 0:\n        def objective(t):\n            broadcast_object_list([t])\n"
               "        optimize(objective)\n    else:\n        broadcast_object_list([None])"),
+        # A decorator of the module that calls what it wraps on every rank (a rank test around
+        # its logging only).
+        Valid("def timed(fn):\n    def wrapper(*args):\n        if dist.get_rank() == 0:\n            print('start')\n"
+              "        return fn(*args)\n    return wrapper\n@timed\ndef log(x):\n    dist.all_reduce(x)"),
         Valid("@accelerator.on_main_process\ndef save(path):\n    torch.save({}, path)\n"
               "x = torch.zeros(3)\nbroadcast(x)"),
         # A collective over another group than the one whose rank is tested: the tensor-parallel
@@ -266,6 +274,24 @@ class CollectiveOnSomeRanks(Rule):
         # A file every rank reads alike (no rank writes it here) and a configuration flag.
         Valid("def f(path, args):\n    if os.path.exists(path):\n        dist.barrier()\n"
               "    if args.sync:\n        dist.barrier()"),
+        # A rank's own batch (analysis.divergence DATA): tests on it are fine once the value is
+        # reduced, when they guard no collective, and on the step count, which every rank shares.
+        Valid("def f(model, loader):\n    for x in loader:\n        loss = model(x)\n        dist.all_reduce(loss)\n"
+              "        if torch.isnan(loss):\n            continue\n        dist.barrier()"),
+        Valid("def f(model, loader):\n    for x in loader:\n        loss = model(x)\n        if torch.isnan(loss):\n"
+              "            print('nan')\n        dist.all_reduce(loss)"),
+        Valid("def f(model, train_loader, accumulate):\n    for step, batch in enumerate(train_loader):\n"
+              "        loss = model(batch)\n        if (step + 1) % accumulate == 0:\n            dist.all_reduce(loss)"),
+        Valid("def f(model, loader, best):\n    for epoch in range(3):\n        for x in loader:\n            val = model(x).item()\n"
+              "        stop = torch.tensor(float(val > best))\n        dist.all_reduce(stop)\n        if stop.item():\n"
+              "            break\n        dist.barrier()"),
+        Valid("def f(model, items):\n    for x in items:\n        loss = model(x)\n        if loss.item() > 1:\n"
+              "            dist.barrier()"),  # not known to be a rank's share of the data
+        # A property that returns a test of something else than the rank.
+        Valid("class T:\n    @property\n    def ready(self):\n        return self.steps > 10\n"
+              "    def f(self, x):\n        if self.ready:\n            dist.all_reduce(x)"),
+        Valid("def f(cfg, x):\n    if cfg.ready:\n        dist.all_reduce(x)\ndef main(cfg, x, step):\n"
+              "    cfg.ready = step > 10\n    f(cfg, x)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -417,9 +443,9 @@ class CollectiveOnSomeRanks(Rule):
                 "every rank hangs until the timeout",
                 range=(5, 5, 5, 36)),
         Invalid("for batch in loader:\n    if rank == 0 and batch is None:\n        continue\n    dist.all_reduce(batch)",
-                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true: the "
-                "'continue' at line 11 is taken only there, while the other ranks go on calling it, "
-                "so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true (it is "
+                "computed from this rank's own batch of data): the 'continue' at line 11 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(4, 5, 4, 27)),
         Invalid("def f(x):\n    for part in x:\n        if local_rank == 0 and part is None:\n            return\n"
                 "        dist.all_reduce(part)",
@@ -553,6 +579,10 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="gather_for_metrics() is called in 'log', which "
                 "@accelerator.on_main_process runs on some ranks only: the other ranks never join it and "
                 "every rank hangs until the timeout", range=(3, 12, 3, 51)),
+        Invalid("def main_only(fn):\n    def wrapper(*args):\n        if dist.get_rank() == 0:\n"
+                "            return fn(*args)\n    return wrapper\n@main_only\ndef log(x):\n    dist.all_reduce(x)",
+                expected_message="all_reduce() is called in 'log', which @main_only runs on some ranks only: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(8, 5, 8, 23)),
         Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)",
                 expected_message="broadcast() is called inside 'with accelerator.main_process_first():': "
                 "the main rank runs it while the others wait at the block's barrier, and every rank hangs "
@@ -566,6 +596,53 @@ class CollectiveOnSomeRanks(Rule):
                 range=(3, 5, 3, 25),
                 expected_replacement="x = torch.zeros(3)\nif accelerator.is_main_process:\n    pass\n"
                 "dist.broadcast(x, 0)\ndist.broadcast(x, 0)"),
+        Invalid("def f(model, loader):\n    for x, y in loader:\n        loss = model(x, y)\n        if torch.isnan(loss):\n"
+                "            continue\n        dist.all_reduce(loss)",
+                expected_message="all_reduce() is skipped on ranks where 'torch.isnan(loss)' is true (it is computed "
+                "from this rank's own batch of data): the 'continue' at line 13 is taken only there, while the other "
+                "ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(6, 9, 6, 30)),
+        Invalid("def f(model, val_loader, best, patience):\n    bad = 0\n    for epoch in range(10):\n"
+                "        for x in val_loader:\n            val = model(x).item()\n        if val < best:\n"
+                "            best, bad = val, 0\n        else:\n            bad += 1\n        if bad >= patience:\n"
+                "            break\n        dist.barrier()",
+                expected_message="barrier() is skipped in the following iterations on ranks where 'bad >= patience' is "
+                "true (it is set under a condition that differs between ranks): the 'break' at line 19 is taken only "
+                "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(12, 9, 12, 23)),
+        Invalid("def f(model, loader):\n    batch = next(iter(loader))\n    if batch.sum() > 0:\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'batch.sum() > 0' is true (it is computed from "
+                "this rank's own batch of data): the other ranks never join it and every rank hangs until the "
+                "timeout"
+                " (those ranks run barrier (line 12) only, while the others run no collective here)",
+                range=(4, 9, 4, 23)),
+        # A property that returns a rank test, and a module function that does, around a helper.
+        Invalid("class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
+                "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
+                "            self.sync(x)",
+                expected_message="sync() runs only on ranks where 'self.is_main' is true: sync() calls "
+                "dist.all_reduce() (case.py:14), and the other ranks never join it and every rank hangs until the "
+                "timeout"
+                " (those ranks run sync (line 17) only, while the others run no collective here)", range=(9, 13, 9, 25),
+                expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
+                "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
+                "            pass\n        self.sync(x)"),
+        Invalid("def f(cfg, x):\n    if cfg.is_main:\n        dist.all_reduce(x)\ndef main(cfg, x):\n"
+                "    cfg.is_main = dist.get_rank() == 0\n    f(cfg, x)",
+                expected_message="all_reduce() runs only on ranks where 'cfg.is_main' is true: the other ranks "
+                "never join it and every rank hangs until the timeout"
+                " (those ranks run all_reduce (line 11) only, while the others run no collective here)",
+                range=(3, 9, 3, 27),
+                expected_replacement="def f(cfg, x):\n    if cfg.is_main:\n        pass\n    dist.all_reduce(x)\n"
+                "def main(cfg, x):\n    cfg.is_main = dist.get_rank() == 0\n    f(cfg, x)"),
+        Invalid("def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
+                "def f(x):\n    if is_main():\n        sync(x)",
+                expected_message="sync() runs only on ranks where 'is_main()' is true: sync() calls "
+                "dist.all_reduce() (case.py:12), and the other ranks never join it and every rank hangs until the "
+                "timeout"
+                " (those ranks run sync (line 15) only, while the others run no collective here)", range=(7, 9, 7, 16),
+                expected_replacement="def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
+                "def f(x):\n    if is_main():\n        pass\n    sync(x)"),
     )
 
     @staticmethod
