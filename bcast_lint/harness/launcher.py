@@ -19,6 +19,13 @@ K machines. The children see:
 DETAIL mode adds collectives of its own and turns some silent corruptions into errors, so the
 harness would no longer observe what the program does without it.
 
+The job counts as hung before the timeout when every rank sits in a collective it recorded
+entering, or has finished the script or failed, and nothing new was recorded for STALL_SECONDS:
+waiting out the rest of the timeout would tell no more, and a framework's job (Lightning's startup
+takes tens of seconds) would otherwise need a long timeout for its hang too. A rank inside a
+collective the bootstrap does not record (DDP's own) never counts as sitting, so such a job waits
+for the timeout as before.
+
 On timeout every agent is killed. torchrun is started in a session of its own, but it starts
 each worker in a new session too, so killing its process group is not enough: every descendant
 is killed as well.
@@ -34,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -42,6 +50,8 @@ from bcast_lint.harness import protocol
 from bcast_lint.harness.protocol import MIN_PROCESSES, RankLog, Run
 
 TAIL_CHARS = 4000
+STALL_SECONDS = 10.0
+_POLL_SECONDS = 0.25
 
 
 def launch(
@@ -61,7 +71,9 @@ def launch(
         port = free_port()
         commands = [torchrun_command(script, nproc, port, script_args, nnodes, node) for node in range(nnodes)]
         outputs = [Path(record_dir) / f"torchrun-{node}.log" for node in range(nnodes)]
-        timed_out, returncode = run_jobs(commands, job_environment(record_dir, check, shown), timeout, outputs)
+        stalled = Stall(record_dir, nproc * nnodes)
+        timed_out, returncode = run_jobs(commands, job_environment(record_dir, check, shown), timeout, outputs,
+                                         stalled)
         ranks = tuple(collect_rank(record_dir, rank) for rank in range(nproc * nnodes))
         launcher_output = "".join(_tail(output) for output in outputs)[-TAIL_CHARS:]
         return Run(nproc * nnodes, timed_out, returncode, ranks, launcher_output, nnodes)
@@ -107,10 +119,11 @@ def job_environment(record_dir: str, check: tuple[str, ...], shown: str | None =
 
 
 def run_jobs(
-    commands: list[list[str]], env: dict[str, str], timeout: float, outputs: list[Path]
+    commands: list[list[str]], env: dict[str, str], timeout: float, outputs: list[Path],
+    stalled: Callable[[], bool] = lambda: False,
 ) -> tuple[bool, int | None]:
-    """Run every agent to completion or kill them all at the timeout: (timed out, the first
-    non-zero exit status among the agents, else 0)."""
+    """Run every agent to completion or kill them all at the timeout, or once `stalled()` says
+    the job is hung: (timed out, the first non-zero exit status among the agents, else 0)."""
     deadline = time.monotonic() + timeout
     jobs: list[subprocess.Popen] = []
     try:
@@ -120,14 +133,54 @@ def run_jobs(
                     command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True,
                 ))  # fmt: skip
-        statuses = [job.wait(timeout=max(0.0, deadline - time.monotonic())) for job in jobs]
-    except subprocess.TimeoutExpired:
-        return True, None
+        while any(job.poll() is None for job in jobs):
+            if time.monotonic() >= deadline or stalled():
+                return True, None
+            time.sleep(_POLL_SECONDS)
+        statuses = [job.returncode for job in jobs]
     finally:
         for job in jobs:
             if job.poll() is None:  # timed out, or the caller was interrupted (pytest-timeout, ^C)
                 kill_job(job)
     return False, next((status for status in statuses if status), 0)
+
+
+class Stall:
+    """Whether every rank of a job sits in a recorded collective (or is done) with nothing new
+    recorded for STALL_SECONDS."""
+
+    def __init__(self, record_dir: str, ranks: int, seconds: float = STALL_SECONDS):
+        self._record_dir = record_dir
+        self._ranks = ranks
+        self._seconds = seconds
+        self._sizes: tuple[int, ...] = ()
+        self._since = time.monotonic()
+
+    def __call__(self) -> bool:
+        sizes = tuple(_size(protocol.record_path(self._record_dir, rank)) for rank in range(self._ranks))
+        if sizes != self._sizes:
+            self._sizes, self._since = sizes, time.monotonic()
+            return False
+        if time.monotonic() - self._since < self._seconds:
+            return False
+        states = [_sitting_or_done(protocol.read_events(self._record_dir, rank)) for rank in range(self._ranks)]
+        return all(states) and protocol.ENTER in states
+
+
+def _sitting_or_done(events: tuple[protocol.Event, ...]) -> str | None:
+    """ENTER for a rank inside a collective it recorded entering, FINISHED for one that finished
+    or failed, None for one still running its own code (or not started)."""
+    kinds = [event.kind for event in events]
+    if protocol.FINISHED in kinds or protocol.SCRIPT_ERROR in kinds:
+        return protocol.FINISHED
+    return protocol.ENTER if kinds.count(protocol.ENTER) > kinds.count(protocol.EXIT) else None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return -1
 
 
 def kill_job(job: subprocess.Popen) -> None:
