@@ -1,6 +1,7 @@
 """Re-verify a corpus of broken distributed programs, their hand fixes and look-alikes at run time.
 
     python scripts/verify_corpus.py tests/data/blind [--timeout 25] [--only PATTERN] [--results FILE]
+    python scripts/verify_corpus.py tests/data/blind --lint [--extend-select BCL012]
 
 Every `*.py` file of DIR whose first line is a header
 
@@ -13,6 +14,11 @@ pass when the outcome is `ok` (their header must say `ok` too). Files without a 
 modules a program imports) are skipped. The jobs run one at a time; the table is printed at the
 end, and the exit status is 1 when any program did not behave as its header says.
 
+With `--lint` nothing is run: the directory is linted once (`bcast-lint --no-cache --output-format
+json`) and each program's `# expect: CODE` marks are compared with the findings: a mark is found
+when a finding of that code is on its line or one line away; any finding in a hand-fixed program or
+a look-alike is a false alarm.
+
 Not part of the pytest suite: each job starts a process group, and hangs last until the timeout.
 """
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +128,64 @@ def programs(directory: Path, only: str | None) -> list[tuple[Path, Header]]:
     return found
 
 
+EXPECT = re.compile(r"#\s*expect:\s*([A-Za-z0-9-]+)\s*$")
+
+
+def expectations(path: Path) -> list[tuple[int, str]]:
+    marks = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        m = EXPECT.search(line)
+        if m:
+            marks.append((number, m.group(1)))
+    return marks
+
+
+def lint(directory: Path, only: str | None, extend_select: str | None) -> int:
+    cmd = [*bcast_lint_command(), "--no-cache", "--output-format", "json"]
+    if extend_select:
+        cmd += ["--extend-select", extend_select]
+    proc = subprocess.run([*cmd, str(directory)], capture_output=True, text=True, timeout=600)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"bcast-lint failed ({proc.returncode}): {proc.stderr.strip()}")
+    by_file: dict[str, list[dict]] = {}
+    for finding in json.loads(proc.stdout or "[]"):
+        by_file.setdefault(Path(finding["filename"]).name, []).append(finding)
+
+    found = expected = false_alarms = clean = 0
+    print("| Program | Kind | Expected | Linter | Result |")
+    print("|---|---|---|---|---|")
+    for path, _header in programs(directory, only):
+        kind = kind_of(path)
+        findings = sorted(by_file.get(path.name, []), key=lambda f: (f["line"], f["code"]))
+        said = ", ".join(f"{f['code']}:{f['line']}" for f in findings) or "silent"
+        if kind != "broken":
+            result = "false alarm" if findings else "ok (silent)"
+            false_alarms += bool(findings)
+            clean += not findings
+            print(f"| `{path.name}` | {kind} | silent | {said} | {result} |")
+            continue
+        marks = expectations(path)
+        results = []
+        for line, code in marks:
+            expected += 1
+            near = [f for f in findings if abs(f["line"] - line) <= 1]
+            if any(f["code"] == code for f in near):
+                found += 1
+                results.append("found")
+            elif near:
+                results.append(f"other code at the line ({', '.join(f['code'] for f in near)})")
+            elif any(f["code"] == code for f in findings):
+                results.append("same code, other line")
+            else:
+                results.append("missed")
+        wanted = ", ".join(f"{code}:{line}" for line, code in marks) or "(no mark)"
+        print(f"| `{path.name}` | broken | {wanted} | {said} | {'; '.join(results)} |")
+    others = clean + false_alarms
+    print(f"\nRecall: {found}/{expected} marks found (right code, line +-1). "
+          f"False alarms: {false_alarms} of {others} hand-fixed and look-alike programs.")
+    return 0
+
+
 def shorten(text: str, width: int = 90) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -132,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=25.0, help="seconds per job (verify --timeout)")
     parser.add_argument("--only", help="only files whose name matches this glob")
     parser.add_argument("--results", type=Path, help="also write the results as JSON to this file")
+    parser.add_argument("--lint", action="store_true", help="compare lint findings with the expect marks instead")
+    parser.add_argument("--extend-select", help="with --lint: codes to add to the selection (opt-in rules)")
     args = parser.parse_args(argv)
+    if args.lint:
+        return lint(args.directory, args.only, args.extend_select)
 
     results: list[Result] = []
     for path, header in programs(args.directory, args.only):

@@ -1,4 +1,4 @@
-# verify: error
+# verify: hang
 """A small Trainer class validates on the main process only, through the same
 `DistributedDataParallel` wrapper it trains with, while the other process waits at a barrier.
 With `broadcast_buffers=True` (the default) every forward of the wrapper broadcasts the BatchNorm

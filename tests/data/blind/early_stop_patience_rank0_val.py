@@ -1,4 +1,4 @@
-# verify: error
+# verify: hang
 """Validation runs on the main process only; the other processes pass `float("inf")` to the same
 EarlyStopping object. Their counter of epochs without improvement therefore grows every epoch and
 they leave the training loop after `patience` epochs, while the main process (whose loss keeps

@@ -1,6 +1,6 @@
 # verify: divergent
-"""In a two-stage pipeline only the last stage computes the loss; the first stage keeps the
-placeholder -1. To log the loss everywhere the program broadcasts it, but from rank 0 (the usual
+"""In a two-stage pipeline only the last stage computes the loss; the first stage keeps a
+zero placeholder. To log the loss everywhere the program broadcasts it, but from rank 0 (the usual
 logging rank), so every process ends up with rank 0's placeholder and the last stage's real loss is
 overwritten.
 
@@ -21,7 +21,7 @@ def pipeline_step(x, y, stage0, stage1):
     """Stage 0 runs on rank 0 and sends its activations; the last stage computes the loss."""
     if dist.get_rank() == 0:
         dist.send(stage0(x).detach(), dst=1)
-        return torch.tensor([-1.0])
+        return torch.zeros(1)  # no loss on this stage
     act = torch.zeros(x.shape[0], 4)
     dist.recv(act, src=0)
     return (stage1(act) - y).pow(2).mean().reshape(1)

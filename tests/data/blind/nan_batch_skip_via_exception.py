@@ -1,4 +1,4 @@
-# verify: error
+# verify: hang
 """`compute_loss` raises when a micro-batch has no usable target (every label masked), and the
 training loop catches that with a per-process `continue`. Rank 1's second batch is fully masked,
 so rank 1 skips that step's gradient all_reduce and is one collective ahead of rank 0 from then on.

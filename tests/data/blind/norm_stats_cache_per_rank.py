@@ -1,4 +1,4 @@
-# verify: hang
+# verify: error
 """Normalisation statistics are cached on each process's own disk (a per-rank cache file, as on
 nodes without a shared filesystem). On a cache miss they are recomputed over the whole dataset,
 which sums the per-process moments with an all_reduce. Rank 0's cache survives from an earlier run

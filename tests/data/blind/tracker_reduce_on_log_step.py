@@ -1,4 +1,4 @@
-# verify: hang
+# verify: error
 """Per-step metrics are kept in a `MetricsTracker` (a class from another module of the program);
 on logging steps the main process reduces them across processes before printing. The reduce is a
 collective inside the tracker's method, and only the main process calls it.
