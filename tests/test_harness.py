@@ -2,8 +2,9 @@
 runtime fixtures (`fixtures/<CODE>/runtime_*.py`, whose first line says `# verify: <outcome>`,
 optionally followed by `check=name,name` and `nnodes=N`).
 
-The runtime tests start real torchrun jobs (about 7 s each on 2 cores); select or skip them with
-`-m runtime` / `-m "not runtime"`.
+The runtime tests start real torchrun jobs (about 7 s each on 2 cores; 100-155 s for the fixtures
+that start Lightning or DeepSpeed, whose hang runs last their whole `timeout=`); select or skip them
+with `-m runtime` / `-m "not runtime"`.
 """
 
 from __future__ import annotations
