@@ -2,14 +2,19 @@
 runtime fixtures (`fixtures/<CODE>/runtime_*.py`, whose first line says `# verify: <outcome>`,
 optionally followed by `check=name,name` and `nnodes=N`).
 
-The runtime tests start real torchrun jobs (about 7 s each on 2 cores); select or skip them with
-`-m runtime` / `-m "not runtime"`.
+The runtime tests start real torchrun jobs (about 7 s each on 2 cores; 100-155 s for the fixtures
+that start Lightning or DeepSpeed, whose hang runs last their whole `timeout=`); select or skip them
+with `-m runtime` / `-m "not runtime"`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,10 +27,13 @@ from bcast_lint.harness.protocol import BROADCAST, OTHER_COLLECTIVE, Event, Rank
 from bcast_lint.harness.report import DIVERGENT, ERROR, HANG, OK, OUTCOMES, UNVERIFIED, judge, own_output
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# `# verify: <outcome>[,<outcome>...] [check=name,name] [nnodes=N] [nproc=N,N]`: the outcome of the
-# broken program (one for every size, or one per size), module-level names whose final values must
-# agree across ranks (garbage that never passes a broadcast), how many simulated nodes the job runs
-# on, and the processes per node of each run (default 2; `2,3` for data that may split unevenly).
+# `# verify: <outcome>[,<outcome>...] [check=name,name] [nnodes=N] [nproc=N,N] [needs=module]
+# [timeout=S]`: the outcome of the broken program (one for every size, or one per size), module-level
+# names whose final values must agree across ranks (garbage that never passes a broadcast), how many
+# simulated nodes the job runs on, the processes per node of each run (default 2; `2,3` for data that
+# may split unevenly), the framework the program runs on (lightning, transformers, deepspeed: the test
+# extra pins them), and the seconds each job may run, where starting the framework takes longer than
+# HANG_TIMEOUT allows (importing Lightning in two processes alone took over 30 s on the loaded machine).
 HEADER = re.compile(r"#\s*verify:\s*([\w,]+)((?:\s+\w+=[\w,]+)*)\s*$")
 HANG_TIMEOUT = 30.0  # seconds: startup takes ~7 s on 2 cores, so a hang shows well before this
 
@@ -628,9 +636,9 @@ def _runtime_programs() -> list[Path]:
 
 def _header(program: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     match = HEADER.match(program.read_text().splitlines()[0])
-    assert match, f"{program} must start with `# verify: <outcome> [check=names] [nnodes=N] [nproc=N,N]`"
+    assert match, f"{program} must start with `# verify: <outcome> [check=names] [nnodes=N] [nproc=N,N] [needs=module] [timeout=S]`"
     options = dict(option.split("=", 1) for option in match.group(2).split())
-    assert set(options) <= {"check", "nnodes", "nproc"}, options
+    assert set(options) <= {"check", "nnodes", "nproc", "needs", "timeout"}, options
     outcomes = tuple(match.group(1).split(","))
     assert set(outcomes) <= set(OUTCOMES), outcomes
     return outcomes, options
@@ -647,8 +655,14 @@ def _runs(program: Path) -> list[tuple[str, "RunOptions"]]:
     assert len(outcomes) == len(sizes), f"{program}: one outcome for every size, or one per size"
     check = tuple(options["check"].split(",")) if "check" in options else ()
     return [(outcome, RunOptions(nproc=size, nnodes=int(options.get("nnodes", 1)),
-                                 timeout=HANG_TIMEOUT if outcome == HANG else 60.0, check=check))
+                                 timeout=_timeout(outcome, options), check=check))
             for outcome, size in zip(outcomes, sizes)]  # fmt: skip
+
+
+def _timeout(outcome: str, options: dict[str, str]) -> float:
+    if "timeout" in options:
+        return float(options["timeout"])
+    return HANG_TIMEOUT if outcome == HANG else 60.0
 
 
 def _expected_codes(program: Path) -> set[str]:
@@ -683,13 +697,14 @@ def _assert_every_rank_agrees(result, options) -> None:
 
 
 @pytest.mark.runtime
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("program", _runtime_programs(), ids=_id)
 def test_runtime_fixture_fails_as_its_header_says_predicted_by_its_finding_and_its_fix_is_ok(program, tmp_path):
     """At each world size its header names, the broken program has the outcome the header gives
     for that size, tied in the JSON to the codes of its `.expected` where it fails; `verify --fix
     --unsafe-fixes` proves the automatic fix (the original failing at each fixed finding, the fixed
     copy ok), or the hand-fixed version is ok."""
+    _require(_header(program)[1].get("needs"))
     for outcome, options in _runs(program):
         _check_at_one_size(program, outcome, options)
     assert not _processes_running(program), "the job left processes behind"
@@ -719,6 +734,24 @@ def _check_at_one_size(program: Path, outcome: str, options) -> None:
     assert bool(original.result.details) == (original.result.outcome != OK)
     expected = _expected_codes(program) if outcome != OK else set()
     assert _tied_codes(original) == expected, (size, original.render_text())
+
+
+def _require(framework: str | None) -> None:
+    """Skip without the framework (an environment installed before the test extra named it)."""
+    if framework is None:
+        return
+    pytest.importorskip(framework)
+    if framework == "deepspeed":
+        _build_deepspeed_comm_op()
+
+
+@functools.lru_cache(maxsize=None)
+def _build_deepspeed_comm_op() -> None:
+    """DeepSpeed's CPU backend JIT-compiles its shared-memory op on first use (3.5 min on 2 cores,
+    then cached in ~/.cache/torch_extensions): build it here, outside the job's hang timeout."""
+    code = "from deepspeed.comm.torch import build_shm_op; build_shm_op()"
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=400,
+                   env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
 
 
 def _processes_running(program: Path) -> list:

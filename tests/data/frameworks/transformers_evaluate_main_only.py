@@ -1,0 +1,41 @@
+# verify: hang needs=transformers timeout=75
+"""A final evaluation run from the main process only, as single-process examples do
+(huggingface/transformers#998, #1081: evaluation under `local_rank in [-1, 0]` hung at a barrier).
+Trainer.evaluate() gathers every batch's loss across ranks, so rank 1 never joins (measured:
+rank 0 in all_gather, rank 1 done)."""
+import os
+import tempfile
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch
+from transformers import Trainer, TrainingArguments
+
+
+class Regressor(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+
+    def forward(self, x, labels=None):
+        prediction = self.net(x)
+        return {"loss": torch.nn.functional.mse_loss(prediction, labels), "logits": prediction}
+
+
+def dataset(n):
+    return [{"x": torch.randn(4), "labels": torch.randn(1)} for _ in range(n)]
+
+
+def main():
+    args = TrainingArguments(output_dir=tempfile.mkdtemp(), use_cpu=True, max_steps=2,
+                             per_device_train_batch_size=4, per_device_eval_batch_size=4,
+                             save_strategy="no", report_to="none", disable_tqdm=True)
+    trainer = Trainer(model=Regressor(), args=args, train_dataset=dataset(16), eval_dataset=dataset(8))
+    trainer.train()
+    if trainer.is_world_process_zero():
+        metrics = trainer.evaluate()  # expect: BCL011
+        print("eval loss", metrics["eval_loss"])
+
+
+if __name__ == "__main__":
+    main()
