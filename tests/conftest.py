@@ -23,3 +23,18 @@ def corpus_dir() -> Path:
         return _CHECKOUT_CORPUS
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "bcast-lint" / "corpus"
+
+
+def _cost_rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("xdist_group"):  # a chain one worker runs in order: the quick start's
+        return 0
+    if item.get_closest_marker("slow") or item.get_closest_marker("network"):
+        return 1
+    return 2 if item.get_closest_marker("runtime") else 3
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first (the quick start's chain of installs, the real-world corpus, the
+    runtime jobs), the many short ones last: the two xdist workers then finish together instead of
+    one running a late five-minute chain alone. A stable sort keeps each file's order."""
+    items.sort(key=_cost_rank)
