@@ -37,8 +37,6 @@ README_INSTALLS = {
 pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
-    # One pytest-xdist worker runs this module's tests, in order, on one clone (the fixture's scope).
-    pytest.mark.xdist_group("quick_start"),
 ]
 
 
