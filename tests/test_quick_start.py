@@ -34,10 +34,7 @@ README_INSTALLS = {
     "pip install -q -e '.[test]'",  # test_the_test_suite_command
 }
 
-pytestmark = [
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
-]
+pytestmark = [pytest.mark.timeout(900), pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 
 
 def _section(title: str) -> str:
