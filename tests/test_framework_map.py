@@ -26,9 +26,10 @@ def _generator():
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_shipped_map_matches_the_generator_on_the_pinned_versions():
+def test_shipped_map_matches_the_generator_on_the_pinned_versions(corpus_dir):
     generator = _generator()
-    assert generator.main(["--check"]) == 0, "run python scripts/generate_framework_map.py"
+    checked = generator.main(["--check", "--corpus-dir", str(corpus_dir)])
+    assert checked == 0, "run python scripts/generate_framework_map.py"
 
 
 def test_map_records_the_pinned_versions():

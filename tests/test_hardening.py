@@ -574,23 +574,15 @@ def test_real_flake8_with_the_plugin_survives_bad_files(workdir):
 
 
 # -- real code -----------------------------------------------------------------------------------
-def _corpus_dir() -> Path:
-    checkout = ROOT / "benchmarks" / ".corpus"
-    if checkout.exists():
-        return checkout
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "bcast-lint" / "corpus"
-
-
 @pytest.mark.slow
 @pytest.mark.network  # the sdists, on first use
 @pytest.mark.timeout(900)
-def test_real_world_corpus_lints_without_errors_and_every_finding_is_documented():
+def test_real_world_corpus_lints_without_errors_and_every_finding_is_documented(corpus_dir):
     """accelerate, transformers, trl, peft, diffusers and deepspeed at pinned versions (see
     docs/real-world.md): no crash, no file left unchecked, and each finding has a verdict there.
     Downloads the sdists (~20 MB, ~20 s) on first use, into benchmarks/.corpus when the checkout
     has one, else into a cache outside the checkout that later clones reuse (CI clones afresh)."""
-    script = [sys.executable, str(ROOT / "scripts" / "lint_real_world.py"), "--corpus-dir", str(_corpus_dir()),
+    script = [sys.executable, str(ROOT / "scripts" / "lint_real_world.py"), "--corpus-dir", str(corpus_dir),
               "--check-docs", str(ROOT / "docs" / "real-world.md")]
     done = subprocess.run(script, cwd=ROOT, capture_output=True, text=True, timeout=900)
     if done.returncode != 0 and "pip download" in done.stderr and "Could not" in done.stderr:

@@ -754,6 +754,14 @@ def _build_deepspeed_comm_op() -> None:
                    env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
 
 
+def _copy_of(fixture: Path, directory: Path) -> Path:
+    """A runtime fixture under another path: the fixture's own test may run it at the same time
+    (pytest-xdist) and looks for processes left behind by its path."""
+    copy = directory / fixture.name
+    copy.write_bytes(fixture.read_bytes())
+    return copy
+
+
 def _processes_running(program: Path) -> list:
     psutil = pytest.importorskip("psutil")
     running = []
@@ -834,10 +842,10 @@ def test_verify_fix_where_the_first_collective_hangs_says_the_fixed_line_was_not
 
 @pytest.mark.runtime
 @pytest.mark.timeout(200)
-def test_verify_at_two_world_sizes_finds_the_bug_only_the_odd_one_shows(capsys):
+def test_verify_at_two_world_sizes_finds_the_bug_only_the_odd_one_shows(tmp_path, capsys):
     """Four shards split evenly over 2 ranks and not over 3: `--nproc 2,3` runs both and says
     that size 3 fails."""
-    program = FIXTURES / "BCL005" / "runtime_rounds_even_at_two.py"
+    program = _copy_of(FIXTURES / "BCL005" / "runtime_rounds_even_at_two.py", tmp_path)
     assert verify_main([str(program), "--nproc", "2,3"]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"== world size 2 ==\n{program}: ok: 2 collectives"), out
@@ -848,8 +856,8 @@ def test_verify_at_two_world_sizes_finds_the_bug_only_the_odd_one_shows(capsys):
 
 @pytest.mark.runtime
 @pytest.mark.timeout(120)
-def test_cli_prints_json_and_exits_1_for_a_broken_program(capsys):
-    program = FIXTURES / "BCL006" / "runtime_weights_result.py"
+def test_cli_prints_json_and_exits_1_for_a_broken_program(tmp_path, capsys):
+    program = _copy_of(FIXTURES / "BCL006" / "runtime_weights_result.py", tmp_path)
     assert verify_main([str(program), "--output-format", "json", "--timeout", "60"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["outcome"] == ERROR

@@ -153,7 +153,8 @@ def test_fixes_remove_their_finding_and_add_none(source):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @_GRAMMAR_SETTINGS
-@given(hypothesmith.from_grammar().map(lambda code: code + _BROADCAST_TAIL))
+# deferred: building the grammar costs a second of CPU, which every test process would pay at import
+@given(st.deferred(lambda: hypothesmith.from_grammar()).map(lambda code: code + _BROADCAST_TAIL))
 def test_linting_arbitrary_python_never_raises(source):
     _check_lint(source)
     _check_plugin(source)
