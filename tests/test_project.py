@@ -596,3 +596,41 @@ def test_linting_files_in_either_order_gives_the_same_findings(package):
     forward = lint(callers)
     assert forward == lint(callers[::-1]) == lint([callers[1], callers[3], callers[0], callers[2]])
     assert all(len(findings) == 1 for _, findings in forward), forward
+
+
+ZERO_FIRST = """\
+import contextlib
+import torch.distributed as dist
+
+
+@contextlib.contextmanager
+def zero_first(local_rank):
+    if local_rank != 0:
+        dist.barrier()
+    yield
+    if local_rank == 0:
+        dist.barrier()
+
+
+@contextlib.contextmanager
+def timed():
+    yield
+"""
+
+
+def test_a_staggered_context_manager_imported_from_another_module(package):
+    write(package, {"mylib/ctx.py": ZERO_FIRST})
+    found = findings(package, "train.py", """\
+        import torch
+        import torch.distributed as dist
+        from mylib.ctx import timed, zero_first as first
+
+        def build(local_rank, x):
+            with first(local_rank):
+                dist.all_reduce(x)
+            with timed():
+                dist.all_reduce(x)
+            with first(local_rank):
+                y = x + 1
+        """)
+    assert [f.split(" is called inside")[0] for f in found] == ["7 BCL005 all_reduce()"]

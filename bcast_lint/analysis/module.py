@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -130,7 +131,7 @@ class _CandidateCollector(Visitor):
     """One cheap pass without metadata: calls named like a collective, with their context."""
 
     def __init__(self, module: cst.Module, package: Optional[str] = None,
-                 project_calls: bool = False) -> None:
+                 project_calls: bool = False, imported_staggered: frozenset[str] = frozenset()) -> None:
         self.candidates: list[_Candidate] = []
         # Calls that may be of the project's own functions (only with a FileContext).
         self.project_calls: Optional[list[_Candidate]] = [] if project_calls else None
@@ -142,6 +143,7 @@ class _CandidateCollector(Visitor):
         self.object_calls: list[_Candidate] = []  # `ddp(x)`, `self.model(x)`: named by what they call
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
         self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
+        self.local_predicates: list[tuple[str, cst.BaseExpression]] = []  # nested `def f(): return value`
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
         self._main_first: list[Optional[cst.With]] = [None]
@@ -150,7 +152,7 @@ class _CandidateCollector(Visitor):
         self.api_names: set[str] = set()  # names bound by imports of torch/accelerate/deepspeed
         self.imports: list[tuple[cst.CSTNode, str, str]] = []  # scope, bound name, target
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
-        self.staggered = _staggered_context_managers(module)
+        self.staggered = _staggered_context_managers(module) | imported_staggered
         self.taking_turns = _taking_turns(module)
         self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module)
 
@@ -169,6 +171,10 @@ class _CandidateCollector(Visitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if isinstance(self._scopes[-1], cst.ClassDef):
             self.method_classes[node] = self._scopes[-1]
+        elif isinstance(self._scopes[-1], cst.FunctionDef) and not node.params.params:
+            returned = single_return(node)  # `def on_main(): return accelerator.process_index == 0`
+            if returned is not None:
+                self.local_predicates.append((node.name.value, returned))
         self._statements.append(node)
         self._scopes.append(node)
         self._main_first.append(None)  # the body runs when called, not inside the `with`
@@ -349,6 +355,37 @@ def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
     return bool(calls) and len(gated) == len(calls)
 
 
+def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[str]:
+    """The names a module imports (`from utils import torch_distributed_zero_first`) of another
+    project module's staggered context managers (see _staggered_context_managers)."""
+    project, index = context.project, context.index
+    if index is None:
+        return frozenset()
+    found = set()
+    for statement in module.body:
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None \
+                    or isinstance(small.names, cst.ImportStar):
+                continue
+            base = ".".join(dotted_parts(small.module) or ())
+            for alias in small.names:
+                name = alias.name.value if isinstance(alias.name, cst.Name) else None
+                if name and _is_staggered(project, project.resolve(f"{base}.{name}", index.location.root)):
+                    found.add(alias.asname.name.value if alias.asname else name)
+    return frozenset(found)
+
+
+def _is_staggered(project: Project, target) -> bool:
+    if not isinstance(target, FunctionRef):
+        return False
+    index, function = project.index(target.path), project.function_index(target)
+    text = index.text(function) if index is not None and function is not None else ""
+    if "contextmanager" not in text:
+        return False
+    definition = cst.parse_module(textwrap.dedent(text))
+    return target.qualname in _staggered_context_managers(definition)
+
+
 def _yields(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(
         isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) for small in statement.body)
@@ -483,7 +520,8 @@ class ModuleAnalysis:
         self.conditions = RankConditions(_weak(self.qualified_names),
                                          _weak(self._helper_truth) if context is not None else None,
                                          _weak(self._certainly_none) if context is not None else None)
-        collector = _CandidateCollector(module, context.package if context else None, context is not None)
+        collector = _CandidateCollector(module, context.package if context else None, context is not None,
+                                        _imported_staggered(module, context) if context else frozenset())
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
@@ -511,6 +549,7 @@ class ModuleAnalysis:
                 self.conditions.learn_assignment(name, value)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
+        self.conditions.local_functions = _agreed(collector.local_predicates)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1060,28 +1099,35 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
             for value in (integer_literal(value),)}
 
 
+def _agreed(definitions) -> dict[str, cst.BaseExpression]:
+    """name -> value for the names every definition gives the same value."""
+    found: dict[str, list] = {}
+    for name, value in definitions:
+        found.setdefault(name, []).append(value)
+    return {name: values[0] for name, values in found.items() if all(v.deep_equals(values[0]) for v in values)}
+
+
 def _attribute_definitions(module: cst.Module, assignments) -> dict[str, cst.BaseExpression]:
     """The one value each attribute name is given in the module: by the single assignment
     `obj.x = value` (`cfg.should_log = accelerator.is_main_process and ...`) or by a property of
     a top-level class whose body is one `return` (a docstring aside). A name given two different
     values is left out: which object it belongs to is not known."""
-    found: dict[str, list] = {}
-    for name, value in assignments:
-        found.setdefault(name, []).append(value)
-    for klass in (statement for statement in module.body if isinstance(statement, cst.ClassDef)):
-        for member in klass.body.body:
-            returned = _property_return(member)
-            if returned is not None:
-                found.setdefault(member.name.value, []).append(returned)
-    return {name: values[0] for name, values in found.items()
-            if all(value.deep_equals(values[0]) for value in values)}
+    properties = [(member.name.value, returned)
+                  for klass in module.body if isinstance(klass, cst.ClassDef)
+                  for member in klass.body.body for returned in (_property_return(member),) if returned is not None]
+    return _agreed([*assignments, *properties])
 
 
 def _property_return(member: cst.CSTNode) -> Optional[cst.BaseExpression]:
     if not isinstance(member, cst.FunctionDef) or not any(
             last_name(decorator.decorator) in ("property", "cached_property") for decorator in member.decorators):
         return None
-    body = member.body.body
+    return single_return(member)
+
+
+def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """What a function whose body is one `return` (a docstring aside) returns."""
+    body = function.body.body
     if len(body) == 2 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
             and isinstance(body[0].body[0].value, cst.SimpleString):
         body = body[1:]  # the docstring

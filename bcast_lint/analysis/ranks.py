@@ -127,6 +127,9 @@ class RankConditions:
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}
+        # `on_main` -> `accelerator.process_index == 0` for a nested `def on_main(): return ...`:
+        # calling it is the test it returns.
+        self.local_functions: dict[str, cst.BaseExpression] = {}
         # Operands of tests, and `try` statements, whose outcome can differ between ranks through
         # their data, each with why (analysis.divergence): the worlds' `data` decides them.
         self.varying: dict[cst.CSTNode, str] = {}
@@ -216,15 +219,24 @@ class RankConditions:
         if quantity:
             value = world.value_of(quantity)
             return None if value is None else value != 0
-        if isinstance(expr, cst.Call) and self._helpers is not None:
-            return self._helpers(expr, world)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in self.attributes:
-            held = self.attributes.pop(expr.attr.value)  # out while it is read: no recursion
-            try:
-                return self._evaluate(held, world, data, None)
-            finally:
-                self.attributes[expr.attr.value] = held
+        helper = self._helpers(expr, world) if isinstance(expr, cst.Call) and self._helpers is not None else None
+        if helper is not None:
+            return helper
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
+            return self._evaluate_held(self.local_functions, expr.func.value, world, data)
+        if isinstance(expr, cst.Attribute):
+            return self._evaluate_held(self.attributes, expr.attr.value, world, data)
         return None
+
+    def _evaluate_held(self, definitions: dict, name: str, world: "World", data: bool) -> Optional[bool]:
+        """The value in `world` of what a definition holds, if there is one."""
+        if name not in definitions:
+            return None
+        held = definitions.pop(name)  # out while it is read: no recursion
+        try:
+            return self._evaluate(held, world, data, None)
+        finally:
+            definitions[name] = held
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World, data: bool, aliases) -> Optional[bool]:
         left = self._evaluate(expr.left, world, data, aliases)

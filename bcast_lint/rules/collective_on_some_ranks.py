@@ -35,7 +35,8 @@ class CollectiveOnSomeRanks(Rule):
     `on_local_main_process`, `on_process(...)`, `on_last_process`, Lightning's
     `rank_zero_only` or a module's own decorator that, like them, calls the function it wraps
     only under a rank test, or inside `with accelerator.main_process_first():` /
-    `local_main_process_first()` or a module's own `@contextlib.contextmanager` that, like
+    `local_main_process_first()` or a project's own `@contextlib.contextmanager` (in the module or
+    imported from another of the project's modules) that, like
     them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
     idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
 
@@ -46,7 +47,9 @@ class CollectiveOnSomeRanks(Rule):
     group its caller passes does not count. A helper that returns a rank test
     (`def is_main_process(): return dist.get_rank() == 0`, `self.is_rank_0()`) is a rank
     condition, and so is a property of the module's classes that returns one (`@property def
-    is_main(self): return self.rank == 0`, read as `if self.is_main:`).
+    is_main(self): return self.rank == 0`, read as `if self.is_main:`), an attribute the module
+    sets once to one (`cfg.is_main = rank == 0`) and a local function without parameters that
+    returns one (`def on_main(): return accelerator.process_index == 0`).
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -292,6 +295,7 @@ class CollectiveOnSomeRanks(Rule):
               "    def f(self, x):\n        if self.ready:\n            dist.all_reduce(x)"),
         Valid("def f(cfg, x):\n    if cfg.ready:\n        dist.all_reduce(x)\ndef main(cfg, x, step):\n"
               "    cfg.ready = step > 10\n    f(cfg, x)"),
+        Valid("def f(x, step):\n    def due():\n        return step % 10 == 0\n    if due():\n        dist.all_reduce(x)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -627,6 +631,13 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
                 "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
                 "            pass\n        self.sync(x)"),
+        Invalid("def f(x):\n    def on_main():\n        return accelerator.process_index == 0\n    if on_main():\n"
+                "        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'on_main()' is true: the other ranks "
+                "never join it and every rank hangs until the timeout (those ranks run all_reduce (line 13) only, "
+                "while the others run no collective here)", range=(5, 9, 5, 27),
+                expected_replacement="def f(x):\n    def on_main():\n        return accelerator.process_index == 0\n"
+                "    if on_main():\n        pass\n    dist.all_reduce(x)"),
         Invalid("def f(cfg, x):\n    if cfg.is_main:\n        dist.all_reduce(x)\ndef main(cfg, x):\n"
                 "    cfg.is_main = dist.get_rank() == 0\n    f(cfg, x)",
                 expected_message="all_reduce() runs only on ranks where 'cfg.is_main' is true: the other ranks "
