@@ -373,11 +373,14 @@ class _Pass:
     def _raising(self, statement, varying: Varying) -> Optional[str]:
         """Whether the `try` body reads what differs between ranks (a file named after the rank
         or written by some ranks only, the next item of a rank's own iterator), so that it may
-        raise on some ranks only."""
+        raise on some ranks only; or works on a rank's own data (`compute_loss(model, batch)`),
+        which can fail on that rank alone."""
         for call in calls_in(statement.body):
+            paths = [arg.value for arg in call.args if not _is_placement(arg)]
+            if any(self.why(value, varying) in (DATA, LOCAL_DATA) for value in paths):
+                return RAISES
             if last_name(call.func) not in _READS:
                 continue
-            paths = [arg.value for arg in call.args if not _is_placement(arg)]
             if isinstance(call.func, cst.Attribute):
                 paths.append(call.func.value)  # `Path(p).read_text()`
             if any(self.why(path, varying) or _code(path) in self._written for path in paths):

@@ -89,8 +89,9 @@ class CollectiveOnSomeRanks(Rule):
     differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
-    there are, nor the step count of `enumerate(loader)`); a `try` whose body
-    reads such a file or the next item of a rank's own iterator, whose handler then exits. A value
+    there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
+    or the next item of a rank's own iterator, or works on a rank's own data (`loss =
+    compute_loss(model, batch)`), whose handler then exits. A value
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
     setup check (`dist.is_initialized()`, `world_size > 1`) or what an unknown function returns.
@@ -296,6 +297,9 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(cfg, x):\n    if cfg.ready:\n        dist.all_reduce(x)\ndef main(cfg, x, step):\n"
               "    cfg.ready = step > 10\n    f(cfg, x)"),
         Valid("def f(x, step):\n    def due():\n        return step % 10 == 0\n    if due():\n        dist.all_reduce(x)"),
+        # Work on a rank's own batch that may fail there, whose handler still reaches the collective.
+        Valid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
+              "        except ValueError:\n            loss = torch.zeros(1)\n        dist.all_reduce(loss)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -631,6 +635,12 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
                 "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
                 "            pass\n        self.sync(x)"),
+        Invalid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
+                "        except ValueError:\n            continue\n        dist.all_reduce(loss)",
+                expected_message="all_reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
+                "'try' block can fail on some ranks only): the 'continue' at line 14 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout", range=(7, 9, 7, 30)),
         Invalid("def f(x):\n    def on_main():\n        return accelerator.process_index == 0\n    if on_main():\n"
                 "        dist.all_reduce(x)",
                 expected_message="all_reduce() runs only on ranks where 'on_main()' is true: the other ranks "
