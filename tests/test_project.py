@@ -634,3 +634,27 @@ def test_a_staggered_context_manager_imported_from_another_module(package):
                 y = x + 1
         """)
     assert [f.split(" is called inside")[0] for f in found] == ["7 BCL005 all_reduce()"]
+
+
+def test_a_method_of_an_object_made_from_a_class_of_another_module(package):
+    write(package, {"mylib/meters.py": """\
+        import torch.distributed as dist
+
+        class Meter:
+            def sync_stats(self, x):
+                dist.all_reduce(x)
+
+            def show(self, x):
+                print(x)
+        """})
+    found = findings(package, "train.py", """\
+        import torch.distributed as dist
+        from mylib.meters import Meter
+
+        def log(x):
+            meter = Meter()
+            if dist.get_rank() == 0:
+                meter.show(x)
+                meter.sync_stats(x)
+        """)
+    assert [f.split(" runs only")[0] for f in found] == ["8 BCL005 sync_stats()"]

@@ -80,6 +80,24 @@ class FileContext:
             return FunctionRef(index.path, index.location.name, parts[0])
         return None
 
+    def method_of(self, klass: cst.BaseExpression, qualified: set[str], method: str) -> Optional[FunctionRef]:
+        """The project method `method` of the class a constructor call names (`Tracker` defined in
+        this module, or imported from another of the project's modules), its bases included."""
+        index = self.index
+        if index is None:
+            return None
+        parts = dotted_parts(klass)
+        if parts and len(parts) == 1 and parts[0] in index.bases:  # a class of this module
+            return self.project.method(index, parts[0], method)
+        for name in qualified:
+            module, _, class_name = name.rpartition(".")
+            if module and self.project.is_project_name(name, index.location.root):
+                path = self.project.module_path(module, index.location.root)
+                other = self.project.index(path) if path else None
+                if other is not None:
+                    return self.project.method(other, class_name, method)
+        return None
+
     def helper_words(self) -> frozenset[str]:
         """Names whose calls may run a collective through a project function: imported helpers,
         functions of imported project modules, and the module's own functions that call a
@@ -103,10 +121,13 @@ class FileContext:
         while changed:  # a function calling a helper is a helper too
             changed = False
             for qualname in [q for q in calls if not calls[q].isdisjoint(found)]:
-                # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too.
-                word = f"self.{qualname.split('.', 1)[1]}" if "." in qualname else qualname
-                words.add(word)
-                found.add(word)
+                # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too, which
+                # only a module that makes an object of the class needs (`t = Tracker()`, `t.m(`).
+                klass, _, method = qualname.rpartition(".")
+                made = bool(klass) and f"{klass}(" in index.source.text
+                new = {f"self.{method}" if klass else qualname, *((method,) if made else ())}
+                words |= new
+                found |= new
                 del calls[qualname]
                 changed = True
         return frozenset(words)
@@ -130,10 +151,13 @@ class FileContext:
         text = index.source.text
         words: set[str] = set()
         for bound, target in index.bindings.items():
-            # A class's constructor is no helper; nor is a name the module never calls or uses
-            # (substring tests: a few more names resolved costs less than a regular expression).
-            if bound[:1].isupper() or (f"{bound}(" not in text and f"{bound}." not in text) \
+            # A name the module never calls or uses is no helper (substring tests: a few more
+            # names resolved costs less than a regular expression).
+            if (f"{bound}(" not in text and f"{bound}." not in text) \
                     or not self.project.is_project_name(target, index.location.root):
+                continue
+            if bound[:1].isupper():  # a class: its methods are, where the module makes one
+                words |= self._class_helpers(target) if f"{bound}(" in text else set()
                 continue
             resolved = self.project.resolve(target, index.location.root, names_collective)
             if isinstance(resolved, FunctionRef) and self.summaries.may_run_collective(resolved) \
@@ -142,6 +166,17 @@ class FileContext:
             elif resolved is None:
                 words |= self._module_helpers(target)
         return words
+
+    def _class_helpers(self, target: str) -> set[str]:
+        """The methods of project class `target` (`pkg.metrics.Tracker`) that may run a
+        collective, as the bare names their calls spell (`tracker.sync_stats(`)."""
+        module, _, klass = target.rpartition(".")
+        path = self.project.module_path(module, self.index.location.root) if module else None
+        other = self.project.index(path) if path else None
+        if other is None:
+            return set()
+        return {qualname.split(".", 1)[1] for qualname in other.functions if qualname.startswith(klass + ".")
+                and self.summaries.may_run_collective(FunctionRef(path, other.location.name, qualname))}
 
     def _module_helpers(self, module: str) -> set[str]:
         """The functions of project module `module` that may run a collective, and the names it

@@ -256,7 +256,11 @@ class _CandidateCollector(Visitor):
                     or candidate.name in apis.MAPPED_METHOD_NAMES):
                 return True
             return self.project_calls is not None and (
-                root in self.imported_names or root == "self" or root in local_functions)
+                root in self.imported_names or root == "self" or root in local_functions
+                or root in constructed)
+
+        # `tracker = MetricsTracker(...)`: `tracker.reduce()` may be a project class's method.
+        constructed = {name for _, name, value in self.assignments if _constructs(value)}
 
         found = [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
         seen = {id(c) for c in found}
@@ -581,8 +585,28 @@ class ModuleAnalysis:
             root = root_name(candidate.call.func)
             local = root is not None and self._resolver.binds_locally(root, candidate.scope)
             self._targets[key] = self._context.target(candidate.call.func, qualified, candidate.klass,
-                                                      local, worth)
+                                                      local, worth) or self._constructed_method(candidate)
         return self._targets[key]
+
+    def _constructed_method(self, candidate: _Candidate):
+        """`tracker.reduce()` where `tracker = MetricsTracker(...)` in the scope (or `self.tracker`
+        set so in the class): the project class's method, or None."""
+        func = candidate.call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = func.value
+        if isinstance(receiver, cst.Name):
+            made = [value for scope, name, value in self._assignments
+                    if name == receiver.value and scope in (candidate.scope, self.module)]
+        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+            made = [value for _, name, value in self._self_assignments if name == receiver.attr.value]
+        else:
+            return None
+        classes = {value.func for value in made if _constructs(value)}
+        if len(classes) != 1:
+            return None  # made of two classes, or of none: which method runs is not known
+        klass = classes.pop()
+        return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
 
     def _project_api(self, candidate: _Candidate) -> Optional[apis.Api]:
         """A re-exported collective, or a project function every caller runs a collective in."""
@@ -1097,6 +1121,11 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+def _constructs(value: cst.BaseExpression) -> bool:
+    """`MetricsTracker(...)`, `metrics.Tracker(...)`: a call of a capitalised name, a class."""
+    return isinstance(value, cst.Call) and (last_name(value.func) or "")[:1].isupper()
 
 
 def _agreed(definitions) -> dict[str, cst.BaseExpression]:

@@ -157,8 +157,9 @@ class Project:
         read = read if read is not None else set()
         for module, pairs in _from_imports(source, location.package):
             for name, bound in pairs:
-                if name[:1].isupper():  # a class: its methods matter to a subclass (self.sync())
-                    if _subclassed(source, bound) and self._class_calls_collective(
+                if name[:1].isupper():  # a class: its methods matter to a subclass (self.sync()), or
+                    # to the object the file makes of it (`tracker = Tracker()`, `tracker.sync()`)
+                    if (_subclassed(source, bound) or bound + b"(" in source) and self._class_calls_collective(
                             module, name, location.root, _MAX_REEXPORT_HOPS, read):
                         return True
                     continue

@@ -41,7 +41,9 @@ class CollectiveOnSomeRanks(Rule):
     idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
 
     A call of one of the project's own functions counts as the collective it runs on every rank
-    that calls it, directly or through other functions, in the same module or another: the
+    that calls it, directly or through other functions, in the same module or another, and so does
+    a method of an object made from one of the project's classes (`tracker = Tracker(...)`,
+    `tracker.sync_stats()`; `self.tracker` set so in the class): the
     message names the chain (`global_mean() calls accelerator.reduce() (utils.py:12)`). A helper
     whose collective runs only for some arguments (under an `if` on its data) or over a process
     group its caller passes does not count. A helper that returns a rank test
@@ -297,6 +299,9 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(cfg, x):\n    if cfg.ready:\n        dist.all_reduce(x)\ndef main(cfg, x, step):\n"
               "    cfg.ready = step > 10\n    f(cfg, x)"),
         Valid("def f(x, step):\n    def due():\n        return step % 10 == 0\n    if due():\n        dist.all_reduce(x)"),
+        # A method of an object of the module's class that runs no collective, or that every rank calls.
+        Valid("class Meter:\n    def show(self, x):\n        print(x)\n    def sync(self, x):\n        dist.all_reduce(x)\n"
+              "def f(x):\n    meter = Meter()\n    if rank == 0:\n        meter.show(x)\n    meter.sync(x)"),
         # Work on a rank's own batch that may fail there, whose handler still reaches the collective.
         Valid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
               "        except ValueError:\n            loss = torch.zeros(1)\n        dist.all_reduce(loss)"),
@@ -635,6 +640,14 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
                 "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
                 "            pass\n        self.sync(x)"),
+        Invalid("class Meter:\n    def sync_stats(self, x):\n        dist.all_reduce(x)\n"
+                "def f(x):\n    meter = Meter()\n    if rank == 0:\n        meter.sync_stats(x)",
+                expected_message="sync_stats() runs only on ranks where 'rank == 0' is true: sync_stats() calls "
+                "dist.all_reduce() (case.py:11), and the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run sync_stats (line 15) only, while the others run no collective here)",
+                range=(7, 9, 7, 28),
+                expected_replacement="class Meter:\n    def sync_stats(self, x):\n        dist.all_reduce(x)\n"
+                "def f(x):\n    meter = Meter()\n    if rank == 0:\n        pass\n    meter.sync_stats(x)"),
         Invalid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
                 "        except ValueError:\n            continue\n        dist.all_reduce(loss)",
                 expected_message="all_reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
