@@ -76,3 +76,10 @@ def test_files_of_mapped_frameworks_pass(source):
 ])
 def test_framework_method_names_count_only_with_the_framework(source):
     assert not may_have_findings(source.encode())
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_a_frameworks_import_counts_whatever_ends_the_lines(newline):
+    source = "import lightning as L\n\nclass M(L.LightningModule):\n    def step(self, x):\n" \
+             "        if self.global_rank == 0:\n            self.log('x', x, sync_dist=True)\n"
+    assert may_have_findings(source.replace("\n", newline).encode())

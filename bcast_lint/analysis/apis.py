@@ -300,14 +300,14 @@ def gated_call_words(source: bytes | str) -> frozenset:
 def _from_parent_import(module: str) -> str:
     """`from torch.distributed import checkpoint` (or `import (..., checkpoint as dcp)`)."""
     parent, _, name = module.rpartition(".")
-    return (r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\n]*)\b"
+    return (r"from[ \t]+" + re.escape(parent) + r"[ \t]+import[ \t]*(?:\([^)]*|[^\r\n]*)\b"
             + re.escape(name) + r"\b")
 
 
 def _names_module(module: str) -> tuple[str, ...]:
     """What must occur in a file for `module`'s gated words to count there."""
     if module in _MAPPED_METHOD_WORDS:  # a framework: imported, not merely mentioned in a docstring
-        return (r"(?:^|\n)[ \t]*(?:import|from)[ \t]+" + re.escape(module) + r"\b",)
+        return (r"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+" + re.escape(module) + r"\b",)
     return (re.escape(module), _from_parent_import(module))
 
 

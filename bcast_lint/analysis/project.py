@@ -28,10 +28,11 @@ from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_RESOLUTION_STEPS = 16  # re-export chains longer than this are treated as unresolved
-_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
+_FROM_IMPORT = re.compile(rb"(?:^|(?<=\r))[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\r\n#;]+))",
+                          re.M)  # a line starts after \n (re.M) or a lone \r
 _MAX_REEXPORT_HOPS = 3
 _MAX_BASE_HOPS = 4  # base classes followed up from a class, for an inherited method
-_TOP_LEVEL = re.compile(rb"\n(?=[^\s#])")
+_TOP_LEVEL = re.compile(rb"[\r\n](?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
 
@@ -176,7 +177,7 @@ class Project:
         if data is None:
             return False
         read.add(path)
-        if re.search(rb"^[ \t]*class[ \t]+" + re.escape(name) + rb"\b", data, re.M):
+        if re.search(rb"(?:^|(?<=\r))[ \t]*class[ \t]+" + re.escape(name) + rb"\b", data, re.M):
             return self._calls_collective(path)
         if path not in self._exports:
             self._exports[path] = _from_imports(data, self.locate(path).package)
@@ -321,7 +322,7 @@ class Project:
                 self._worthy[key] = worth(data)
             return self._worthy[key]  # defines it: worth reading only if it can matter
         return (os.path.basename(path) == "__init__.py"
-                or re.search(rb"import\b[^\n]*\b" + name + rb"\b", data) is not None)
+                or re.search(rb"import\b[^\r\n]*\b" + name + rb"\b", data) is not None)
 
     def method(self, index: ModuleIndex, klass: str, name: str, hops: int = _MAX_BASE_HOPS) -> Optional[FunctionRef]:
         """Method `name` of class `klass` of `index`'s module, defined there or inherited from a

@@ -44,7 +44,7 @@ def names_rank(text: Text) -> bool:
 
 # A loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN check):
 # `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
-_DATA_LOOP = r"\bfor\b[^\n]*\bin\b[^\n]*(?:" + "|".join(DATA_LOOP_WORDS) + ")"
+_DATA_LOOP = r"\bfor\b[^\r\n]*\bin\b[^\r\n]*(?:" + "|".join(DATA_LOOP_WORDS) + ")"
 _DATA_LOOP_FORMS = {str: (DATA_LOOP_WORDS, re.compile(_DATA_LOOP)),
                     bytes: (encoded(DATA_LOOP_WORDS), re.compile(_DATA_LOOP.encode()))}
 
