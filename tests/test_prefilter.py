@@ -80,6 +80,6 @@ def test_framework_method_names_count_only_with_the_framework(source):
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
 def test_a_frameworks_import_counts_whatever_ends_the_lines(newline):
-    source = "import lightning as L\n\nclass M(L.LightningModule):\n    def step(self, x):\n" \
+    source = "import torch\nimport lightning as L\n\nclass M(L.LightningModule):\n    def step(self, x):\n" \
              "        if self.global_rank == 0:\n            self.log('x', x, sync_dist=True)\n"
     assert may_have_findings(source.replace("\n", newline).encode())
