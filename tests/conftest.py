@@ -25,12 +25,18 @@ def corpus_dir() -> Path:
     return cache / "bcast-lint" / "corpus"
 
 
+# Runtime jobs of a framework (its start-up alone takes tens of seconds, DeepSpeed's first one
+# builds an extension for minutes): with the slow tests, not among the quick runtime ones.
+_FRAMEWORK_JOBS = ("lightning", "fabric", "deepspeed", "transformers")
+
+
 def _cost_rank(item: pytest.Item) -> int:
     # The quick start's chain of installs on one clone: first, at the head of the first worker's
     # half, which runs it in order (the other steals from the tail).
     if item.path.name == "test_quick_start.py":
         return 0
-    if item.get_closest_marker("slow") or item.get_closest_marker("network"):
+    if item.get_closest_marker("slow") or item.get_closest_marker("network") or (
+            item.get_closest_marker("runtime") and any(framework in item.name for framework in _FRAMEWORK_JOBS)):
         return 1
     return 2 if item.get_closest_marker("runtime") else 3
 
