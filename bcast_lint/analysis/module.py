@@ -366,16 +366,16 @@ def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[s
     if index is None:
         return frozenset()
     found = set()
-    for statement in module.body:
-        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
-            if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None \
-                    or isinstance(small.names, cst.ImportStar):
-                continue
-            base = ".".join(dotted_parts(small.module) or ())
-            for alias in small.names:
-                name = alias.name.value if isinstance(alias.name, cst.Name) else None
-                if name and _is_staggered(project, project.resolve(f"{base}.{name}", index.location.root)):
-                    found.add(alias.asname.name.value if alias.asname else name)
+    lines = [statement for statement in module.body if isinstance(statement, cst.SimpleStatementLine)]
+    for small in (small for line in lines for small in line.body):
+        if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None \
+                or isinstance(small.names, cst.ImportStar):
+            continue
+        base = ".".join(dotted_parts(small.module) or ())
+        for alias in small.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else None
+            if name and _is_staggered(project, project.resolve(f"{base}.{name}", index.location.root)):
+                found.add(alias.asname.name.value if alias.asname else name)
     return frozenset(found)
 
 
@@ -598,7 +598,8 @@ class ModuleAnalysis:
         if isinstance(receiver, cst.Name):
             made = [value for scope, name, value in self._assignments
                     if name == receiver.value and scope in (candidate.scope, self.module)]
-        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) \
+                and receiver.value.value == "self":
             made = [value for _, name, value in self._self_assignments if name == receiver.attr.value]
         else:
             return None
