@@ -24,7 +24,8 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
-from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds
+from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
+                                       names_world_size)
 from bcast_lint.analysis.walk import calls_in, children
 
 # Sources of values that differ between processes whatever their data.
@@ -687,9 +688,6 @@ def _evaluate_assuming(conditions: RankConditions, test: cst.BaseExpression, wor
     return value if decided is None else decided
 
 
-_WORLD_SIZES = frozenset({"get_world_size", "world_size", "num_processes", "WORLD_SIZE", "num_replicas"})
-
-
 def setup_truth(test: cst.BaseExpression) -> Optional[bool]:
     """The value, in a job of several processes, of a test that sets up distributed code:
     `dist.is_initialized()`, `world_size > 1`, `args.distributed`, `distributed_type != NO`.
@@ -704,19 +702,10 @@ def setup_truth(test: cst.BaseExpression) -> Optional[bool]:
     operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
     if last_name(right) == "NO" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
         return isinstance(operator, (cst.NotEqual, cst.IsNot))  # distributed_type != DistributedType.NO
-    if _names_world_size(test.left) and isinstance(right, cst.Integer):
+    if names_world_size(test.left) and isinstance(right, cst.Integer):
         outcomes = {_compare_sizes(operator, size, int(right.value, 0)) for size in (2, 64)}
         return outcomes.pop() if len(outcomes) == 1 else None
     return None
-
-
-def _names_world_size(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Call) and last_name(expr.func) == "int" and expr.args:
-        return _names_world_size(expr.args[0].value)
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        index = expr.slice[0].slice.value
-        return isinstance(index, cst.SimpleString) and index.evaluated_value == "WORLD_SIZE"
-    return last_name(expr) in _WORLD_SIZES
 
 
 def _compare_sizes(operator, size: int, literal: int) -> Optional[bool]:

@@ -87,6 +87,19 @@ class World:
         return self.rank == self.size - 1  # is_last_process
 
 
+_WORLD_SIZES = frozenset({"get_world_size", "world_size", "num_processes", "WORLD_SIZE", "num_replicas"})
+
+
+def names_world_size(expr: cst.BaseExpression) -> bool:
+    """`dist.get_world_size()`, `world_size`, `accelerator.num_processes`, `int(os.environ["WORLD_SIZE"])`."""
+    if isinstance(expr, cst.Call) and last_name(expr.func) == "int" and expr.args:
+        return names_world_size(expr.args[0].value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, cst.SimpleString) and index.evaluated_value == "WORLD_SIZE"
+    return last_name(expr) in _WORLD_SIZES
+
+
 def make_worlds(largest_literal: int, group: Optional[str] = None,
                 largest_group_literal: int = 0, data: bool = False) -> tuple[World, ...]:
     """Ranks 0..k on a first node, where k exceeds every rank the code compares with, plus the
@@ -290,6 +303,13 @@ class RankConditions:
         quantity = self.quantity(expr)
         if quantity:
             return world.value_of(quantity)
+        if names_world_size(expr):
+            return world.size
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            left, right = self._operand(expr.left, world), self._operand(expr.right, world)
+            if left is None or right is None:
+                return None  # `world_size - 1`: the last rank
+            return left + right if isinstance(expr.operator, cst.Add) else left - right
         return self._integer(expr)
 
     def _integer(self, expr: cst.BaseExpression) -> Optional[int]:

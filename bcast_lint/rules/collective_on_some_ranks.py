@@ -85,8 +85,8 @@ class CollectiveOnSomeRanks(Rule):
     that can differ through assignments, containers and calls (analysis/divergence.py) and
     compares the collectives of two classes of ranks, those where such a condition holds and those
     where it fails. Sources: the rank in any spelling, through a local name (`is_main =
-    accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`) or an `or` with a flag
-    (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
+    accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`), the world size (`rank ==
+    world_size - 1`: the last rank) or an `or` with a flag (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
     from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
     differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
@@ -302,6 +302,8 @@ class CollectiveOnSomeRanks(Rule):
         # A method of an object of the module's class that runs no collective, or that every rank calls.
         Valid("class Meter:\n    def show(self, x):\n        print(x)\n    def sync(self, x):\n        dist.all_reduce(x)\n"
               "def f(x):\n    meter = Meter()\n    if rank == 0:\n        meter.show(x)\n    meter.sync(x)"),
+        # Arithmetic on the world size that every rank passes.
+        Valid("def f(x):\n    if dist.get_rank() < dist.get_world_size():\n        dist.all_reduce(x)"),
         # Work on a rank's own batch that may fail there, whose handler still reaches the collective.
         Valid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
               "        except ValueError:\n            loss = torch.zeros(1)\n        dist.all_reduce(loss)"),
@@ -640,6 +642,12 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="class T:\n    @property\n    def is_main(self):\n        return self.rank == 0\n"
                 "    def sync(self, x):\n        dist.all_reduce(x)\n    def f(self, x):\n        if self.is_main:\n"
                 "            pass\n        self.sync(x)"),
+        Invalid("def f(x):\n    if dist.get_rank() == dist.get_world_size() - 1:\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'dist.get_rank() == dist.get_world_size() - 1' "
+                "is true: the other ranks never join it and every rank hangs until the timeout (those ranks run "
+                "all_reduce (line 11) only, while the others run no collective here)", range=(3, 9, 3, 27),
+                expected_replacement="def f(x):\n    if dist.get_rank() == dist.get_world_size() - 1:\n        pass\n"
+                "    dist.all_reduce(x)"),
         Invalid("class Meter:\n    def sync_stats(self, x):\n        dist.all_reduce(x)\n"
                 "def f(x):\n    meter = Meter()\n    if rank == 0:\n        meter.sync_stats(x)",
                 expected_message="sync_stats() runs only on ranks where 'rank == 0' is true: sync_stats() calls "
