@@ -598,8 +598,7 @@ class ModuleAnalysis:
         if isinstance(receiver, cst.Name):
             made = [value for scope, name, value in self._assignments
                     if name == receiver.value and scope in (candidate.scope, self.module)]
-        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) \
-                and receiver.value.value == "self":
+        elif _is_self_attribute(receiver):
             made = [value for _, name, value in self._self_assignments if name == receiver.attr.value]
         else:
             return None
@@ -1063,12 +1062,29 @@ class ModuleAnalysis:
         """What `expr` may be at `site` in `world`: for a local name, the values of the assignments
         reaching it there (None when the name is bound some other way there: a parameter, a loop
         target); otherwise `expr` itself, with `a if test else b` decided where the rank decides."""
+        if _is_self_attribute(expr):
+            held = self._set_once_in_class(site.scope, expr.attr.value)
+            return list(self._choose(held if held is not None else expr, world))
         if not isinstance(expr, cst.Name) or expr.value not in site.reached.get(world, {}):
             return list(self._choose(expr, world))
         definitions = site.reached[world][expr.value]
         if any(definition.kind != ASSIGNED for definition in definitions):
             return None
         return [value for definition in definitions for value in self.values(definition, world)]
+
+    def _set_once_in_class(self, scope: cst.CSTNode, attribute: str) -> Optional[cst.BaseExpression]:
+        """What `self.<attribute>` holds in a method of `scope`'s class when the class sets it once,
+        in a statement of a method's own body (`self._buffer = [None] * world` in `__init__`), not
+        under a condition or in a loop."""
+        klass = self._method_classes.get(scope)
+        values = [(method, value) for method, name, value in self._self_assignments
+                  if name == attribute and klass is not None and self._method_classes.get(method) is klass]
+        if len(values) != 1:
+            return None
+        method, value = values[0]
+        direct = [small.value for line in method.body.body if isinstance(line, cst.SimpleStatementLine)
+                  for small in line.body if isinstance(small, cst.Assign)]
+        return value if any(candidate is value for candidate in direct) else None
 
     def _choose(self, expr: cst.BaseExpression, world: World) -> Iterator[cst.BaseExpression]:
         if not isinstance(expr, cst.IfExp):
@@ -1122,6 +1138,10 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+def _is_self_attribute(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _constructs(value: cst.BaseExpression) -> bool:

@@ -41,7 +41,8 @@ class RootOnlyListOnEveryRank(Rule):
     `gather_object(..., object_gather_list=...)` called with a non-empty list on ranks other than
     the source (`src`) or destination (`dst`): a list literal, a comprehension over
     `range(...)` or over `chunk`/`split`, `[t] * n`, or a local name holding one of those on
-    those ranks. A list chosen by rank (`buckets if rank == 0 else None`) or left empty is fine,
+    those ranks, or an attribute (`self._buffer`) its class sets to one once, unconditionally, in a
+    method's own body (`__init__`). A list chosen by rank (`buckets if rank == 0 else None`) or left empty is fine,
     and so is a call in a function that also makes the same call without the list: such code
     tells the root from the other ranks, by a test the analysis may not be able to read
     (`if not is_main_process():`, a rank within a process group, `rank == src_rank`).
@@ -94,8 +95,18 @@ class RootOnlyListOnEveryRank(Rule):
         Valid("gathered = gather(t)"),
         Valid("def f(t, root):\n    if is_root():\n        buckets = [torch.zeros_like(t) for _ in range(2)]\n"
               "        dist.gather(t, buckets, dst=root)\n    else:\n        dist.gather(t, dst=root)"),
+        # An attribute the class sets on the destination only, or in two places.
+        Valid("class E:\n    def __init__(self):\n        if rank == 0:\n            self.out = [None] * 2\n"
+              "    def f(self, x):\n        dist.gather_object(x, self.out, dst=0)"),
     )
     INVALID = (
+        Invalid("class E:\n    def __init__(self):\n        self.out = [None for _ in range(2)]\n"
+                "    def f(self, x):\n        dist.gather_object(x, self.out, dst=0)",
+                expected_message="dist.gather_object() is given object_gather_list=self.out on ranks other than "
+                "the destination rank (dst=0): torch raises \"ValueError: Argument gather_list must NOT be "
+                "specified on non-destination ranks.\" there", range=(5, 31, 5, 39),
+                expected_replacement="class E:\n    def __init__(self):\n        self.out = [None for _ in range(2)]\n"
+                "    def f(self, x):\n        dist.gather_object(x, self.out if dist.get_rank() == 0 else None, dst=0)"),
         Invalid("shards = [torch.zeros(4) for _ in range(2)]\nif rank == 0:\n    shards = list(batch.chunk(2))\n"
                 "dist.scatter(shard, scatter_list=shards, src=0)",
                 expected_message='dist.scatter() is given scatter_list=shards on ranks other than the source '
