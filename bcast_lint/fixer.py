@@ -93,14 +93,23 @@ class _Fixer:
         succeed together, as they do in most files, that one attempt clears them all."""
         offered = [f for f in result.findings if f.fix is not None]
         batch = _non_overlapping(offered)
-        if len(batch) > 1 and self._attempt(data, result, batch).rejected is None:
-            cleared = {id(finding) for finding in batch}  # not a scan of the batch per finding: its square
-            offered = [f for f in offered if id(f) not in cleared]
-        for finding in offered:
+        cleared = {id(finding) for finding in self._accepted(data, result, batch)}
+        for finding in (f for f in offered if id(f) not in cleared):  # a set, not a scan per finding
             attempt = self._attempt(data, result, [finding])
             if attempt.rejected is not None:
                 result = _without_fix(result, finding, attempt.rejected)
         return result
+
+    def _accepted(self, data: bytes, result: FileResult, batch: Sequence[Finding]) -> list[Finding]:
+        """The fixes of `batch` that succeed in groups: the whole batch, or else each half in
+        turn, down to groups of one. A file with one odd fix among thousands costs a few dozen
+        re-lints this way, not one per fix."""
+        if len(batch) <= 1:
+            return []  # a fix alone is checked by the caller
+        if self._attempt(data, result, batch).rejected is None:
+            return list(batch)
+        middle = len(batch) // 2
+        return self._accepted(data, result, batch[:middle]) + self._accepted(data, result, batch[middle:])
 
     def apply_some(self, data: bytes, result: FileResult,
                    chosen: Sequence[Finding]) -> tuple[Optional[_Attempt], FileResult]:
