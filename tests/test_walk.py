@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from bcast_lint.analysis.walk import _SYNTAX_TOKENS, Visitor, children
 from tests.fixture_files import FIXTURES, identifier
 
-ALL_FIXTURE_SOURCES = sorted(FIXTURES.glob("*/*.py"))
+ALL_FIXTURE_SOURCES = sorted(FIXTURES.glob("*/[!.]*.py"))
 
 
 def _mismatches(node: cst.CSTNode) -> list[str]:
