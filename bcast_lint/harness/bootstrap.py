@@ -119,6 +119,16 @@ class Script:
             return f"{self.shown}:{frame.f_lineno}"
         return f"{innermost.f_code.co_filename}:{innermost.f_lineno}" if innermost else "?"
 
+    def callers(self, frame: types.FrameType | None) -> tuple[str, ...]:
+        """The script's lines on the stack outside the innermost one: the calls of the helpers
+        that led to the collective (a finding at a helper's call is tied there)."""
+        lines = []
+        while frame is not None:
+            if frame.f_code.co_filename == self.absolute:
+                lines.append(f"{self.shown}:{frame.f_lineno}")
+            frame = frame.f_back
+        return tuple(lines[1:])
+
     def error_site(self, error: BaseException) -> str | None:
         line = None
         traceback = error.__traceback__
@@ -338,14 +348,15 @@ def instrument(original, op: str, family: str, recorder: Recorder, script: Scrip
         bound = _bind(signature, args, kwargs)
         argument = next(iter(bound.values()), None)
         call = recorder.next_call()
-        site = script.site(caller)
+        site, callers = script.site(caller), script.callers(caller)
         recorder.write(protocol.ENTER, call=call, family=family, op=op, site=site, arg=describe(argument),
-                       **_before(family, argument, bound))
+                       callers=callers, **_before(family, argument, bound))
         _inside.depth = 1
         try:
             result = original(*args, **kwargs)
         except BaseException as error:
-            recorder.write(protocol.EXIT, call=call, family=family, op=op, site=site, error=_error_text(error))
+            recorder.write(protocol.EXIT, call=call, family=family, op=op, site=site, callers=callers,
+                           error=_error_text(error))
             raise
         finally:
             _inside.depth = 0

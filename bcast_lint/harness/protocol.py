@@ -69,6 +69,7 @@ class Event:
     family: str | None = None  # BROADCAST or OTHER_COLLECTIVE
     op: str | None = None  # e.g. "torch.distributed.broadcast"
     site: str | None = None  # "path:line" in the user's script
+    callers: tuple[str, ...] = ()  # the script's outer lines on the stack ("path:line"), innermost first
     arg: str | None = None  # type/shape/dtype/device of the argument before the call
     value: str | None = None  # fingerprint of the argument after the call
     result: str | None = None  # fingerprint of what the call returned
@@ -100,6 +101,7 @@ def encode(event: Event) -> str:
 def decode(line: str) -> Event:
     fields = json.loads(line)
     fields["watched"] = tuple(tuple(pair) for pair in fields.get("watched", ()))
+    fields["callers"] = tuple(fields.get("callers", ()))
     return Event(**fields)
 
 

@@ -327,10 +327,10 @@ def _failure_sites(state: RankState) -> tuple[tuple[str, ...], tuple[str, ...]]:
     broadcast it completed (`x = dist.broadcast(x)` fails a line later, on using x)."""
     if state.failure is None:  # a fatal signal, inside the collective it was waiting in, if any
         site = (state.waiting_in.site,) if state.waiting_in else ()
-        return site, site
+        return site + (state.waiting_in.callers if state.waiting_in else ()), site
     sites = (state.failure.site,) if state.failure.site else ()
     if state.failure.op:
-        return sites, sites
+        return sites + state.failure.callers, sites
     completed = [enter.site for enter, exit_ in state.broadcasts if exit_ is not None and exit_.error is None]
     return sites, tuple(completed[-1:])
 
@@ -406,7 +406,9 @@ def _whereabouts(states: list[RankState]) -> list[RuntimeEvent]:
             events.append(RuntimeEvent(f"rank {state.rank}: finished the script, waiting for the other ranks"))
         elif state.waiting_in is not None:
             site = state.waiting_in.site
-            events.append(RuntimeEvent(f"rank {state.rank}: waiting in {state.waiting_in.op} at {site}", (site,), (site,)))
+            # The helpers' calls on the way are where a finding at the call of one sits.
+            events.append(RuntimeEvent(f"rank {state.rank}: waiting in {state.waiting_in.op} at {site}",
+                                       (site, *state.waiting_in.callers), (site,)))
         elif state.started:
             events.append(RuntimeEvent(f"rank {state.rank}: running script code, not in a collective the harness "
                                        "records (DDP's gradient all-reduce is not recorded, for one)"))
