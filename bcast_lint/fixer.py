@@ -13,6 +13,7 @@ pass when they do not overlap; overlapping ones wait for the next pass, after a 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -155,12 +156,22 @@ def _without_fix(result: FileResult, finding: Finding, reason: str) -> FileResul
 
 def _left_in_place(chosen: Sequence[Finding], before: FileResult, after: FileResult) -> Optional[str]:
     """Why not, when some fixed finding (same code and message) is still there."""
-    fixed = Counter((f.code, f.message) for f in chosen)
-    counts_before = Counter((f.code, f.message) for f in before.findings)
-    counts_after = Counter((f.code, f.message) for f in after.findings)
+    fixed = Counter(map(_identity, chosen))
+    counts_before = Counter(map(_identity, before.findings))
+    counts_after = Counter(map(_identity, after.findings))
     if any(counts_after[key] > counts_before[key] - count for key, count in fixed.items()):
         return "the fixed code still has the finding"
     return None
+
+
+def _identity(finding: Finding) -> tuple[str, str]:
+    """A finding as the fixed code would still show it: its code and message without the line
+    numbers the message cites ("the 'return' at line 16"), which the fixes' added lines shift
+    onto other findings' (in generated code, alike message for message)."""
+    return finding.code, _NUMBER.sub("#", finding.message)
+
+
+_NUMBER = re.compile(r"\d+")
 
 
 def _added(before: FileResult, after: FileResult) -> Optional[str]:
