@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS
-from bcast_lint.analysis.expressions import argument_value, attribute_key, last_name
+from bcast_lint.analysis.expressions import argument_value, attribute_key, is_none, last_name
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
 from bcast_lint.analysis.walk import calls_in, children
@@ -84,16 +84,33 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
+
+
+class RankKind(str):
+    """A reason that comes down to a test on the rank, however far it travelled (a helper that
+    returns a placeholder off the main process): it decides no failing exit."""
 
 
 def is_data_reason(reason: Optional[str]) -> bool:
     """A value that differs between ranks through what each rank holds or meets (its files, its
     own data, the clock, a failed read), not through arithmetic on the rank: only such values
     decide a failing exit (exits.py)."""
-    return reason is not None and reason not in (RANK, CONTROL)
+    return reason is not None and reason not in (RANK, CONTROL) and not isinstance(reason, RankKind)
+
+
+def is_handed_placeholder(reason: Optional[str]) -> bool:
+    """A value set on some ranks by a rank test elsewhere (a helper's `return {}` off the main
+    process, an argument made so): the data flow's worlds cannot tell which ranks hold it."""
+    return isinstance(reason, RankKind)
+
+
+def is_own_batch(reason: Optional[str]) -> bool:
+    """A rank's own batch: its values differ, its structure (`labels is None`) does not."""
+    return reason in (DATA, LOCAL_DATA)
 DATA = "it is computed from this rank's own batch of data"
 
 # Iterables that hand each rank its own share of the data: a loader (`train_loader`,
@@ -101,6 +118,28 @@ DATA = "it is computed from this rank's own batch of data"
 # between ranks in value (a loss, a NaN check, a metric), though not in how many there are when a
 # distributed sampler balances them.
 _ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice"})
+
+
+def returned_by(called: str, why: str) -> Optional[str]:
+    """Why a call's result varies, given why what the function returns does there: None for the
+    rank itself or a test on it (`return state.is_main_process`), which the rank conditions
+    follow (a helper's truth) or leave alone."""
+    if why == RANK or is_own_batch(why):
+        return None
+    text = f"{called} returns something else on some ranks"
+    return text if is_data_reason(why) else RankKind(text)
+
+
+def passed_as(text: str, why: str) -> str:
+    """A parameter's reason, of the kind of the argument's."""
+    return text if is_data_reason(why) else RankKind(text)
+
+
+# A parameter -> why its value, and why how many items it holds, differ between ranks (or None).
+Parameters = Mapping[str, tuple]
+
+# A project call -> why what it returns (with True: how many items) differs between ranks, or None.
+Returned = Callable[[cst.Call, bool], Optional[str]]
 
 
 def written_by_some(path: str) -> str:
@@ -120,6 +159,11 @@ class Divergence:
     failing: set = field(default_factory=set)
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
     states: dict = field(default_factory=dict)  # collective call -> (its scope's pass, what varies there)
+    # Why what the scope returns, or how many items it holds, can differ between ranks (a
+    # function's summary reads them; see returned_by).
+    returns: Optional[str] = None
+    returns_length: Optional[str] = None
+    returns_tuple: bool = False
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
@@ -136,6 +180,11 @@ class Divergence:
         walk, varying = self.states.get(call, (None, None))
         return (walk.why(expr, varying) or walk.length_why(expr, varying)) if walk is not None else None
 
+    def value_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
+        """Why `expr`'s value can differ between ranks where `call` runs, or None."""
+        walk, varying = self.states.get(call, (None, None))
+        return walk.why(expr, varying) if walk is not None else None
+
     def length_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
         """Why how many items `expr` holds where `call` runs can differ between ranks, or None."""
         walk, varying = self.states.get(call, (None, None))
@@ -149,8 +198,10 @@ class _Pass:
     """One scope's statements in order, with the names whose values vary at each point."""
 
     def __init__(self, scope: cst.CSTNode, conditions: RankConditions,
-                 qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object]):
+                 qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
+                 returned: Optional["Returned"] = None):
         self._scope = scope
+        self._returned = returned
         self._conditions = conditions
         self._qualified_names = qualified_names
         self._collectives = collectives
@@ -190,6 +241,8 @@ class _Pass:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             varying = self._mutation(small.value, varying)
+        elif isinstance(small, cst.Return):
+            self._note_return(small.value, varying)
         elif isinstance(small, cst.Assert):
             if is_data_reason(self._test_reason(small.test, varying, data_only=True)) or self._data_controlled():
                 self.found.failing.add(small)
@@ -240,6 +293,21 @@ class _Pass:
             keys = _payload_keys(first)
             varying = _bind(varying, [*keys, *map(_length, keys)], None)
         return varying
+
+    def _note_return(self, value: Optional[cst.BaseExpression], varying: Varying) -> None:
+        """What a return hands back differs between ranks when the value does, or when, under a
+        condition that differs between ranks, it is a placeholder (`return {}`, `return None`,
+        `return torch.zeros(1)`) while the other ranks go on to return something else."""
+        if isinstance(value, cst.Tuple) or self.found.returns_tuple:
+            # `return batch, batch_info`: which item varies is not followed; say nothing.
+            self.found.returns_tuple = True
+            self.found.returns = self.found.returns_length = None
+            return
+        placeholder = self._why_controlled() if value is None or _is_placeholder(value) else None
+        found = self.found
+        found.returns = found.returns or (self.why(value, varying) if value is not None else None) or placeholder
+        found.returns_length = found.returns_length or (
+            self.length_why(value, varying) if value is not None else None) or placeholder
 
     def _note_writes(self, calls: list) -> None:
         """Paths written under a condition that differs between ranks: only some ranks write them."""
@@ -356,7 +424,7 @@ class _Pass:
 
     def _Try(self, statement, varying: Varying) -> Varying:
         body_end = self.block(_statements(statement.body), varying)
-        reason = self._raising(statement, _merge(varying, body_end))
+        reason = self._raising(statement, _merge(varying, body_end)) or self._handled(statement)
         if reason is not None:
             self.found.raising[statement] = reason
             self.found.scopes.add(self._scope)
@@ -387,6 +455,20 @@ class _Pass:
             if any(self.why(path, varying) or _code(path) in self._written for path in paths):
                 return RAISES
         return None
+
+    def _handled(self, statement) -> Optional[str]:
+        """A handler that runs a collective and re-raises, after work that is not a collective
+        (`try: self.train() except RuntimeError: self.emergency_checkpoint(); raise`): the
+        save-on-crash idiom. The exception comes from one rank's data, memory or files, and only
+        that rank enters the handler. (A handler that carries on instead, as a fallback, is
+        usually taken by every rank alike: a capability missing everywhere.)"""
+        in_handlers = [call for handler in statement.handlers if _reraises(handler) for call in calls_in(handler.body)]
+        if not any(self._collectives.get(call) is not None for call in in_handlers):
+            return None
+        # A project function that runs a collective (`via` its chain) does other work too.
+        work = [call for call in calls_in(statement.body)
+                if self._collectives.get(call) is None or getattr(self._collectives[call].api, "via", "")]
+        return HANDLED if work else None
 
     def _With(self, statement: cst.With, varying: Varying) -> Varying:
         for item in statement.items:
@@ -491,6 +573,9 @@ class _Pass:
         given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
         if self._passes_values(call, qualified):
             return next(filter(None, (why for _, why in given)), None)
+        returned = self._returned(call, False) if self._returned is not None else None
+        if returned is not None:  # a project function whose summary says so
+            return returned
         # What an unknown function returns is not known to vary, unless it is handed the rank
         # itself: `load_batches(rank)` returns that rank's own data (`ranks.index(rank)` is where
         # the rank stands, arithmetic on it), or a rank's own data: `loss = model(batch)`.
@@ -561,7 +646,7 @@ class _Pass:
             return self.length_why(arguments[0], varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
-        return None
+        return self._returned(call, True) if self._returned is not None else None
 
     def _uniform_result(self, value: cst.BaseExpression) -> bool:
         """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
@@ -570,11 +655,18 @@ class _Pass:
 
 
 def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
-                  qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object]) -> Divergence:
-    """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks."""
-    walk = _Pass(scope, conditions, qualified_names, collectives)
+                  qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
+                  returned: Optional[Returned] = None, parameters: Optional[Parameters] = None) -> Divergence:
+    """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks.
+    `returned(call, length)`: why what a project function returns (or how many items it holds)
+    differs between ranks, from its summary, or None; `parameters`: those of `scope` that differ
+    between ranks (analysis.callers)."""
+    walk = _Pass(scope, conditions, qualified_names, collectives, returned)
     statements = scope.body if isinstance(scope, cst.Module) else _statements(scope.body)
-    walk.block(statements, {})
+    entry: dict = {}
+    for name, (value, length) in (parameters or {}).items():
+        entry = _bind(_bind(entry, [name], value), [_length(name)], length)
+    walk.block(statements, entry)
     return walk.found
 
 
@@ -603,6 +695,11 @@ def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:
     if not any(key in varying for key in keys):
         return varying
     return {name: why for name, why in varying.items() if name not in keys}
+
+
+def _reraises(handler: cst.ExceptHandler) -> bool:
+    last = _statements(handler.body)[-1]
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Raise)
 
 
 def _raises(statement: cst.If) -> bool:
@@ -744,6 +841,22 @@ def _holds_data(iterable: cst.BaseExpression) -> bool:
         return any(_holds_data(arg.value) for arg in iterable.args if arg.keyword is None)
     name = last_name(iterable)
     return bool(name) and any(word in name.lower() for word in DATA_LOOP_WORDS)
+
+
+def _is_placeholder(value: cst.BaseExpression) -> bool:
+    """A value that stands in for the real one: a literal, an empty container, or a call of
+    literals only (`float("inf")`, `torch.zeros(1)`, `dict()`)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or is_none(value):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False")
+    if isinstance(value, cst.UnaryOperation):
+        return _is_placeholder(value.expression)
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return not value.elements
+    if isinstance(value, cst.Call):
+        return all(_is_placeholder(arg.value) for arg in value.args)
+    return False
 
 
 def _is_placement(arg: cst.Arg) -> bool:

@@ -28,6 +28,7 @@ import dataclasses
 
 import libcst as cst
 
+from bcast_lint.analysis.divergence import is_handed_placeholder
 from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World, boolean_leaves
@@ -252,10 +253,14 @@ class _Walker:
         if decided is None:
             return _merge(self._arm(statement.body, self._narrow(statement.test, True, state), None),
                           self._orelse(statement.orelse, self._narrow(statement.test, False, state), None))
+        narrowed = self._narrow(statement.test, decided, state)
+        if narrowed is _DEAD:  # the data decided `x is None` where x cannot be None
+            decided = not decided
+            narrowed = self._narrow(statement.test, decided, state)
         guard = Guard(statement, statement.test, decided)
         if decided:
-            return self._arm(statement.body, state, guard)
-        return self._orelse(statement.orelse, state, guard)
+            return self._arm(statement.body, narrowed, guard)
+        return self._orelse(statement.orelse, narrowed, guard)
 
     def _decide(self, test: cst.BaseExpression, state: _State) -> Optional[bool]:
         """The test's value in this world, when the rank (or the world's data) decides it; a
@@ -263,7 +268,10 @@ class _Walker:
         of `x is None` is left to narrowing, which knows where `x` is None."""
         name, _ = _none_test(test)
         if name is not None and name in state.env:
-            return self._conditions.evaluate(test, self._world)
+            decided = self._conditions.evaluate(test, self._world)
+            if decided is None and self._world.data is not None and is_handed_placeholder(self._conditions.varying.get(test)):
+                return self._world.data  # `if latest is None:` on what a rank was handed, not set
+            return decided
         return self._conditions.decide(test, self._world, _aliases(test, state))
 
     def _narrow(self, test: cst.BaseExpression, truth: bool, state: _State) -> _State:

@@ -20,7 +20,8 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
-from bcast_lint.analysis.divergence import Divergence, divergence_of
+from bcast_lint.analysis.callers import bound_arguments, varying_parameters
+from bcast_lint.analysis.divergence import Divergence, Parameters, divergence_of, passed_as, returned_by
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes)
@@ -31,7 +32,7 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries, Summary
-from bcast_lint.analysis.walk import Visitor, calls_in, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, every_call, path_to
 from bcast_lint.analysis.words import names_collective, names_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
@@ -255,9 +256,10 @@ class _CandidateCollector(Visitor):
                     candidate.name in apis.ACCELERATOR_METHODS or candidate.name in apis.FRAMEWORK_METHODS
                     or candidate.name in apis.MAPPED_METHOD_NAMES):
                 return True
+            func = candidate.call.func
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions
-                or root in constructed)
+                or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value)))
 
         # `tracker = MetricsTracker(...)`: `tracker.reduce()` may be a project class's method.
         constructed = {name for _, name, value in self.assignments if _constructs(value)}
@@ -536,6 +538,9 @@ class ModuleAnalysis:
         self._method_classes = collector.method_classes
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         self._once: dict[Callable, object] = {}
+        self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
+        self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
+        self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
@@ -590,16 +595,20 @@ class ModuleAnalysis:
 
     def _constructed_method(self, candidate: _Candidate):
         """`tracker.reduce()` where `tracker = MetricsTracker(...)` in the scope (or `self.tracker`
-        set so in the class): the project class's method, or None."""
+        set so in the class, or handed to its `__init__` so), or `MetricsTracker().reduce()`: the
+        project class's method, or None."""
         func = candidate.call.func
-        if not isinstance(func, cst.Attribute):
-            return None
+        if not isinstance(func, cst.Attribute) or func.attr.value in _MAIN_FIRST_METHODS:
+            return None  # the block's rank context, as _framework_method says
         receiver = func.value
         if isinstance(receiver, cst.Name):
             made = [value for scope, name, value in self._assignments
                     if name == receiver.value and scope in (candidate.scope, self.module)]
         elif _is_self_attribute(receiver):
-            made = [value for _, name, value in self._self_assignments if name == receiver.attr.value]
+            made = [made for method, name, value in self._self_assignments if name == receiver.attr.value
+                    for made in self._handed_in(method, value)]
+        elif isinstance(receiver, cst.Call):
+            made = [receiver]  # `Hook().after_eval(...)`
         else:
             return None
         classes = {value.func for value in made if _constructs(value)}
@@ -607,6 +616,26 @@ class ModuleAnalysis:
             return None  # made of two classes, or of none: which method runs is not known
         klass = classes.pop()
         return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
+
+    def _handed_in(self, method: cst.CSTNode, value: cst.BaseExpression) -> list:
+        """`value`, or, for a parameter of `__init__` (`self.checkpointer = checkpointer`), what the
+        module's constructions of the class pass for it: `Hook(Checkpointer(...))`, or a name
+        assigned `Checkpointer(...)`."""
+        owner = self._method_classes.get(method)
+        if not (isinstance(value, cst.Name) and owner is not None and method.name.value == "__init__"):
+            return [value]
+        handed = [argument for call in self._constructions(owner.name.value)
+                  for name, argument in bound_arguments(method, call, method=True) if name == value.value]
+        names = {argument.value for argument in handed if isinstance(argument, cst.Name)}
+        return [*handed, *(made for _, name, made in self._assignments if name in names)]
+
+    def _constructions(self, klass: str) -> list:
+        """The calls of `klass` (by its name) in the module."""
+        if self._calls_by_name is None:
+            self._calls_by_name = {}
+            for call in every_call(self.module):
+                self._calls_by_name.setdefault(last_name(call.func), []).append(call)
+        return self._calls_by_name.get(klass, [])
 
     def _project_api(self, candidate: _Candidate) -> Optional[apis.Api]:
         """A re-exported collective, or a project function every caller runs a collective in."""
@@ -650,6 +679,13 @@ class ModuleAnalysis:
         """Whether the project function `call` calls returns None in `world` on every path."""
         summary = self._summary_for(call)
         return summary is not None and summary.certainly_none_in(world)
+
+    def returned_variance(self, call: cst.Call, length: bool) -> Optional[str]:
+        """Why what the project function `call` calls returns (with `length`: how many items it
+        holds) differs between ranks, from its summary, or None."""
+        summary = self._summary_for(call) if self._context is not None else None
+        why = summary and (summary.varies_length if length else summary.varies)
+        return returned_by(f"'{self.code(call.func)}()'", why) if why else None
 
     def returns_none_on(self, expr: cst.BaseExpression, world: World) -> bool:
         """Whether `expr` calls a project function that returns None in `world` (and a value on
@@ -896,7 +932,9 @@ class ModuleAnalysis:
 
         collectives = {site.call: site for site in self.calls}
         for scope in scopes:
-            self.divergence.update(divergence_of(scope, self.conditions, self.qualified_names, collectives))
+            self.divergence.update(divergence_of(scope, self.conditions, self.qualified_names, collectives,
+                                                 _weak(self.returned_variance),
+                                                 self._varying_parameters(scope, collectives)))
         self.conditions.varying = {**self.divergence.tests, **self.divergence.raising}
 
         for scope, sites in scopes.items():
@@ -909,6 +947,50 @@ class ModuleAnalysis:
                                              data=scope in self.divergence.scopes)
             entry = self._attribute_entry(scope, _attribute_keys(sites), setup)
             walk_scope(scope, self.worlds[scope], self.conditions, observe, self.bindings, entry)
+
+    def _varying_parameters(self, scope: cst.CSTNode, collectives: dict) -> Parameters:
+        """The parameters of `scope` that this module's own calls of it pass values differing
+        between ranks (analysis.callers)."""
+        if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
+            return {}
+        qualname, path = self._qualname(scope), self._context.index.path
+        calls = [candidate for candidate in self._project_calls_named(scope.name.value) if candidate.scope is not scope]
+        reached = [candidate for candidate in calls if self._reaches(candidate, path, qualname)]
+        if not reached:
+            return {}
+        # A parameter the function returns early on is judged where it is called
+        # (collective_on_some_ranks._early_return_in_callee), where a fix belongs.
+        judged = {parameter for candidate in reached if candidate.call in collectives
+                  for parameter, _, _ in collectives[candidate.call].api.returns_early_on}
+        callers = {candidate.scope: self._caller_divergence(candidate.scope, collectives) for candidate in reached}
+        method = scope in self._method_classes and not _is_static(scope)
+
+        def describe(call: cst.Call, value: cst.BaseExpression, why: str) -> str:
+            return passed_as(f"line {self.position(call).start.line} passes '{self.code(value)}', and {why}", why)
+
+        found = varying_parameters(scope, method, [(c.call, callers[c.scope]) for c in reached], describe)
+        return {name: why for name, why in found.items() if name not in judged}
+
+    def _project_calls_named(self, name: str) -> list:
+        """The project calls whose callee's last name is `name` (an index: a scan per function
+        would cost the square of the module)."""
+        if self._project_calls_by_name is None:
+            self._project_calls_by_name = {}
+            for candidate in self._project_calls.values():
+                self._project_calls_by_name.setdefault(last_name(candidate.call.func), []).append(candidate)
+        return self._project_calls_by_name.get(name, [])
+
+    def _reaches(self, candidate: _Candidate, path: str, qualname: Optional[str]) -> bool:
+        target = self._target(candidate)
+        return isinstance(target, FunctionRef) and target.path == path and target.qualname == qualname
+
+    def _caller_divergence(self, scope: cst.CSTNode, collectives: dict) -> Divergence:
+        """What differs between ranks in `scope`, with the state at each of its project calls."""
+        if scope not in self._caller_passes:
+            observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope}, **collectives}
+            self._caller_passes[scope] = divergence_of(scope, self.conditions, self.qualified_names, observed,
+                                                       _weak(self.returned_variance))
+        return self._caller_passes[scope]
 
     # -- attributes followed across a class's methods ---------------------------------------
     def _setup_methods(self, scope: cst.CSTNode, keys: set) -> list:
@@ -1267,6 +1349,10 @@ def _weak(method: Callable) -> Callable:
     collection, which is rare while linting (engine.rare_garbage_collection)."""
     reference = weakref.WeakMethod(method)
     return lambda *args, **kwargs: reference()(*args, **kwargs)
+
+
+def _is_static(func: cst.FunctionDef) -> bool:
+    return any(last_name(decorator.decorator) == "staticmethod" for decorator in func.decorators)
 
 
 def _self_name(scope: cst.CSTNode) -> Optional[str]:

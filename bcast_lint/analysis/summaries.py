@@ -29,6 +29,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.divergence import Divergence, divergence_of
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
@@ -51,6 +52,10 @@ class Summary:
     truth: tuple  # (WorldKey, bool) per world when what it returns is a rank test, else ()
     worlds: tuple  # its WorldKeys: ranks 0..k on a first node, then a second node's first rank
     group: Optional[str] = None  # the parameter naming the collective's process group (default None)
+    # Why what it returns, and how many items that holds, can differ between ranks, or None
+    # (divergence.Divergence.returns): `if rank != 0: return {}` before `return metrics`.
+    varies: Optional[str] = None
+    varies_length: Optional[str] = None
 
     def key_for(self, world: World) -> WorldKey:
         """The summary's world that behaves like the caller's `world`."""
@@ -263,11 +268,13 @@ class Summaries:
         # Returns are read in plain worlds: a caller's focus group is not the callee's. Without a
         # rank word, what it returns cannot depend on the rank: that walk is skipped.
         worlds = make_worlds(max(analysis.conditions.compared_literals(func), default=0))
-        none_worlds, value_worlds, truth = (_returns(analysis, func, worlds) if self.may_test_rank(ref)
-                                            else (set(), set(), ()))
+        tests_rank = self.may_test_rank(ref)
+        none_worlds, value_worlds, truth = _returns(analysis, func, worlds) if tests_rank else (set(), set(), ())
+        returned = _returned(analysis, func) if tests_rank else Divergence()
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
-                       tuple((w.rank, w.local_rank) for w in worlds), group)
+                       tuple((w.rank, w.local_rank) for w in worlds), group,
+                       returned.returns, returned.returns_length)
 
 
 def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:
@@ -340,6 +347,12 @@ def _returns(analysis, func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
     decided = all(len(v) == 1 and None not in v for v in values) and len({next(iter(v)) for v in values}) == 2
     truth = tuple((key, next(iter(v))) for key, v in zip(keys, values)) if decided else ()
     return none_worlds, value_worlds, truth
+
+
+def _returned(analysis, func: cst.FunctionDef) -> Divergence:
+    """What differs between ranks in `func`, with why what it returns does."""
+    collectives = {site.call: site for site in analysis.calls}
+    return divergence_of(func, analysis.conditions, analysis.qualified_names, collectives, analysis.returned_variance)
 
 
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:

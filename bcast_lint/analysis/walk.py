@@ -171,3 +171,18 @@ class _CallFinder(ScopeVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found.append(node)
+
+
+def every_call(node: cst.CSTNode) -> list[cst.Call]:
+    """The calls in `node`, those of the functions and classes defined inside it included."""
+    finder = _EveryCall()
+    finder.walk(node)
+    return finder.found
+
+
+class _EveryCall(Visitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)

@@ -307,6 +307,29 @@ class CollectiveOnSomeRanks(Rule):
         # Work on a rank's own batch that may fail there, whose handler still reaches the collective.
         Valid("def f(model, loader):\n    for batch in loader:\n        try:\n            loss = model(batch)\n"
               "        except ValueError:\n            loss = torch.zeros(1)\n        dist.all_reduce(loss)"),
+        # Entering a project class's `main_process_first()` on an object made inline is the block's
+        # own barrier, not a call inside it (accelerate's `Accelerator.main_process_first`).
+        Valid("import contextlib\nclass State:\n    @contextlib.contextmanager\n    def main_process_first(self):\n"
+              "        if rank != 0:\n            dist.barrier()\n        yield\n        if rank == 0:\n"
+              "            dist.barrier()\n@contextlib.contextmanager\ndef first():\n"
+              "    with State().main_process_first():\n        yield"),
+        # A fallback handler every rank takes alike (a capability missing everywhere), not a crash.
+        Valid("def make_groups(size):\n    try:\n        mesh = dist.init_device_mesh('cpu', (size,))\n"
+              "    except RuntimeError:\n        return dist.new_group(list(range(size)))\n    return mesh.get_group()"),
+        # A helper returning a tuple whose varying item the callers broadcast (accelerate's _fetch_batches).
+        Valid("def fetch(it):\n    batch = None\n    info = [None, True]\n    if dist.get_rank() == 0:\n"
+              "        batch = next(it)\n        info = [batch.shape, False]\n    dist.broadcast_object_list(info)\n"
+              "    return batch, info\n"
+              "def f(it):\n    stop = False\n    while not stop:\n        batch, info = fetch(it)\n        stop = info[1]\n"
+              "        dist.barrier()"),
+        # A rank's own batch handed to a helper: its keys are alike on every rank.
+        Valid("def step(inputs):\n    labels = inputs.get('labels')\n    if labels is not None:\n"
+              "        labels = accelerator.pad_across_processes(labels)\n    return labels\n"
+              "def f(loader):\n    for batch in loader:\n        step(batch)"),
+        # A rank test handed as an argument, with the collective in both arms' path.
+        Valid("def send(x, is_main):\n    if is_main:\n        y = x\n    else:\n        y = torch.zeros_like(x)\n"
+              "    dist.broadcast(y, 0)\n"
+              "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
         # Values that differ between ranks without a rank test (analysis.divergence).
@@ -685,6 +708,42 @@ class CollectiveOnSomeRanks(Rule):
                 " (those ranks run sync (line 15) only, while the others run no collective here)", range=(7, 9, 7, 16),
                 expected_replacement="def is_main():\n    return dist.get_rank() == 0\ndef sync(x):\n    dist.all_reduce(x)\n"
                 "def f(x):\n    if is_main():\n        pass\n    sync(x)"),
+        # A helper's placeholder off the main process decides an early return.
+        Invalid("def evaluate(model):\n    if dist.get_rank() != 0:\n        return {}\n    return {'loss': model()}\n"
+                "def f(model, x):\n    metrics = evaluate(model)\n    if 'loss' not in metrics:\n        return\n"
+                "    dist.all_reduce(x)",
+                expected_message="all_reduce() is skipped on ranks where ''loss' not in metrics' is true ('evaluate()' "
+                "returns something else on some ranks): the 'return' at line 16 is taken only there, while the other "
+                "ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout "
+                "(those ranks run no collective here, while the others run all_reduce (line 17) only)",
+                range=(9, 5, 9, 23)),
+        # ... and reaches a method of an object made inline as its argument.
+        Invalid("class Hook:\n    def after_eval(self, metrics):\n        if metrics.get('loss') is None:\n"
+                "            return\n        dist.barrier()\n"
+                "def evaluate(model):\n    if dist.get_rank() != 0:\n        return {}\n    return {'loss': model()}\n"
+                "def f(model):\n    Hook().after_eval(evaluate(model))",
+                expected_message="after_eval() calls dist.barrier() (case.py:13) only where 'metrics.get('loss') is "
+                "None' is false: it returns before that otherwise, and 'evaluate(model)', passed as 'metrics', can "
+                "differ between ranks ('evaluate()' returns something else on some ranks), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(11, 5, 11, 39)),
+        # Save-on-crash: only the rank whose work raised enters the handler.
+        Invalid("class Runner:\n    def train(self, loader):\n        for batch in loader:\n"
+                "            dist.all_reduce(batch)\n    def save(self):\n        dist.barrier()\n"
+                "    def run(self, loader):\n        try:\n            self.train(loader)\n        except RuntimeError:\n"
+                "            self.save()\n            raise",
+                expected_message="save() runs only on the ranks where the 'try' at line 16 raises (an exception comes "
+                "from one rank's own data, memory or files): save() calls dist.barrier() (case.py:14), and the other "
+                "ranks never join it and every rank hangs until the timeout (those ranks run train (line 17) then "
+                "save (line 19), while the others run train (line 17) only)", range=(11, 13, 11, 24)),
+        # A flag the module sets from a rank test, read in another function.
+        Invalid("class Loop:\n    def evaluate(self, x):\n        return accelerator.gather_for_metrics(x)\n"
+                "    def run(self, cfg, x):\n        if cfg.should_log:\n            print(self.evaluate(x))\n"
+                "def main(cfg):\n    cfg.should_log = accelerator.is_main_process and cfg.report_to != 'none'\n"
+                "    Loop().run(cfg, torch.ones(1))",
+                expected_message="evaluate() runs only on ranks where 'cfg.should_log' is true: evaluate() calls "
+                "accelerator.gather_for_metrics() (case.py:11), and the other ranks never join it and every rank "
+                "hangs until the timeout (those ranks run evaluate (line 14) only, while the others run no "
+                "collective here)", range=(6, 19, 6, 35)),
     )
 
     @staticmethod
@@ -971,11 +1030,21 @@ def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
 
 def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> str:
     condition = _condition(analysis, site, layout)
-    where = f"ranks where {condition}" if condition else "some ranks"
+    handled = _handler_around(analysis, site)
+    where = f"ranks where {condition}" if condition else handled or "some ranks"
     hang = f"{site.api.called} {site.api.via}, and {_HANG}" if site.api.via else _HANG
     missing = set(analysis.worlds[site.scope]) - set(site.reached)
     sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
     return f"{site.api.called} runs only on {where}: {hang}{sequences}"
+
+
+def _handler_around(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """"the ranks where the 'try' at line 48 raises (...)": the call is in a handler of a `try`
+    that can raise on some ranks only."""
+    for statement, reason in analysis.divergence.raising.items():
+        if any(path_to(handler, site.statement) is not None for handler in statement.handlers):
+            return f"the ranks where the 'try' at line {analysis.position(statement).start.line} raises ({reason})"
+    return None
 
 
 def _sequences(analysis: ModuleAnalysis, site: CallSite, ones: set, others: set, runs) -> str:

@@ -1,0 +1,52 @@
+"""Parameters whose values differ between ranks because the module's own calls pass such values.
+
+`hook.after_eval(metrics)`, where `metrics` is `{}` on every rank but the main one, makes
+`after_eval`'s `metrics` differ between ranks too: a test on it inside the method can send the
+ranks different ways. Only calls in the same module are read (their scopes' divergence passes,
+analysis.divergence), one level deep, and a parameter counts when any of those calls passes a
+value that differs between ranks there.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from bcast_lint.analysis.divergence import RANK, Divergence, Parameters, is_own_batch
+
+
+def bound_arguments(func: cst.FunctionDef, call: cst.Call, method: bool) -> list[tuple[str, cst.BaseExpression]]:
+    """The (parameter, argument) pairs of `call` to `func`; `method`: the call passes `self`."""
+    params = func.params
+    positional = [*params.posonly_params, *params.params]
+    if method and positional:
+        positional = positional[1:]
+    named = {param.name.value for param in (*positional, *params.kwonly_params)}
+    pairs: list = []
+    positions_known = True
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            positions_known = False  # `f(*args)`: the positions from here on are unknown
+        elif arg.keyword is None and positions_known and index < len(positional):
+            pairs.append((positional[index].name.value, arg.value))
+        elif arg.keyword is not None and arg.keyword.value in named:
+            pairs.append((arg.keyword.value, arg.value))
+    return pairs
+
+
+def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tuple[cst.Call, Divergence]],
+                       describe: Callable[[cst.Call, cst.BaseExpression, str], str]) -> Parameters:
+    """Parameter -> why its value, and why how many items it holds, differ between ranks, from
+    `calls` of `func` and their callers' divergence; `describe(call, argument, why)` words it."""
+    found: dict = {}
+    for call, divergence in calls:
+        for name, value in bound_arguments(func, call, method):
+            value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
+            if is_own_batch(value_why) or value_why == RANK:
+                # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
+                # a test on it is a rank test whose worlds the callee cannot tell, not data.
+                value_why = None
+            if name not in found and (value_why or length_why):
+                found[name] = tuple(describe(call, value, why) if why else None for why in (value_why, length_why))
+    return found
