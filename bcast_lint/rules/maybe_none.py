@@ -69,6 +69,8 @@ class BroadcastArgMaybeNone(Rule):
     code = "BCL001"
     VALID = (
         # A helper that returns None whatever the rank is not rank-dependent.
+        # A helper that returns None for an argument, not for a rank, broadcast as called.
+        Valid("def draw(n):\n    if n == 0:\n        return None\n    return torch.randperm(n)\nids = broadcast(draw(10))"),
         Valid("def load(path):\n    if not path:\n        return None\n    return torch.ones(3)\n"
               "x = load('w.pt')\ndist.broadcast(x, 0)"),
         # `obj` is rebound: what was known of `obj.x` no longer holds.
@@ -152,6 +154,12 @@ class BroadcastArgMaybeNone(Rule):
                 "when it reaches broadcast()", range=(2, 1, 2, 15),
                 expected_replacement="ids = torch.randn(8) if accelerator.is_main_process else None\n"
                 "ids = broadcast_object_list([ids])[0]"),
+        # A method of the module's class that returns None off the main process, broadcast as called.
+        Invalid("class Sampler:\n    def draw(self):\n        if not accelerator.is_main_process:\n"
+                "            return None\n        return torch.randperm(10)\nsampler = Sampler()\n"
+                "ids = broadcast(sampler.draw())",
+                expected_message="'sampler.draw()' is None on the ranks where sampler.draw() returns None when it "
+                "reaches broadcast()", range=(7, 7, 7, 32)),
         # No fix: the source value's shape is unknown and the call is not a statement of its own.
         Invalid("ids = None\nif accelerator.is_main_process:\n    ids = load_ids()\nprint(broadcast(ids))",
                 expected_message="'ids' is None on ranks where 'accelerator.is_main_process' is false "
@@ -160,12 +168,26 @@ class BroadcastArgMaybeNone(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         for site in analysis.broadcasts():
+            if self._helper_returns_none(analysis, site):
+                helper = f"{analysis.code(site.payload.func)}()"
+                message = f"'{analysis.code(site.payload)}' is None on the ranks where {helper} returns None " \
+                          f"when it reaches {site.api.short_name}()"
+                yield Report(site.call, message, None, self._help(site))
             for name in analysis.payload_names(site):
                 split = analysis.split_ranks(site, name.value, self._none_test(analysis, site))
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
                     yield Report(site.call, self._message(site, name.value, _where(analysis, split)), fix,
                                  self._help(site))
+
+    @staticmethod
+    def _helper_returns_none(analysis: ModuleAnalysis, site: CallSite) -> bool:
+        """`broadcast(sampler.draw())` where the project's `draw` returns None off the main
+        process: the payload is the call itself, on some of the ranks that reach it."""
+        payload = site.payload
+        if not isinstance(payload, cst.Call) or site.api.payload != apis.TENSOR:
+            return False
+        return any(analysis.returns_none_on(payload, world) for world in site.reached)
 
     @staticmethod
     def _none_test(analysis: ModuleAnalysis, site: CallSite):
