@@ -130,6 +130,15 @@ def returned_by(called: str, why: str) -> Optional[str]:
     return text if is_data_reason(why) else RankKind(text)
 
 
+class Passed(str):
+    """A summary's marker: the value varies as the parameter named so does (see
+    Divergence.returned_parameters)."""
+
+
+class PassedLength(str):
+    """A summary's marker: how many items the value holds varies as the parameter's does."""
+
+
 def passed_as(text: str, why: str) -> str:
     """A parameter's reason, of the kind of the argument's."""
     return text if is_data_reason(why) else RankKind(text)
@@ -138,8 +147,10 @@ def passed_as(text: str, why: str) -> str:
 # A parameter -> why its value, and why how many items it holds, differ between ranks (or None).
 Parameters = Mapping[str, tuple]
 
-# A project call -> why what it returns (with True: how many items) differs between ranks, or None.
-Returned = Callable[[cst.Call, bool], Optional[str]]
+# A project call, with True for how many items it returns, and why its arguments differ between
+# ranks (position or keyword -> (why the value, why the length)) -> why what it returns differs
+# between ranks, or None.
+Returned = Callable[[cst.Call, bool, Mapping], Optional[str]]
 
 
 def written_by_some(path: str) -> str:
@@ -164,6 +175,11 @@ class Divergence:
     returns: Optional[str] = None
     returns_length: Optional[str] = None
     returns_tuple: bool = False
+    # With the parameters seeded as Passed markers: those whose value reaches what the scope
+    # returns, and those that decide how many items it holds (`kept.append(s)` under `if s > t`).
+    returned_parameters: set = field(default_factory=set)
+    returned_length_parameters: set = field(default_factory=set)
+    returned_length_of: set = field(default_factory=set)  # the parameters whose length it keeps
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
@@ -304,10 +320,19 @@ class _Pass:
             self.found.returns = self.found.returns_length = None
             return
         placeholder = self._why_controlled() if value is None or _is_placeholder(value) else None
+        value_why = (self.why(value, varying) if value is not None else None) or placeholder
+        length_why = (self.length_why(value, varying) if value is not None else None) or placeholder
         found = self.found
-        found.returns = found.returns or (self.why(value, varying) if value is not None else None) or placeholder
-        found.returns_length = found.returns_length or (
-            self.length_why(value, varying) if value is not None else None) or placeholder
+        if isinstance(value_why, Passed):
+            found.returned_parameters.add(str(value_why))
+        else:
+            found.returns = found.returns or value_why
+        if isinstance(length_why, PassedLength):
+            found.returned_length_of.add(str(length_why))
+        elif isinstance(length_why, Passed):
+            found.returned_length_parameters.add(str(length_why))
+        else:
+            found.returns_length = found.returns_length or length_why
 
     def _note_writes(self, calls: list) -> None:
         """Paths written under a condition that differs between ranks: only some ranks write them."""
@@ -496,6 +521,8 @@ class _Pass:
         return any(map(is_data_reason, self._control))
 
     def _why_controlled(self) -> Optional[str]:
+        if self._control and isinstance(self._control[-1], Passed):
+            return self._control[-1]  # set under a test on a parameter (a summary's marker)
         return CONTROL if self._control else None
 
     # -- expressions -----------------------------------------------------------------------
@@ -571,9 +598,11 @@ class _Pass:
         if receiver is not None and self.why(receiver, varying):
             return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
         given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
-        if self._passes_values(call, qualified):
+        if self._passes_values(call, qualified) or name == "manual_seed":
+            # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
             return next(filter(None, (why for _, why in given)), None)
-        returned = self._returned(call, False) if self._returned is not None else None
+        returned = self._returned(call, False, self._argument_reasons(call, varying)) \
+            if self._returned is not None else None
         if returned is not None:  # a project function whose summary says so
             return returned
         # What an unknown function returns is not known to vary, unless it is handed the rank
@@ -646,7 +675,23 @@ class _Pass:
             return self.length_why(arguments[0], varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
-        return self._returned(call, True) if self._returned is not None else None
+        if self._returned is None:
+            return None
+        return self._returned(call, True, self._argument_reasons(call, varying))
+
+    def _argument_reasons(self, call: cst.Call, varying: Varying) -> dict:
+        """Position (or keyword) -> why the argument's value, and why how many items it holds,
+        differ between ranks (either None), for the arguments where one does."""
+        reasons: dict = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                break  # the positions from here on are unknown
+            if _is_placement(arg):
+                continue
+            whys = (self.why(arg.value, varying), self.length_why(arg.value, varying))
+            if any(whys):
+                reasons[arg.keyword.value if arg.keyword is not None else index] = whys
+        return reasons
 
     def _uniform_result(self, value: cst.BaseExpression) -> bool:
         """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""

@@ -541,6 +541,7 @@ class ModuleAnalysis:
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
+        self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
         self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
@@ -602,8 +603,7 @@ class ModuleAnalysis:
             return None  # the block's rank context, as _framework_method says
         receiver = func.value
         if isinstance(receiver, cst.Name):
-            made = [value for scope, name, value in self._assignments
-                    if name == receiver.value and scope in (candidate.scope, self.module)]
+            made = [value for scope, value in self._assigned(receiver.value) if scope in (candidate.scope, self.module)]
         elif _is_self_attribute(receiver):
             made = [made for method, name, value in self._self_assignments if name == receiver.attr.value
                     for made in self._handed_in(method, value)]
@@ -617,6 +617,15 @@ class ModuleAnalysis:
         klass = classes.pop()
         return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
 
+    def _assigned(self, name: str) -> list:
+        """(scope, value) of each `name = value` in the module (an index: the receivers' lookups
+        scanned every assignment, the square of the module)."""
+        if self._assignments_by_name is None:
+            self._assignments_by_name = {}
+            for scope, target, value in self._assignments:
+                self._assignments_by_name.setdefault(target, []).append((scope, value))
+        return self._assignments_by_name.get(name, [])
+
     def _handed_in(self, method: cst.CSTNode, value: cst.BaseExpression) -> list:
         """`value`, or, for a parameter of `__init__` (`self.checkpointer = checkpointer`), what the
         module's constructions of the class pass for it: `Hook(Checkpointer(...))`, or a name
@@ -627,7 +636,7 @@ class ModuleAnalysis:
         handed = [argument for call in self._constructions(owner.name.value)
                   for name, argument in bound_arguments(method, call, method=True) if name == value.value]
         names = {argument.value for argument in handed if isinstance(argument, cst.Name)}
-        return [*handed, *(made for _, name, made in self._assignments if name in names)]
+        return [*handed, *(made for name in names for _, made in self._assigned(name))]
 
     def _constructions(self, klass: str) -> list:
         """The calls of `klass` (by its name) in the module."""
@@ -680,12 +689,28 @@ class ModuleAnalysis:
         summary = self._summary_for(call)
         return summary is not None and summary.certainly_none_in(world)
 
-    def returned_variance(self, call: cst.Call, length: bool) -> Optional[str]:
+    def returned_variance(self, call: cst.Call, length: bool, arguments: dict) -> Optional[str]:
         """Why what the project function `call` calls returns (with `length`: how many items it
-        holds) differs between ranks, from its summary, or None."""
-        summary = self._summary_for(call) if self._context is not None else None
+        holds) differs between ranks, from its summary, or None: it does on some ranks whatever
+        it is handed, or it passes on an argument that differs (`arguments`: position or keyword
+        -> why)."""
+        if self._context is None:
+            return None
+        summary = self._summary_for(call)
         why = summary and (summary.varies_length if length else summary.varies)
-        return returned_by(f"'{self.code(call.func)}()'", why) if why else None
+        if why:
+            return returned_by(f"'{self.code(call.func)}()'", why)
+        candidate = self._project_calls.get(call) if arguments else None
+        target = self._target(candidate) if candidate is not None else None
+        if not isinstance(target, FunctionRef):
+            return None
+        summary = self._context.summaries.of(target)
+        return summary.passed_on(arguments, length) if summary is not None else None
+
+    def calls_project_function(self, call: cst.Call) -> bool:
+        """Whether `call` calls a function of the project (one with a summary)."""
+        candidate = self._project_calls.get(call) if self._context is not None else None
+        return candidate is not None and isinstance(self._target(candidate), FunctionRef)
 
     def returns_none_on(self, expr: cst.BaseExpression, world: World) -> bool:
         """Whether `expr` calls a project function that returns None in `world` (and a value on
@@ -773,7 +798,7 @@ class ModuleAnalysis:
     def _made_with_false(self, func: cst.BaseExpression, keyword: str) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""
         if isinstance(func, cst.Name):
-            made = [value for _, name, value in self._assignments if name == func.value]
+            made = [value for _, value in self._assigned(func.value)]
         else:
             made = [value for _, name, value in self._self_assignments if name == func.attr.value]
         return any(isinstance(value, cst.Call) and any(
@@ -831,8 +856,8 @@ class ModuleAnalysis:
                     return self._mapped_class(param.annotation.annotation, self.module)
                 hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
                 return frameworks.load().hook_parameters.get(hook, {}).get(name) if hook else None
-        for where, target, value in self._assignments:
-            if target == name and (where is scope or where is self.module) and isinstance(value, cst.Call):
+        for where, value in self._assigned(name):
+            if (where is scope or where is self.module) and isinstance(value, cst.Call):
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
                 if mapped is not None:
                     return mapped
@@ -866,9 +891,8 @@ class ModuleAnalysis:
         """`name = SFTTrainer(...)` somewhere in the module, for a class `kind` names; or `name`
         holds the first item of what a factory of `kind` returns (`name, *_ = deepspeed.initialize(...)`,
         `name = deepspeed.initialize(...)[0]`)."""
-        return any(target == name and isinstance(value, cst.Call)
-                   and (last_name(value.func) or "").endswith(kind.classes)
-                   for _, target, value in self._assignments) or (bool(kind.factories) and any(
+        return any(isinstance(value, cst.Call) and (last_name(value.func) or "").endswith(kind.classes)
+                   for _, value in self._assigned(name)) or (bool(kind.factories) and any(
                        target == name and self._made_by(value, kind, scope)
                        for scope, target, value in (*self._first_items, *self._first_of_subscripts())))
 

@@ -29,7 +29,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.divergence import Divergence, divergence_of
+from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
@@ -56,6 +56,26 @@ class Summary:
     # (divergence.Divergence.returns): `if rank != 0: return {}` before `return metrics`.
     varies: Optional[str] = None
     varies_length: Optional[str] = None
+    # Its parameters in order (`self` left out), and those whose value reaches what it returns,
+    # or decides how many items that holds (`kept.append(s)` under `if s > t`).
+    parameters: tuple = ()
+    passes: frozenset = frozenset()
+    passes_length: frozenset = frozenset()  # whose values decide how many items it returns
+    keeps_length: frozenset = frozenset()  # whose length it returns (`sorted(x)`)
+
+    def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
+        """Why what it returns (with `length`: how many items) differs between ranks, given why
+        its arguments do (position or keyword -> (why the value, why the length)): the reason
+        of the first argument it passes on."""
+        for key, (value, size) in arguments.items():
+            name = key if isinstance(key, str) else (self.parameters[key] if key < len(self.parameters) else None)
+            if not length and name in self.passes and value:
+                return value
+            if length and name in self.passes_length and value:
+                return value
+            if length and name in self.keeps_length and size:
+                return size
+        return None
 
     def key_for(self, world: World) -> WorldKey:
         """The summary's world that behaves like the caller's `world`."""
@@ -271,10 +291,14 @@ class Summaries:
         tests_rank = self.may_test_rank(ref)
         none_worlds, value_worlds, truth = _returns(analysis, func, worlds) if tests_rank else (set(), set(), ())
         returned = _returned(analysis, func) if tests_rank else Divergence()
+        parameters = _parameters(func, klass is not None)
+        passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters})
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group,
-                       returned.returns, returned.returns_length)
+                       returned.returns, returned.returns_length, parameters,
+                       frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
+                       frozenset(passing.returned_length_of))
 
 
 def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:
@@ -349,10 +373,22 @@ def _returns(analysis, func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
     return none_worlds, value_worlds, truth
 
 
-def _returned(analysis, func: cst.FunctionDef) -> Divergence:
-    """What differs between ranks in `func`, with why what it returns does."""
+def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None) -> Divergence:
+    """What differs between ranks in `func`, with why what it returns does; `parameters`: those
+    seeded as varying (Passed markers, to see which reach what it returns)."""
     collectives = {site.call: site for site in analysis.calls}
-    return divergence_of(func, analysis.conditions, analysis.qualified_names, collectives, analysis.returned_variance)
+    return divergence_of(func, analysis.conditions, analysis.qualified_names, collectives,
+                         analysis.returned_variance, parameters)
+
+
+def _parameters(func: cst.FunctionDef, method: bool) -> tuple:
+    """Its parameters' names in order, without `self` (or `cls`) for a method that is not static."""
+    params = func.params
+    names = [param.name.value for param in (*params.posonly_params, *params.params)]
+    static = any(getattr(decorator.decorator, "value", None) == "staticmethod" for decorator in func.decorators)
+    if method and not static and names:
+        names = names[1:]
+    return (*names, *(param.name.value for param in params.kwonly_params))
 
 
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:

@@ -115,6 +115,15 @@ class GatherRankDependentShape(Rule):
         Valid("kept = scores[idx]\nout = accelerator.gather(kept)"),
         Valid("out = accelerator.gather_for_metrics(scores[scores > 0.5], use_gather_object=True)"),
         Valid("mask = scores > 0.5\nout = accelerator.gather(torch.where(mask, scores, 0.0))"),
+        # A helper that keeps every element of a rank's own predictions (sorted): one length everywhere.
+        Valid("def ranked(scores):\n    return torch.tensor(sorted(scores.tolist()))\ndef f(model, loader):\n"
+              "    for batch in loader:\n        preds = ranked(model(batch))\n"
+              "        out = [torch.empty_like(preds) for _ in range(2)]\n        dist.all_gather(out, preds)"),
+        # The same filter over a table every rank holds alike.
+        Valid("def confident(scores, threshold):\n    kept = []\n    for s in scores.tolist():\n"
+              "        if s > threshold:\n            kept.append(s)\n    return torch.tensor(kept)\ndef f(table):\n"
+              "    preds = confident(table, 0.5)\n    out = [torch.empty_like(preds) for _ in range(2)]\n"
+              "    dist.all_gather(out, preds)"),
     )
     INVALID = (
         Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)",
@@ -160,6 +169,15 @@ class GatherRankDependentShape(Rule):
                 ' mask keeps a data-dependent number of elements), into buckets of one shape:'
                 ' where the counts differ, gloo aborts ("Received data size doesn\'t match '
                 'expected size")', range=(2, 46, 2, 49)),
+        # A helper of the project that keeps what passes a filter of a rank's own predictions.
+        Invalid("def confident(scores):\n    kept = []\n    for s in scores.tolist():\n        if s > 0.5:\n"
+                "            kept.append(s)\n    return torch.tensor(kept)\ndef f(model, loader):\n    for batch in loader:\n"
+                "        preds = confident(model(batch))\n        out = [torch.empty_like(preds) for _ in range(2)]\n"
+                "        dist.all_gather(out, preds)",
+                expected_message="dist.all_gather() gathers preds, whose length differs between ranks (confident() "
+                "returns as many elements as it keeps of what it is handed, which differs between ranks (it is "
+                "computed from this rank's own batch of data)), into buckets of one shape: where the counts differ, "
+                "gloo aborts (\"Received data size doesn't match expected size\")", range=(11, 30, 11, 35)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -255,6 +273,12 @@ def _is_mask(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
 
 
 def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, depth: int) -> Optional[str]:
+    if analysis.calls_project_function(call):
+        # `confident(scores)`: a helper of the project whose result holds as many items as a
+        # filter of what it is handed lets through (its summary), where that differs.
+        reason = analysis.divergence.length_at(site.call, call)
+        return f"{analysis.code(call.func)}() returns as many elements as it keeps of what it is handed, " \
+               f"which differs between ranks ({reason})" if reason else None
     function = _torch_function(analysis, call)
     if function in _DATA_SIZED:
         return f"torch.{function}() returns a data-dependent number of elements"
