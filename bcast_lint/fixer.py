@@ -164,14 +164,14 @@ def _left_in_place(chosen: Sequence[Finding], before: FileResult, after: FileRes
     return None
 
 
+_NUMBER = re.compile(r"\d+")
+
+
 def _identity(finding: Finding) -> tuple[str, str]:
     """A finding as the fixed code would still show it: its code and message without the line
     numbers the message cites ("the 'return' at line 16"), which the fixes' added lines shift
     onto other findings' (in generated code, alike message for message)."""
     return finding.code, _NUMBER.sub("#", finding.message)
-
-
-_NUMBER = re.compile(r"\d+")
 
 
 def _added(before: FileResult, after: FileResult) -> Optional[str]:

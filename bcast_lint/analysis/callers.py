@@ -9,28 +9,36 @@ value that differs between ranks there.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
 from bcast_lint.analysis.divergence import RANK, Divergence, Parameters, is_own_batch
 
 
+def parameter_positions(func: cst.FunctionDef, method: bool) -> dict[str, Optional[int]]:
+    """Parameter name -> its position at a call (None: keyword-only); `method`: a method's first
+    parameter, `self` or `cls`, is bound by the call's object."""
+    params = [param.name.value for param in (*func.params.posonly_params, *func.params.params)]
+    if method and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    positions: dict[str, Optional[int]] = {name: index for index, name in enumerate(params)}
+    positions.update({param.name.value: None for param in func.params.kwonly_params})
+    return positions
+
+
 def bound_arguments(func: cst.FunctionDef, call: cst.Call, method: bool) -> list[tuple[str, cst.BaseExpression]]:
-    """The (parameter, argument) pairs of `call` to `func`; `method`: the call passes `self`."""
-    params = func.params
-    positional = [*params.posonly_params, *params.params]
-    if method and positional:
-        positional = positional[1:]
-    named = {param.name.value for param in (*positional, *params.kwonly_params)}
+    """The (parameter, argument) pairs of `call` to `func`; `method` as parameter_positions."""
+    positions = parameter_positions(func, method)
+    by_position = {index: name for name, index in positions.items() if index is not None}
     pairs: list = []
     positions_known = True
     for index, arg in enumerate(call.args):
         if arg.star:
             positions_known = False  # `f(*args)`: the positions from here on are unknown
-        elif arg.keyword is None and positions_known and index < len(positional):
-            pairs.append((positional[index].name.value, arg.value))
-        elif arg.keyword is not None and arg.keyword.value in named:
+        elif arg.keyword is None and positions_known and index in by_position:
+            pairs.append((by_position[index], arg.value))
+        elif arg.keyword is not None and arg.keyword.value in positions:
             pairs.append((arg.keyword.value, arg.value))
     return pairs
 

@@ -487,7 +487,7 @@ class _Pass:
         save-on-crash idiom. The exception comes from one rank's data, memory or files, and only
         that rank enters the handler. (A handler that carries on instead, as a fallback, is
         usually taken by every rank alike: a capability missing everywhere.)"""
-        in_handlers = [call for handler in statement.handlers if _reraises(handler) for call in calls_in(handler.body)]
+        in_handlers = [call for handler in statement.handlers if _ends_in_raise(handler.body) for call in calls_in(handler.body)]
         if not any(self._collectives.get(call) is not None for call in in_handlers):
             return None
         # A project function that runs a collective (`via` its chain) does other work too.
@@ -703,9 +703,9 @@ def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
                   qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
                   returned: Optional[Returned] = None, parameters: Optional[Parameters] = None) -> Divergence:
     """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks.
-    `returned(call, length)`: why what a project function returns (or how many items it holds)
-    differs between ranks, from its summary, or None; `parameters`: those of `scope` that differ
-    between ranks (analysis.callers)."""
+    `returned(call, length, arguments)`: why what a project function returns (or how many items
+    it holds) differs between ranks, from its summary, or None (see Returned); `parameters`: those
+    of `scope` that differ between ranks (analysis.callers), or the summaries' Passed markers."""
     walk = _Pass(scope, conditions, qualified_names, collectives, returned)
     statements = scope.body if isinstance(scope, cst.Module) else _statements(scope.body)
     entry: dict = {}
@@ -742,8 +742,8 @@ def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:
     return {name: why for name, why in varying.items() if name not in keys}
 
 
-def _reraises(handler: cst.ExceptHandler) -> bool:
-    last = _statements(handler.body)[-1]
+def _ends_in_raise(body: cst.BaseSuite) -> bool:
+    last = _statements(body)[-1]
     return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Raise)
 
 
@@ -754,12 +754,7 @@ def _raises(statement: cst.If) -> bool:
     while orelse is not None:
         arms.append(orelse.body)
         orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-    for arm in arms:
-        last = _statements(arm)[-1]
-        if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and \
-                isinstance(last.body[-1], cst.Raise):
-            return True
-    return False
+    return any(map(_ends_in_raise, arms))
 
 
 def _is_membership(test: cst.BaseExpression, conditions: RankConditions) -> bool:

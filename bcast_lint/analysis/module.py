@@ -987,7 +987,7 @@ class ModuleAnalysis:
         judged = {parameter for candidate in reached if candidate.call in collectives
                   for parameter, _, _ in collectives[candidate.call].api.returns_early_on}
         callers = {candidate.scope: self._caller_divergence(candidate.scope, collectives) for candidate in reached}
-        method = scope in self._method_classes and not _is_static(scope)
+        method = scope in self._method_classes
 
         def describe(call: cst.Call, value: cst.BaseExpression, why: str) -> str:
             return passed_as(f"line {self.position(call).start.line} passes '{self.code(value)}', and {why}", why)
@@ -1373,10 +1373,6 @@ def _weak(method: Callable) -> Callable:
     collection, which is rare while linting (engine.rare_garbage_collection)."""
     reference = weakref.WeakMethod(method)
     return lambda *args, **kwargs: reference()(*args, **kwargs)
-
-
-def _is_static(func: cst.FunctionDef) -> bool:
-    return any(last_name(decorator.decorator) == "staticmethod" for decorator in func.decorators)
 
 
 def _self_name(scope: cst.CSTNode) -> Optional[str]:

@@ -29,6 +29,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
@@ -291,7 +292,7 @@ class Summaries:
         tests_rank = self.may_test_rank(ref)
         none_worlds, value_worlds, truth = _returns(analysis, func, worlds) if tests_rank else (set(), set(), ())
         returned = _returned(analysis, func) if tests_rank else Divergence()
-        parameters = _parameters(func, klass is not None)
+        parameters = tuple(parameter_positions(func, klass is not None))
         passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters})
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
@@ -381,16 +382,6 @@ def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None
                          analysis.returned_variance, parameters)
 
 
-def _parameters(func: cst.FunctionDef, method: bool) -> tuple:
-    """Its parameters' names in order, without `self` (or `cls`) for a method that is not static."""
-    params = func.params
-    names = [param.name.value for param in (*params.posonly_params, *params.params)]
-    static = any(getattr(decorator.decorator, "value", None) == "staticmethod" for decorator in func.decorators)
-    if method and not static and names:
-        names = names[1:]
-    return (*names, *(param.name.value for param in params.kwonly_params))
-
-
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:
     if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return next((s for s in statement.body if isinstance(s, cst.Return)), None)
@@ -424,7 +415,7 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     everywhere = [site for site in everywhere if site.statement not in conditional]
     if not everywhere:
         return None, None
-    positions = _bound_positions(ref, func)
+    positions = parameter_positions(func, "." in ref.qualname)
     for site in everywhere:
         if site.api.is_broadcast:
             payload = _unchanged_parameter(analysis, site, site.payload, positions)
@@ -562,16 +553,6 @@ def _group_parameter(analysis, site, func: cst.FunctionDef) -> Optional[str]:
             if all(d.kind == OTHER and d.statement is None for found in definitions.values() for d in found):
                 return name
     return None
-
-
-def _bound_positions(ref: FunctionRef, func: cst.FunctionDef) -> dict[str, int]:
-    """Parameter name -> its position at a call; `self` is bound for a method."""
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if "." in ref.qualname and params and params[0] in ("self", "cls"):
-        params = params[1:]
-    positions = {name: index for index, name in enumerate(params)}
-    positions.update({p.name.value: None for p in func.params.kwonly_params})
-    return positions
 
 
 def _unchanged_parameter(analysis, site, expr, positions) -> Optional[str]:
