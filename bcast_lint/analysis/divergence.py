@@ -72,6 +72,7 @@ _SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "ra
                                  "randperm", "linspace"})
 _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
                     "contiguous", "cpu", "numpy", "tolist", "flatten"})
+_LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
 _MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
 _SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
@@ -365,7 +366,9 @@ class _Pass:
         if reason == RANK and not any(leaf in self.found.tests for leaf in boolean_leaves(statement.test)):
             # `model = model.to(device) if rank 0 else model.to_empty(...)`: set on every rank,
             # to values of one kind; what varies is which arm, not whether it is set.
-            body, orelse = _forget_shared(body, orelse, varying)
+            apart = _set_apart(statement)
+            body, orelse = _forget_shared(body, orelse, varying, keep=frozenset(apart))
+            body = {**body, **{name: why for name, why in apart.items() if name in body}}
         return _merge(body, orelse)
 
     def _test_reason(self, test: cst.BaseExpression, varying: Varying, data_only: bool = False) -> Optional[str]:
@@ -765,11 +768,44 @@ def _is_membership(test: cst.BaseExpression, conditions: RankConditions) -> bool
             and not isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set)))
 
 
-def _forget_shared(body: Varying, orelse: Varying, entry: Varying) -> tuple:
-    """Both arms without the names both set under the test alone (not varying on entry)."""
+def _forget_shared(body: Varying, orelse: Varying, entry: Varying, keep: frozenset) -> tuple:
+    """Both arms without the names both set under the test alone (not varying on entry), but
+    for those in `keep`."""
     shared = {name for name, why in body.items()
-              if why == CONTROL and orelse.get(name) == CONTROL and name not in entry}
+              if why == CONTROL and orelse.get(name) == CONTROL and name not in entry and name not in keep}
     return ({n: w for n, w in body.items() if n not in shared}, {n: w for n, w in orelse.items() if n not in shared})
+
+
+def _set_apart(statement: cst.If) -> dict:
+    """Names one arm computes and the other sets to a placeholder (`val_loss = evaluate()` on
+    rank 0, `val_loss = float("inf")` elsewhere), with why they differ: they hold different
+    values, not values of one kind."""
+    if statement.orelse is None or isinstance(statement.orelse, cst.If):
+        return {}
+    body = _arm_assignments(_statements(statement.body))
+    orelse = _arm_assignments(_statements(statement.orelse.body))
+    apart = {}
+    for name in body.keys() & orelse.keys():
+        placeholders = [value for value in (body[name], orelse[name]) if _is_placeholder(value)]
+        if len(placeholders) == 1:
+            apart[name] = RankKind(f"it is computed on some ranks and set to '{_code(placeholders[0])}' on the others")
+    return apart
+
+
+def _arm_assignments(statements: Sequence[cst.CSTNode]) -> dict:
+    """Name -> the value of the arm's last plain assignment to it."""
+    assigned: dict = {}
+    for statement in statements:
+        if isinstance(statement, cst.With):  # `with torch.no_grad(): loss = evaluate()`
+            assigned.update(_arm_assignments(_statements(statement.body)))
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                key = _key(small.targets[0].target)
+                if key:
+                    assigned[key] = small.value
+    return assigned
 
 
 def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
@@ -895,8 +931,16 @@ def _is_placeholder(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return not value.elements
     if isinstance(value, cst.Call):
-        return all(_is_placeholder(arg.value) for arg in value.args)
+        return _is_constructor(value.func) and all(_is_placeholder(arg.value) for arg in value.args)
     return False
+
+
+def _is_constructor(func: cst.BaseExpression) -> bool:
+    """A builtin (`float`, `dict`) or a library's function (`torch.zeros`): not a method of an
+    object (`model.evaluate()`), whose result no literal decides."""
+    if isinstance(func, cst.Name):
+        return True
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in _LIBRARIES
 
 
 def _is_placement(arg: cst.Arg) -> bool:

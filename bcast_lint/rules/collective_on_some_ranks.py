@@ -88,7 +88,8 @@ class CollectiveOnSomeRanks(Rule):
     accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`), the world size (`rank ==
     world_size - 1`: the last rank) or an `or` with a flag (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
     from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
-    differs between ranks; a file check (`os.path.exists(p)`) on a path named after the rank or
+    differs between ranks, or computed on the main process and set to a placeholder on the others
+    (`val_loss = float("inf")`); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
@@ -327,6 +328,15 @@ class CollectiveOnSomeRanks(Rule):
               "        labels = accelerator.pad_across_processes(labels)\n    return labels\n"
               "def f(loader):\n    for batch in loader:\n        step(batch)"),
         # A rank test handed as an argument, with the collective in both arms' path.
+        # The value set apart on the other ranks is made the same everywhere before the test.
+        Valid("def f(model, x, best):\n    for epoch in range(6):\n        dist.all_reduce(x)\n"
+              "        if dist.get_rank() == 0:\n            val_loss = torch.tensor(model.evaluate())\n        else:\n"
+              "            val_loss = torch.tensor(0.0)\n        dist.broadcast(val_loss, 0)\n        if val_loss > best:\n"
+              "            break"),
+        # Both arms compute: values of one kind (a model placed on each rank's device).
+        Valid("def f(model, x, best):\n    for epoch in range(6):\n        dist.all_reduce(x)\n"
+              "        if dist.get_rank() == 0:\n            model = model.to('cpu')\n        else:\n"
+              "            model = model.to_empty(device='cpu')\n        if model.training:\n            break"),
         Valid("def send(x, is_main):\n    if is_main:\n        y = x\n    else:\n        y = torch.zeros_like(x)\n"
               "    dist.broadcast(y, 0)\n"
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
@@ -648,6 +658,13 @@ class CollectiveOnSomeRanks(Rule):
                 "true (it is set under a condition that differs between ranks): the 'break' at line 19 is taken only "
                 "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(12, 9, 12, 23)),
+        Invalid("def f(model, x, best):\n    for epoch in range(6):\n        dist.all_reduce(x)\n"
+                "        if dist.get_rank() == 0:\n            val_loss = model.evaluate()\n        else:\n"
+                "            val_loss = float('inf')\n        if val_loss > best:\n            break",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where 'val_loss > best' "
+                "is true (it is computed on some ranks and set to 'float('inf')' on the others): the 'break' at line 17 "
+                "is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout", range=(3, 9, 3, 27)),
         Invalid("def f(model, loader):\n    batch = next(iter(loader))\n    if batch.sum() > 0:\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'batch.sum() > 0' is true (it is computed from "
                 "this rank's own batch of data): the other ranks never join it and every rank hangs until the "
