@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RAISES, RANK, setup_truth,
+from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RAISES, RANK, UNEVEN_PIECE, setup_truth,
                                             written_by_some)
 from bcast_lint.analysis.module import ModuleAnalysis
 
@@ -242,3 +242,33 @@ def test_what_an_unknown_function_computes_from_a_rank_own_data_is_that_data_too
                     raise FloatingPointError("non-finite loss")
                 dist.all_reduce(loss)
     """) == {"torch.isfinite(loss)": LOCAL_DATA}
+
+
+def test_a_rank_s_piece_of_a_split_held_in_a_name_varies_in_length():
+    assert _loops("""
+        def f(items, world, x):
+            parts = items.chunk(world)
+            mine = parts[dist.get_rank()]
+            for item in mine:
+                dist.all_reduce(x)
+    """) == {"mine": UNEVEN_PIECE}
+
+
+def test_a_piece_of_a_split_taken_by_a_fixed_index_does_not_vary():
+    assert _loops("""
+        def f(items, world, x):
+            parts = items.chunk(world)
+            for item in parts[0]:
+                dist.all_reduce(x)
+    """) == {}
+
+
+def test_a_piece_padded_to_a_length_every_rank_shares_does_not_vary():
+    assert _loops("""
+        def f(items, world, x, n):
+            mine = items.chunk(world)[dist.get_rank()]
+            while len(mine) < n:
+                mine = torch.cat([mine, mine[:1]])
+            for item in mine:
+                dist.all_reduce(x)
+    """) == {"len(mine) < n": UNEVEN_PIECE}  # the padding loop's own count, not the loop after it

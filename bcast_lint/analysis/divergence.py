@@ -26,7 +26,7 @@ from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import argument_value, attribute_key, is_none, last_name
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
-from bcast_lint.analysis.walk import calls_in, children
+from bcast_lint.analysis.walk import Visitor, calls_in, children
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -72,6 +72,7 @@ _SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "ra
                                  "randperm", "linspace"})
 _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
                     "contiguous", "cpu", "numpy", "tolist", "flatten"})
+_SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
 _LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
 _MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
@@ -89,6 +90,7 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
+UNEVEN_PIECE = "each rank takes its own piece of a split, and the pieces differ in length unless it divides evenly"
 
 
 class RankKind(str):
@@ -225,6 +227,7 @@ class _Pass:
         self._control: list[str] = []  # reasons of the varying conditions around the statement
         self._written: dict[str, str] = {}  # path text -> why only some ranks write it
         self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
+        self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -288,6 +291,11 @@ class _Pass:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
+        for key in keys:
+            if _is_split(value) and isinstance(target, cst.Name):
+                self._split_of[key] = value
+            else:
+                self._split_of.pop(key, None)
         varying = _bind(varying, [_order(key) for key in keys], SET_ORDER if self._set_order(value, varying) else None)
         return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
 
@@ -369,7 +377,7 @@ class _Pass:
             apart = _set_apart(statement)
             body, orelse = _forget_shared(body, orelse, varying, keep=frozenset(apart))
             body = {**body, **{name: why for name, why in apart.items() if name in body}}
-        return _merge(body, orelse)
+        return self._pad(statement.test, statement.body, _merge(body, orelse))
 
     def _test_reason(self, test: cst.BaseExpression, varying: Varying, data_only: bool = False) -> Optional[str]:
         """Why a test can go one way on some ranks and the other way on the rest, or None. Its
@@ -439,7 +447,16 @@ class _Pass:
         reason = self._test_reason(loop.test, end)
         if any(leaf in self.found.tests for leaf in boolean_leaves(loop.test)):
             self.found.loops[loop] = (loop.test, reason)
-        return end
+        return self._pad(loop.test, loop.body, end)
+
+    def _pad(self, test: cst.BaseExpression, body: cst.BaseSuite, after: Varying) -> Varying:
+        """`if len(mine) < chunk: mine = torch.cat([mine, ...])`, `while len(batch) < n:
+        batch.append(...)`: code that pads a value to a length the same on every rank; after it,
+        how many items the value holds no longer varies."""
+        key = _padded_key(test)
+        if key is None or self.why(_bound_of(test), after) is not None or key not in _names_changed(body):
+            return after
+        return _bind(after, [_length(key)], None)
 
     def _loop(self, loop, entry: Varying, reason: Optional[str], passes: int = 2) -> Varying:
         end = entry
@@ -644,7 +661,7 @@ class _Pass:
             bounds = [part for element in expr.slice if isinstance(element.slice, cst.Slice)
                       for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
             if any(not isinstance(element.slice, cst.Slice) for element in expr.slice):
-                return None  # `per_rank[rank]`: one item, of unknown size
+                return self._piece_length(expr, varying)  # `per_rank[rank]`: one item
             return next(filter(None, (self.why(part, varying) for part in bounds)), None) \
                 or self.length_why(expr.value, varying)
         if isinstance(expr, cst.IfExp):  # `list(mine) if rank == 0 else [None] * k`: the arms say
@@ -662,6 +679,20 @@ class _Pass:
                 filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
+        return None
+
+    def _piece_length(self, expr: cst.Subscript, varying: Varying) -> Optional[str]:
+        """`torch.split(ids, chunk)[rank]`, `np.array_split(items, world)[rank]`: each rank takes
+        its own piece, and the pieces differ in length unless the split divides evenly. An item
+        of any other list is of unknown size."""
+        pieces = expr.value
+        if isinstance(pieces, cst.Name):
+            pieces = self._split_of.get(pieces.value, pieces)
+        if not _is_split(pieces) or len(expr.slice) != 1:
+            return None
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and self.why(index.value, varying) == RANK:
+            return UNEVEN_PIECE
         return None
 
     def _call_length(self, call: cst.Call, varying: Varying) -> Optional[str]:
@@ -806,6 +837,59 @@ def _arm_assignments(statements: Sequence[cst.CSTNode]) -> dict:
                 if key:
                     assigned[key] = small.value
     return assigned
+
+
+def _padded_key(test: cst.BaseExpression) -> Optional[str]:
+    """The name in `len(name) < bound` (`<=`, `!=`, or `bound > len(name)`), or None."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.NotEqual)):
+        measured = test.left
+    elif isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        measured = right
+    else:
+        return None
+    if isinstance(measured, cst.Call) and last_name(measured.func) == "len" and len(measured.args) == 1:
+        return _key(measured.args[0].value)
+    return None
+
+
+def _bound_of(test: cst.Comparison) -> cst.BaseExpression:
+    """The side of a padding test that is not `len(...)`."""
+    right = test.comparisons[0].comparator
+    return right if isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.NotEqual)) \
+        else test.left
+
+
+def _names_changed(body: cst.BaseSuite) -> set:
+    """The names a block assigns or mutates (`x = ...`, `x += ...`, `x.append(...)`)."""
+    finder = _ChangedNames()
+    finder.walk(body)
+    return finder.changed
+
+
+class _ChangedNames(Visitor):
+    def __init__(self) -> None:
+        self.changed: set = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.changed.update(key for target in node.targets for key in _target_keys(target.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.changed.update(_target_keys(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
+            self.changed.update(filter(None, [_key(node.func.value)]))
+
+
+def _is_split(value: cst.BaseExpression) -> bool:
+    """`torch.split(x, n)`, `x.chunk(world)`, `np.array_split(items, world)`: pieces of a tensor
+    or array (not `line.split(",")`, a string's words)."""
+    return isinstance(value, cst.Call) and last_name(value.func) in _SPLITS and bool(value.args) \
+        and not any(isinstance(arg.value, (cst.SimpleString, cst.FormattedString)) for arg in value.args) \
+        and (len(value.args) > 1 or not isinstance(value.func, cst.Attribute) or last_name(value.func) != "split")
 
 
 def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:

@@ -87,7 +87,8 @@ class CollectiveOnSomeRanks(Rule):
     where it fails. Sources: the rank in any spelling, through a local name (`is_main =
     accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`), the world size (`rank ==
     world_size - 1`: the last rank) or an `or` with a flag (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
-    from the rank (`len(items[rank::world])`, `range(n_local)`); a value set under a condition that
+    from the rank (`len(items[rank::world])`, `range(n_local)`, a rank's own piece of a split,
+    `torch.split(ids, chunk)[rank]`, unless padded to one length); a value set under a condition that
     differs between ranks, or computed on the main process and set to a placeholder on the others
     (`val_loss = float("inf")`); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
@@ -337,6 +338,13 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(model, x, best):\n    for epoch in range(6):\n        dist.all_reduce(x)\n"
               "        if dist.get_rank() == 0:\n            model = model.to('cpu')\n        else:\n"
               "            model = model.to_empty(device='cpu')\n        if model.training:\n            break"),
+        # Each rank's piece of the split, padded to the same length before the loop.
+        Valid("def f(all_ids, feats, chunk):\n    ids = torch.split(all_ids, chunk)[rank]\n"
+              "    if len(ids) < chunk:\n        ids = torch.cat([ids, ids[: chunk - len(ids)]])\n"
+              "    for start in range(0, len(ids), 2):\n        dist.all_reduce(feats[ids[start:start + 2]])"),
+        # A string's words are not a split of the data.
+        Valid("def f(spec, x):\n    name = spec.split(',')[rank]\n    for _ in range(len(name)):\n"
+              "        dist.all_reduce(x)"),
         Valid("def send(x, is_main):\n    if is_main:\n        y = x\n    else:\n        y = torch.zeros_like(x)\n"
               "    dist.broadcast(y, 0)\n"
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
@@ -361,6 +369,12 @@ class CollectiveOnSomeRanks(Rule):
                 "line 11 iterates over 'range(len(mine))', whose length can differ between ranks (it is computed "
                 "from the rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(4, 9, 4, 39)),
+        Invalid("def f(all_ids, feats, chunk):\n    ids = torch.split(all_ids, chunk)[rank]\n"
+                "    for start in range(0, len(ids), 2):\n        dist.all_reduce(feats[ids[start:start + 2]])",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 11 iterates over 'range(0, len(ids), 2)', whose length can differ between ranks (each rank "
+                "takes its own piece of a split, and the pieces differ in length unless it divides evenly), so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(4, 9, 4, 53)),
         Invalid("def f(paths):\n    for step in range(10):\n        try:\n            data = torch.load(paths[rank])\n"
                 "        except FileNotFoundError:\n            continue\n        dist.all_reduce(data)",
                 expected_message="all_reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
