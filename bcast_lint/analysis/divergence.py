@@ -73,6 +73,8 @@ _SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "ra
 _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
                     "contiguous", "cpu", "numpy", "tolist", "flatten"})
 _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
+# Calls that, handed the rank, give each rank its own share of the items (unbalanced).
+_SHARES = frozenset({"shard", "islice", "split_dataset_by_node"})
 _LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
 _MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
@@ -90,7 +92,7 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
-UNEVEN_PIECE = "each rank takes its own piece of a split, and the pieces differ in length unless it divides evenly"
+UNEVEN_PIECE = "each rank takes its own share of the items, and the shares differ in length unless they divide evenly"
 
 
 class RankKind(str):
@@ -703,6 +705,8 @@ class _Pass:
         arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
         if name == "range" or name in _SIZED_CONSTRUCTORS:
             return next(filter(None, (self.why(arg, varying) for arg in arguments)), None)
+        if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args):
+            return UNEVEN_PIECE  # `ds.shard(num_shards=world, index=rank)`, `islice(rows, rank, None, world)`
         if isinstance(call.func, cst.Attribute) and (name in _VIEWS or name in _PLACEMENT_METHODS):
             return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
         if name == "next" and arguments:  # a batch of a loader over a rank's own, uneven share

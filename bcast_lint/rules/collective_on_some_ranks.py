@@ -88,7 +88,8 @@ class CollectiveOnSomeRanks(Rule):
     accelerator.is_main_process`), a module constant (`LOADER_RANK = 1`), the world size (`rank ==
     world_size - 1`: the last rank) or an `or` with a flag (`rank == 0 or args.save_all`: where the flag is false only rank 0 goes in); a value computed
     from the rank (`len(items[rank::world])`, `range(n_local)`, a rank's own piece of a split,
-    `torch.split(ids, chunk)[rank]`, unless padded to one length); a value set under a condition that
+    `torch.split(ids, chunk)[rank]`, or shard, `ds.shard(num_shards=world, index=rank)`, unless padded
+    to one length); a value set under a condition that
     differs between ranks, or computed on the main process and set to a placeholder on the others
     (`val_loss = float("inf")`); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
@@ -373,8 +374,14 @@ class CollectiveOnSomeRanks(Rule):
                 "    for start in range(0, len(ids), 2):\n        dist.all_reduce(feats[ids[start:start + 2]])",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
                 "line 11 iterates over 'range(0, len(ids), 2)', whose length can differ between ranks (each rank "
-                "takes its own piece of a split, and the pieces differ in length unless it divides evenly), so the "
+                "takes its own share of the items, and the shares differ in length unless they divide evenly), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(4, 9, 4, 53)),
+        Invalid("def f(model, ds):\n    shard = ds.shard(num_shards=dist.get_world_size(), index=dist.get_rank())\n"
+                "    for row in shard:\n        dist.all_reduce(model(row))",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 11 iterates over 'shard', whose length can differ between ranks (each rank takes its own share "
+                "of the items, and the shares differ in length unless they divide evenly), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(4, 9, 4, 36)),
         Invalid("def f(paths):\n    for step in range(10):\n        try:\n            data = torch.load(paths[rank])\n"
                 "        except FileNotFoundError:\n            continue\n        dist.all_reduce(data)",
                 expected_message="all_reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
