@@ -46,6 +46,9 @@ _SIZE_KEEPING = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "lo
                  "log", "sigmoid", "softmax", "log_softmax", "squeeze", "unsqueeze", "view", "reshape"}
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _MAX_DEPTH = 3
+# `generate()` arguments that can hold every rank's output to one length (`min_new_tokens` equal
+# to `max_new_tokens`): with one of them the length is not known to differ.
+_LENGTH_FLOORS = frozenset({"min_new_tokens", "min_length"})
 
 
 class GatherRankDependentShape(Rule):
@@ -62,6 +65,8 @@ class GatherRankDependentShape(Rule):
     - the result of `nonzero`, `masked_select`, `unique`, `argwhere`;
     - a strided slice starting at the rank, `x[rank::world_size]`, whose length differs between
       ranks unless `len(x)` is a multiple of the world size;
+    - what a model's `generate()` returns (without `min_new_tokens`/`min_length`): generation
+      stops where each rank's sequences end, so the sequences' length differs between ranks;
 
     or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`).
     A gather of a tensor of fixed size (a model output of a fixed batch size, a padded tensor, a
@@ -114,6 +119,10 @@ class GatherRankDependentShape(Rule):
         Valid("part = x[rank * 4:(rank + 1) * 4]\nout = accelerator.gather(part)"),
         Valid("kept = scores[idx]\nout = accelerator.gather(kept)"),
         Valid("out = accelerator.gather_for_metrics(scores[scores > 0.5], use_gather_object=True)"),
+        Valid("generated = model.generate(ids, max_new_tokens=32)\n"
+              "generated = accelerator.pad_across_processes(generated, dim=1, pad_index=0)\n"
+              "out = accelerator.gather(generated)"),
+        Valid("generated = model.generate(ids, min_new_tokens=32, max_new_tokens=32)\nout = accelerator.gather(generated)"),
         Valid("mask = scores > 0.5\nout = accelerator.gather(torch.where(mask, scores, 0.0))"),
         # A helper that keeps every element of a rank's own predictions (sorted): one length everywhere.
         Valid("def ranked(scores):\n    return torch.tensor(sorted(scores.tolist()))\ndef f(model, loader):\n"
@@ -169,6 +178,12 @@ class GatherRankDependentShape(Rule):
                 ' mask keeps a data-dependent number of elements), into buckets of one shape:'
                 ' where the counts differ, gloo aborts ("Received data size doesn\'t match '
                 'expected size")', range=(2, 46, 2, 49)),
+        Invalid("generated = model.generate(batch['input_ids'], max_new_tokens=32)\n"
+                "out = accelerator.gather(generated)",
+                expected_message="accelerator.gather() gathers generated, whose length differs between ranks "
+                "(.generate() stops where each rank's sequences end, so the length of what it returns depends on "
+                "the rank's prompts), into buckets shaped like the local tensor: where the counts differ, gloo "
+                "aborts (\"Received data size doesn't match expected size\")", range=(2, 26, 2, 35)),
         # A helper of the project that keeps what passes a filter of a rank's own predictions.
         Invalid("def confident(scores):\n    kept = []\n    for s in scores.tolist():\n        if s > 0.5:\n"
                 "            kept.append(s)\n    return torch.tensor(kept)\ndef f(model, loader):\n    for batch in loader:\n"
@@ -287,6 +302,10 @@ def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, dept
     method = call.func.attr.value
     if method in _DATA_SIZED:
         return f".{method}() returns a data-dependent number of elements"
+    if method == "generate" and not any(arg.keyword is not None and arg.keyword.value in _LENGTH_FLOORS
+                                        for arg in call.args):
+        return ".generate() stops where each rank's sequences end, so the length of what it returns depends on " \
+               "the rank's prompts"
     if method in _SIZE_KEEPING or method in ("argmax", "argmin") and _keeps_size(call):
         return _varying(analysis, site, call.func.value, depth)
     return None
