@@ -265,7 +265,7 @@ def test_a_helper_calling_a_gated_collective_is_followed_whatever_was_read_first
     project = Project()
     lint_source((package / "mylib" / "ckpt.py").read_bytes(), str(package / "mylib" / "ckpt.py"), project=project)
     assert alone == findings(package, "train.py", train, project)
-    assert len(alone) == 1 and "save_sharded() calls dcp.save() (ckpt.py:4)" in alone[0]
+    assert len(alone) == 1 and "BCL011 save_sharded(), which calls dcp.save() (ckpt.py:4)" in alone[0]
 
 
 CYCLE = """\

@@ -213,10 +213,16 @@ FRAMEWORK_METHODS: dict[str, tuple[tuple[Receiver, Api], ...]] = _methods_by_nam
 # module's own forward, calling its layers.
 _CALLED_IMPLICITLY = frozenset({"forward"})
 # The classes whose forward, run by calling the object, runs a collective in the default
-# configuration: DDP broadcasts the buffers (`broadcast_buffers=True`; measured: a forward on one rank
-# aborts gloo with "128 vs 4 bytes"). torchmetrics' Metric.forward syncs only with
-# `dist_sync_on_step=True`, which the map cannot see.
-FORWARD_RUNS_COLLECTIVES = frozenset({"torch.nn.parallel.distributed.DistributedDataParallel"})
+# configuration: what it runs, and the constructor's keywords that, passed False, switch it off.
+# DDP broadcasts the buffers (`_pre_forward`, nn/parallel/distributed.py:1782 `self._sync_buffers()`,
+# under `forward_sync_buffers`, which `broadcast_buffers` sets; measured: a forward on one rank aborts
+# gloo with "128 vs 4 bytes"); made with either False, its forward under `torch.no_grad()` runs none
+# (the reducer's `prepare_for_forward` and `_rebuild_buckets` run only with grad enabled). torchmetrics'
+# Metric.forward syncs only with `dist_sync_on_step=True`, which the map cannot see.
+FORWARD_RUNS_COLLECTIVES = {
+    "torch.nn.parallel.distributed.DistributedDataParallel": (
+        "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),
+}
 # Every method name the map knows, for receivers whose class is known; they count as calls only in
 # a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.
 _MAPPED_METHOD_WORDS = {
@@ -258,9 +264,10 @@ DATA_LOOP_WORDS = ("loader", "batches")
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
-# transformers' `is_world_process_zero`, Lightning's `is_global_zero`.
+# transformers' `is_world_process_zero` and `TrainingArguments.should_save`/`should_log` (typed:
+# analysis.training_arguments), Lightning's `is_global_zero`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
-                   "process_zero", "global_zero") + DIVERGENCE_TEXT_WORDS
+                   "process_zero", "global_zero", "should_save", "should_log") + DIVERGENCE_TEXT_WORDS
 # The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
 # transformers is not one: it is imported by most of the Hugging Face ecosystem, where "rank" (a LoRA
 # rank) is everywhere (diffusers: 19 files passed before, 267 with it); a transformers file that runs

@@ -32,6 +32,7 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries, Summary
+from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, path_to
 from bcast_lint.analysis.words import names_collective, names_rank
 from bcast_lint.source import Source
@@ -525,7 +526,8 @@ class ModuleAnalysis:
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
         self.conditions = RankConditions(_weak(self.qualified_names),
                                          _weak(self._helper_truth) if context is not None else None,
-                                         _weak(self._certainly_none) if context is not None else None)
+                                         _weak(self._certainly_none) if context is not None else None,
+                                         _weak(self._typed_rank_test))
         collector = _CandidateCollector(module, context.package if context else None, context is not None,
                                         _imported_staggered(module, context) if context else frozenset())
         collector.walk(module)
@@ -536,6 +538,8 @@ class ModuleAnalysis:
         self._first_items = collector.first_items
         self._self_assignments = collector.self_assignments
         self._method_classes = collector.method_classes
+        self._training_arguments = TrainingArgumentsTests(
+            module, _weak(self.qualified_names), self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         self._once: dict[Callable, object] = {}
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
@@ -790,10 +794,14 @@ class ModuleAnalysis:
         if not isinstance(func, cst.Name) and not _self_attribute(func):
             return None
         owner = self._receiver_class(func, candidate.scope)
-        if owner not in apis.FORWARD_RUNS_COLLECTIVES or self._made_with_false(func, "broadcast_buffers"):
+        if owner not in apis.FORWARD_RUNS_COLLECTIVES:
             return None
+        runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
-        return _called_on(apis.framework_api(entry), func) if entry is not None else None
+        if entry is None or any(self._made_with_false(func, keyword) for keyword in switches):
+            return None
+        api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
+        return _called_on(api, func)
 
     def _made_with_false(self, func: cst.BaseExpression, keyword: str) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""
@@ -801,6 +809,8 @@ class ModuleAnalysis:
             made = [value for _, value in self._assigned(func.value)]
         else:
             made = [value for _, name, value in self._self_assignments if name == func.attr.value]
+            if any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
+                return True
         return any(isinstance(value, cst.Call) and any(
             arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
             and arg.value.value == "False" for arg in value.args) for value in made)
@@ -885,7 +895,21 @@ class ModuleAnalysis:
                 mapped = self._mapped_class(value.func, method)
                 if mapped is not None:
                     return mapped
-        return None
+        framework_map = frameworks.load()
+        return next((framework_map.canonical(qualified) for qualified, _ in self._summarised_attribute(attribute)
+                     if framework_map.is_class(qualified)), None)
+
+    def _typed_rank_test(self, expr: cst.Attribute) -> Optional[str]:
+        """A rank test known by what its receiver is: `args.should_save` of a TrainingArguments."""
+        return self._training_arguments.property_of(expr)
+
+    def _summarised_attribute(self, attribute: str) -> tuple[tuple[str, frozenset], ...]:
+        """A method analysed alone (a summary) does not see its class: what the class's methods
+        assign `self.<attribute>`, from the module's index (project.ModuleIndex.attributes)."""
+        context = self._context
+        if context is None or not context.summary or context.klass is None or context.index is None:
+            return ()
+        return context.index.attributes.get(f"{context.klass}.{attribute}", ())
 
     def _assigned_class(self, name: str, kind: apis.Receiver) -> bool:
         """`name = SFTTrainer(...)` somewhere in the module, for a class `kind` names; or `name`

@@ -89,6 +89,9 @@ class ModuleIndex:
     imports: tuple[tuple[int, int, frozenset], ...]  # each top-level import: lines, names it binds
     defined: frozenset[str] = field(default=frozenset())  # other top-level names (assignments)
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, as dotted names
+    # "Class.attr" -> what its methods assign it (`self.model = DDP(net, broadcast_buffers=False)`):
+    # each constructor's qualified name, and the keywords it is passed as a literal False.
+    attributes: dict[str, tuple[tuple[str, frozenset], ...]] = field(default_factory=dict)
 
     @functools.cached_property
     def digest(self) -> str:
@@ -507,8 +510,36 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
                     functions[qualname] = _function_index(member, qualname)
         else:
             defined.update(_assigned_names(statement))
+    attributes: dict[str, list] = {}
+    for klass in (s for s in tree.body if isinstance(s, ast.ClassDef)):
+        for attribute, made in _constructed_attributes(klass, bindings):
+            attributes.setdefault(f"{klass.name}.{attribute}", []).append(made)
     return ModuleIndex(path, location, source, bindings, tuple(stars), functions, frozenset(classes),
-                       tuple(imports), frozenset(defined), bases)
+                       tuple(imports), frozenset(defined), bases,
+                       {name: tuple(made) for name, made in attributes.items()})
+
+
+def _constructed_attributes(klass: ast.ClassDef, bindings: dict[str, str]) -> Iterable[tuple[str, tuple]]:
+    """`self.attr = Ctor(...)` in the class's methods, as (attr, (Ctor's qualified name through the
+    module's imports, the keywords passed a literal False)): what a method analysed alone, for its
+    summary, cannot see of its own class (`self.model = DDP(net)` in `__init__`)."""
+    for member in klass.body:
+        if not isinstance(member, _FUNCTIONS):
+            continue
+        for node in ast.walk(member):
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+                continue
+            called = dotted_name(node.value.func)
+            head, _, tail = (called or "").partition(".")
+            if head not in bindings:
+                continue
+            qualified = bindings[head] + (f".{tail}" if tail else "")
+            false = frozenset(k.arg for k in node.value.keywords
+                              if k.arg and isinstance(k.value, ast.Constant) and k.value.value is False)
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    yield target.attr, (qualified, false)
 
 
 def dotted_name(node: ast.expr) -> Optional[str]:

@@ -128,13 +128,17 @@ class RankConditions:
 
     def __init__(self, qualified_names: Callable[[cst.CSTNode], set[str]],
                  helpers: Optional[Callable[[cst.CSTNode, "World"], Optional[bool]]] = None,
-                 none_helpers: Optional[Callable[[cst.CSTNode, "World"], bool]] = None):
+                 none_helpers: Optional[Callable[[cst.CSTNode, "World"], bool]] = None,
+                 typed: Optional[Callable[[cst.Attribute], Optional[str]]] = None):
         """`helpers`: the value in a world of a call of a project function that returns a rank
         test (from its summary), or None; `none_helpers`: whether such a call returns None there
-        on every path (`if not is_main: return None`)."""
+        on every path (`if not is_main: return None`); `typed`: the main-process property an
+        attribute equals given what its receiver is (`args.should_save` of a TrainingArguments),
+        where the name alone would say nothing (`control.should_save` is no rank test)."""
         self._qualified_names = qualified_names
         self._helpers = helpers
         self._none_helpers = none_helpers
+        self._typed = typed
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
         self.constants: dict[str, int] = {}  # module-level names bound once, to an integer
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
@@ -195,6 +199,8 @@ class RankConditions:
         Accelerate property they equal."""
         if isinstance(expr, cst.Attribute) and expr.attr.value in _MAIN_PROPERTIES:
             return _MAIN_PROPERTIES[expr.attr.value]
+        if isinstance(expr, cst.Attribute) and self._typed is not None:
+            return self._typed(expr)
         if isinstance(expr, cst.Call) and not expr.args:
             return _MAIN_METHODS.get(last_name(expr.func) or "")
         return None

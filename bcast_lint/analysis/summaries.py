@@ -28,7 +28,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis import apis
+from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
 from bcast_lint.analysis.expressions import is_none
@@ -265,7 +265,9 @@ class Summaries:
 
     def _names_collective(self, ref: FunctionRef) -> bool:
         text = self._text(ref)
-        return text is not None and calls_collective(text, self.project.index(ref.path).gated_words)
+        index = self.project.index(ref.path)
+        return text is not None and (calls_collective(text, index.gated_words)
+                                     or _calls_forward_wrapper(index, ref, text))
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
         index = self.project.index(ref.path)
@@ -302,12 +304,25 @@ class Summaries:
                        frozenset(passing.returned_length_of))
 
 
+def _calls_forward_wrapper(index: ModuleIndex, ref: FunctionRef, text: str) -> bool:
+    """A method calling `self.<attr>(...)` where its class assigns `self.<attr>` an object whose
+    forward runs a collective (`self.model = DDP(net)`, apis.FORWARD_RUNS_COLLECTIVES)."""
+    klass, _, _ = ref.qualname.rpartition(".")
+    if not klass:
+        return False
+    framework_map = frameworks.load()
+    wrappers = {name.rpartition(".")[2] for name, made in index.attributes.items() if name.startswith(f"{klass}.")
+                and any(framework_map.canonical(qualified) in apis.FORWARD_RUNS_COLLECTIVES for qualified, _ in made)}
+    return any(re.search(rf"\bself\.{attribute}\s*\(", text) for attribute in wrappers)
+
+
 def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:
     """What a round of a cycle's fixpoint compares: the summary without its call chain, a new
     object each round (what messages render)."""
     if summary is None or summary.api is None:
         return summary
-    return dataclasses.replace(summary, api=dataclasses.replace(summary.api, via=None))
+    inside = None if isinstance(summary.api.inside, CallChain) else summary.api.inside
+    return dataclasses.replace(summary, api=dataclasses.replace(summary.api, via=None, inside=inside))
 
 
 def _summary_module(index: ModuleIndex, function: FunctionIndex) -> Optional[tuple[cst.Module, Source]]:
@@ -422,9 +437,15 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
             if payload is not None:
                 api = _wrapper_api(analysis, ref, func, site, payload, positions)
                 return api, _group_parameter(analysis, site, func)
-    site = everywhere[0]
-    api = apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, site),
-                   returns_early_on=_early_returns(func, site, positions))
+    # A framework call that runs collectives inside (apis.HIDDEN) makes the function one too
+    # (BCL011), unless it also runs a collective proper.
+    site = next((site for site in everywhere if site.api.payload != apis.HIDDEN), everywhere[0])
+    chain = CallChain(analysis, site)
+    early = _early_returns(func, site, positions)
+    if site.api.payload == apis.HIDDEN:
+        api = apis.Api(ref.qualified_name, apis.HIDDEN, inside=chain, returns_early_on=early)
+    else:
+        api = apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
     return api, _group_parameter(analysis, site, func)
 
 
@@ -598,7 +619,8 @@ def _returns_a_value(func: cst.FunctionDef) -> bool:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class CallChain:
-    """"calls accelerator.reduce() (utils.py:12)", and what that call calls in turn. Rendered
+    """"calls accelerator.reduce() (utils.py:12)", and what that call calls (or, for a framework
+    call, runs inside) in turn. Rendered
     only when a message shows it: the call's line costs a codegen of its module, and most
     summaries never reach a message."""
 
@@ -609,5 +631,6 @@ class CallChain:
         analysis, site = self.analysis, self.site
         where = f"{os.path.basename(analysis.filename)}:{analysis.position(site.call).start.line}"
         text = f"calls {analysis.code(site.call.func)}() ({where})"
-        return f"{text}, which {site.api.via}" if site.api.via else text
+        then = site.api.via or site.api.inside  # a framework call's: what it runs inside
+        return f"{text}, which {then}" if then else text
 

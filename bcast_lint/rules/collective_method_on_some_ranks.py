@@ -47,13 +47,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `self.fabric = Fabric(...)`, `trainer = Trainer(...)`), an annotation (`metric: Metric`), and what
     a framework object hands out (`self.trainer` is a Trainer). Calling a `DistributedDataParallel`
     wrapper (`ddp = DDP(model)`, `self.model = DDP(model)`, then `ddp(x)`) runs its forward, which
-    broadcasts the module's buffers unless it was made with `broadcast_buffers=False`. Failing that, a few calls are
+    broadcasts the module's buffers (`nn/parallel/distributed.py:1782` `_sync_buffers`) unless it was
+    made with `broadcast_buffers=False` or `forward_sync_buffers=False`; a method that calls it
+    (`self.validate()` running `self.model(x)`) runs it too, and is flagged where it is called on
+    some ranks. `self.model.module(x)`, the module it wraps, runs no collective. Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
     `prepare_model`; `trainer` (or a `...Trainer(...)`) for transformers' `save_model` and Lightning's
     `save_checkpoint`; `engine` or `deepspeed` (or the first item `deepspeed.initialize(...)`
     returns) for DeepSpeed's `save_checkpoint` and `load_checkpoint`. A call on `self` in a class
     that derives from no mapped class is not judged: it is the framework's own code, or a subclass's.
+    transformers' `TrainingArguments.should_save` and `should_log` are rank tests (`process_index == 0`)
+    where the receiver is a TrainingArguments: `self.args` in a `Trainer` subclass, a `TrainerCallback`
+    hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
+    `HfArgumentParser((..., TrainingArguments)).parse_args_into_dataclasses()`; a callback's
+    `control.should_save` is the same on every rank and is none.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
 
@@ -194,6 +202,85 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 ddp = DDP(model, broadcast_buffers=False)
                 if rank == 0:
                     return ddp(x)
+            """),
+        # Through a method, rank 0 only: the unwrapped module, a wrapper made without buffer
+        # broadcasts evaluated under no_grad (its forward then runs no collective), a plain module.
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Trainer:
+                def __init__(self, net):
+                    self.rank = dist.get_rank()
+                    self.model = DDP(net)
+                @torch.no_grad()
+                def validate(self, x):
+                    return self.model.module(x).mean().item()
+                def fit(self, x):
+                    if self.rank == 0:
+                        print(self.validate(x))
+                    dist.barrier()
+            """),
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Trainer:
+                def __init__(self, net):
+                    self.rank = dist.get_rank()
+                    self.model = DDP(net, broadcast_buffers=False)
+                @torch.no_grad()
+                def validate(self, x):
+                    return self.model(x).mean().item()
+                def fit(self, x):
+                    if self.rank == 0:
+                        print(self.validate(x))
+                    dist.barrier()
+            """),
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            class Trainer:
+                def __init__(self):
+                    self.rank = dist.get_rank()
+                    self.model = torch.nn.Linear(4, 1)
+                def validate(self, x):
+                    return self.model(x).mean().item()
+                def fit(self, x):
+                    if self.rank == 0:
+                        print(self.validate(x))
+                    dist.barrier()
+            """),
+        Valid("""
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def probe(model, x, rank):
+                ddp_model = DDP(model, forward_sync_buffers=False)
+                if rank == 0:
+                    with torch.no_grad():
+                        return ddp_model(x)
+            """),
+        # TrainerControl.should_save is the same on every rank; an untyped `should_save` says nothing.
+        Valid("""
+            from transformers import TrainerCallback
+            class SaveState(TrainerCallback):
+                def __init__(self, accelerator):
+                    self.accelerator = accelerator
+                def on_step_end(self, args, state, control, **kwargs):
+                    if control.should_save:
+                        self.accelerator.save_state(args.output_dir)
+            """),
+        Valid("""
+            def f(cfg, accelerator):
+                if cfg.should_save:
+                    accelerator.save_state('ckpt')
+            """),
+        Valid("""
+            from transformers import HfArgumentParser, TrainingArguments
+            def main(accelerator, ModelArguments):
+                model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+                if model_args.should_save:
+                    accelerator.save_state(training_args.output_dir)
             """),
         # Methods named like collectives on objects that are none.
         Valid("""
@@ -356,7 +443,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 if dist.get_rank() == 0:
                     print(ddp(x))
                 dist.barrier()
-            """, expected_message="ddp.forward(), which runs pre_forward() inside (torch 2.13.0), runs only on "
+            """, expected_message="ddp.forward(), which broadcasts the module's buffers in pre_forward() (torch "
+                "2.13.0), runs only on "
                 f"ranks where 'dist.get_rank() == 0' is true: {_HANG}"
                 " (those ranks run DistributedDataParallel (line 12) then forward (line 14) then barrier (line 15)"
                 ", while the others run DistributedDataParallel (line 12) then barrier (line 15))",
@@ -370,10 +458,96 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 def evaluate(self, x):
                     if dist.get_rank() == 0:
                         return self.model(x)
-            """, expected_message="self.model.forward(), which runs pre_forward() inside (torch 2.13.0), runs only "
+            """, expected_message="self.model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), runs only "
                 f"on ranks where 'dist.get_rank() == 0' is true: {_HANG}"
                 " (those ranks run forward (line 16) only, while the others run no collective here)",
                 range=(8, 20, 8, 33)),
+        # A method that runs the wrapper's forward, called on some ranks: the finding is at that call.
+        Invalid("""
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Trainer:
+                def __init__(self, net):
+                    self.rank = dist.get_rank()
+                    self.model = DDP(net)
+                @torch.no_grad()
+                def validate(self, x):
+                    return self.model(x).mean().item()
+                def fit(self, x):
+                    if self.rank == 0:
+                        print(self.validate(x))
+                    dist.barrier()
+            """, expected_message="validate(), which calls self.model() (case.py:18), which broadcasts the module's "
+                "buffers in pre_forward() (torch 2.13.0), runs only on ranks where 'self.rank == 0' is true: "
+                f"{_HANG} (those ranks run validate (line 21) then barrier (line 22), while the others run "
+                "barrier (line 22) only)",
+                range=(13, 19, 13, 35)),
+        Invalid("""
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def evaluate(net, x, rank):
+                ddp_model = DDP(net)
+                if rank == 0:
+                    ddp_model(x)
+                dist.barrier()
+            """, expected_message="ddp_model.forward(), which broadcasts the module's buffers in pre_forward() "
+                f"(torch 2.13.0), runs only on ranks where 'rank == 0' is true: {_HANG} (those ranks run "
+                "DistributedDataParallel (line 12) then forward (line 14) then barrier (line 15), while the "
+                "others run DistributedDataParallel (line 12) then barrier (line 15))",
+                range=(6, 9, 6, 21),
+                expected_replacement="import torch.distributed as dist\nfrom torch.nn.parallel import "
+                "DistributedDataParallel as DDP\ndef evaluate(net, x, rank):\n    ddp_model = DDP(net)\n"
+                "    if rank == 0:\n        pass\n    ddp_model(x)\n    dist.barrier()"),
+        # transformers' TrainingArguments.should_save / should_log (process_index == 0), typed by receiver.
+        Invalid("""
+            from transformers import Trainer
+            class MyTrainer(Trainer):
+                def save(self, out):
+                    if self.args.should_save:
+                        self.save_model(out)
+            """, expected_message="self.save_model(), which runs accelerator.get_state_dict() inside (transformers "
+                f"5.25.0), runs only on ranks where 'self.args.should_save' is true: {_HANG}"
+                " (those ranks run save_model (line 13) only, while the others run no collective here)",
+                range=(5, 13, 5, 33),
+                expected_replacement="from transformers import Trainer\nclass MyTrainer(Trainer):\n    def save(self, out):\n"
+                "        if self.args.should_save:\n            pass\n        self.save_model(out)"),
+        Invalid("""
+            from transformers import TrainerCallback
+            class SaveState(TrainerCallback):
+                def __init__(self, accelerator):
+                    self.accelerator = accelerator
+                def on_save(self, args, state, control, **kwargs):
+                    if args.should_save:
+                        self.accelerator.save_state(args.output_dir)
+                        print('saved')
+            """, expected_message="self.accelerator.save_state(), which runs wait_for_everyone() inside (accelerate "
+                f"1.15.0), runs only on ranks where 'args.should_save' is true: {_HANG}"
+                " (those ranks run save_state (line 15) only, while the others run no collective here)",
+                range=(7, 13, 7, 57)),
+        Invalid("""
+            from transformers import HfArgumentParser, TrainingArguments
+            def main(accelerator, ModelArguments):
+                parser = HfArgumentParser((ModelArguments, TrainingArguments))
+                model_args, training_args = parser.parse_args_into_dataclasses()
+                if training_args.should_log:
+                    accelerator.save_state(training_args.output_dir)
+                    print('saved')
+            """, expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate "
+                f"1.15.0), runs only on ranks where 'training_args.should_log' is true: {_HANG}"
+                " (those ranks run save_state (line 14) only, while the others run no collective here)",
+                range=(6, 9, 6, 57)),
+        Invalid("""
+            from transformers import TrainingArguments
+            def main(accelerator, training_args: TrainingArguments):
+                if training_args.should_save:
+                    accelerator.save_state(training_args.output_dir)
+                    print('saved')
+            """, expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate "
+                f"1.15.0), runs only on ranks where 'training_args.should_save' is true: {_HANG}"
+                " (those ranks run save_state (line 12) only, while the others run no collective here)",
+                range=(4, 9, 4, 57)),
         Invalid("""
             from torchmetrics import Metric
             def report(metric: Metric, rank):
