@@ -272,3 +272,21 @@ def test_a_piece_padded_to_a_length_every_rank_shares_does_not_vary():
             for item in mine:
                 dist.all_reduce(x)
     """) == {"len(mine) < n": UNEVEN_PIECE}  # the padding loop's own count, not the loop after it
+
+
+def test_a_window_both_of_whose_ends_move_with_the_rank_does_not_vary_in_length():
+    assert _loops("""
+        def f(items, n, x):
+            rank = dist.get_rank()
+            for item in items[rank * n:(rank + 1) * n]:
+                dist.all_reduce(x)
+    """) == {}
+
+
+def test_a_slice_bounded_by_a_rank_s_own_count_varies_in_length():
+    assert _loops("""
+        def f(items, x):
+            n_local = len(items[dist.get_rank()::2])
+            for item in items[:n_local]:
+                dist.all_reduce(x)
+    """) == {"items[:n_local]": RANK}

@@ -63,7 +63,8 @@ _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", 
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
-_SAME_LENGTH = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "enumerate", "zip",
+_DEDUPLICATING = frozenset({"set", "frozenset", "unique", "fromkeys", "Counter"})
+_SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip",
                           "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
                           "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
                           "TensorDataset", "filter", "map"})
@@ -280,6 +281,8 @@ class _Pass:
             for one_target, one_value in pairs:
                 varying = self._assign(one_target, one_value, varying)
             return varying
+        if isinstance(target, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in target.slice):
+            return varying  # `padded[:n] = x`: written into, not grown
         if isinstance(target, cst.Subscript):
             # `d[key] = v`: which keys d has varies under a varying condition or with the key;
             # a varying `v` alone leaves its keys and length alike on every rank.
@@ -660,7 +663,8 @@ class _Pass:
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return varying.get(_length(_key(expr) or ""))
         if isinstance(expr, cst.Subscript):
-            bounds = [part for element in expr.slice if isinstance(element.slice, cst.Slice)
+            bounds = [part for element in expr.slice
+                      if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
                       for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
             if any(not isinstance(element.slice, cst.Slice) for element in expr.slice):
                 return self._piece_length(expr, varying)  # `per_rank[rank]`: one item
@@ -682,6 +686,13 @@ class _Pass:
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
+
+    def _window(self, index: cst.Slice, varying: Varying) -> bool:
+        """`x[rank * n:(rank + 1) * n]`: both ends move with the rank alone, a window of one
+        width on every rank (where `x` is long enough)."""
+        ends = (index.lower, index.upper)
+        return all(end is not None and self.why(end, varying) == RANK for end in ends) \
+            and (index.step is None or self.why(index.step, varying) is None)
 
     def _piece_length(self, expr: cst.Subscript, varying: Varying) -> Optional[str]:
         """`torch.split(ids, chunk)[rank]`, `np.array_split(items, world)[rank]`: each rank takes
@@ -711,6 +722,8 @@ class _Pass:
             return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
         if name == "next" and arguments:  # a batch of a loader over a rank's own, uneven share
             return self.length_why(arguments[0], varying)
+        if name in _DEDUPLICATING and arguments:  # `set(labels)`: as many as there are distinct values
+            return self.why(arguments[0], varying) or self.length_why(arguments[0], varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
         if self._returned is None:

@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
+from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
@@ -68,7 +69,10 @@ class GatherRankDependentShape(Rule):
     - what a model's `generate()` returns (without `min_new_tokens`/`min_length`): generation
       stops where each rank's sequences end, so the sequences' length differs between ranks;
 
-    or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`).
+    or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`);
+    or any value whose length the divergence analysis finds differs between ranks: a slice bounded by
+    a rank's own count (`ids[:, :max_len]` with `max_len` from the local batch), a rank's piece of a
+    split (`torch.split(x, n)[rank]`), a list filled under a condition that differs between ranks.
     A gather of a tensor of fixed size (a model output of a fixed batch size, a padded tensor, a
     reduction) is not reported, nor is `all_gather` into buckets sized per rank (`[torch.zeros(n)
     for n in sizes]`).
@@ -123,6 +127,10 @@ class GatherRankDependentShape(Rule):
               "generated = accelerator.pad_across_processes(generated, dim=1, pad_index=0)\n"
               "out = accelerator.gather(generated)"),
         Valid("generated = model.generate(ids, min_new_tokens=32, max_new_tokens=32)\nout = accelerator.gather(generated)"),
+        # The bound is agreed on first: every rank slices to the longest length.
+        Valid("def f(loader):\n    for batch in loader:\n        max_len = batch['mask'].sum(1).max()\n"
+              "        dist.all_reduce(max_len, op=dist.ReduceOp.MAX)\n        ids = batch['ids'][:, :max_len]\n"
+              "        out = [torch.zeros_like(ids) for _ in range(2)]\n        dist.all_gather(out, ids)"),
         Valid("mask = scores > 0.5\nout = accelerator.gather(torch.where(mask, scores, 0.0))"),
         # A helper that keeps every element of a rank's own predictions (sorted): one length everywhere.
         Valid("def ranked(scores):\n    return torch.tensor(sorted(scores.tolist()))\ndef f(model, loader):\n"
@@ -184,6 +192,18 @@ class GatherRankDependentShape(Rule):
                 "(.generate() stops where each rank's sequences end, so the length of what it returns depends on "
                 "the rank's prompts), into buckets shaped like the local tensor: where the counts differ, gloo "
                 "aborts (\"Received data size doesn't match expected size\")", range=(2, 26, 2, 35)),
+        Invalid("def f(loader):\n    for batch in loader:\n        max_len = int(batch['mask'].sum(1).max())\n"
+                "        ids = batch['ids'][:, :max_len]\n        out = [torch.zeros_like(ids) for _ in range(2)]\n"
+                "        dist.all_gather(out, ids)",
+                expected_message="dist.all_gather() gathers ids, whose length differs between ranks (it is computed "
+                "from this rank's own batch of data), into buckets of one shape: where the counts differ, gloo aborts "
+                "(\"Received data size doesn't match expected size\")", range=(6, 30, 6, 33)),
+        Invalid("mine = torch.split(x, 4)[dist.get_rank()]\nout = [torch.zeros_like(mine) for _ in range(2)]\n"
+                "dist.all_gather(out, mine)",
+                expected_message="dist.all_gather() gathers mine, whose length differs between ranks (each rank takes "
+                "its own share of the items, and the shares differ in length unless they divide evenly), into buckets "
+                "of one shape: where the counts differ, gloo aborts (\"Received data size doesn't match expected "
+                "size\")", range=(3, 22, 3, 26)),
         # A helper of the project that keeps what passes a filter of a rank's own predictions.
         Invalid("def confident(scores):\n    kept = []\n    for s in scores.tolist():\n        if s > 0.5:\n"
                 "            kept.append(s)\n    return torch.tensor(kept)\ndef f(model, loader):\n    for batch in loader:\n"
@@ -203,7 +223,7 @@ class GatherRankDependentShape(Rule):
             argument = call_argument(site.call, gather.input_position, gather.input_keyword)
             if argument is None or argument_value(site.call, None, "use_gather_object") is not None:
                 continue
-            reason = _varying(analysis, site, argument.value, 0)
+            reason = _varying(analysis, site, argument.value, 0) or _length_varies(analysis, site, argument.value)
             if reason is not None and _fixed_buckets(analysis, site, gather):
                 yield _report(analysis, site, argument.value, reason)
 
@@ -230,6 +250,15 @@ def _varying(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
     if isinstance(expr, cst.Call):
         return _varying_call(analysis, site, expr, depth)
     return None
+
+
+def _length_varies(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression) -> Optional[str]:
+    """Why how many items `expr` holds differs between ranks, from the divergence analysis (a
+    slice bounded by a rank's own count, `ids[:, :max_len]`; a rank's piece of a split)."""
+    reason = analysis.divergence.length_at(site.call, expr)
+    # A value merely set under a condition that differs between ranks (in a loop over a rank's
+    # own share) has the shape it is computed with.
+    return None if reason == CONTROL else reason
 
 
 def _varying_name(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, depth: int) -> Optional[str]:
