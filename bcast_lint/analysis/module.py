@@ -28,7 +28,7 @@ from bcast_lint.analysis.expressions import (argument, argument_value, attribute
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
                                       merge_envs, walk_scope)
-from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key,
+from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries, Summary
@@ -305,19 +305,35 @@ def _calls_one_of(value: cst.BaseExpression, words) -> bool:
 
 def _staggered_context_managers(module: cst.Module) -> frozenset[str]:
     """The module's `@contextlib.contextmanager` functions that, like `main_process_first`, run
-    a collective under an `if` before their `yield` (`if rank != 0: dist.barrier()`): ranks
-    run the `with` body at different times, one group while the other waits in that collective."""
-    return frozenset(function.name.value for function in _context_managers(module)
-                     if _conditional_collective(_before_yield(function)))
+    a collective under an `if` before their `yield` (`if rank != 0: dist.barrier()`), and its
+    classes whose `__enter__` does so: ranks run the `with` body at different times, one group
+    while the other waits in that collective."""
+    functions = {function.name.value for function in _context_managers(module)
+                 if _conditional_collective(_before_yield(function))}
+    classes = {klass.name.value for klass, enter, _ in _context_classes(module) if _conditional_collective(enter.body.body)}
+    return frozenset(functions | classes)
 
 
 def _taking_turns(module: cst.Module) -> frozenset[cst.FunctionDef]:
-    """Staggered context managers that close the turn after their `yield` too (ignite's
-    `one_rank_first`: `if current_rank != rank: barrier()`, `yield`, `if current_rank == rank:
-    barrier()`): each rank runs one of the two collectives, so they meet."""
-    return frozenset(function for function in _context_managers(module)
-                     if _conditional_collective(_before_yield(function))
-                     and _conditional_collective(function.body.body[len(_before_yield(function)) + 1:]))
+    """Staggered context managers that close the turn after their `yield` (or in `__exit__`)
+    too (ignite's `one_rank_first`: `if current_rank != rank: barrier()`, `yield`, `if
+    current_rank == rank: barrier()`): each rank runs one of the two collectives, so they meet."""
+    functions = {function for function in _context_managers(module)
+                 if _conditional_collective(_before_yield(function))
+                 and _conditional_collective(function.body.body[len(_before_yield(function)) + 1:])}
+    methods = {method for _, enter, exit_ in _context_classes(module)
+               if _conditional_collective(enter.body.body) and _conditional_collective(exit_.body.body)
+               for method in (enter, exit_)}
+    return frozenset(functions | methods)
+
+
+def _context_classes(module: cst.Module) -> Iterator[tuple]:
+    """(class, its `__enter__`, its `__exit__`) for the module's top-level classes with both."""
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            methods = {m.name.value: m for m in statement.body.body if isinstance(m, cst.FunctionDef)}
+            if "__enter__" in methods and "__exit__" in methods:
+                yield statement, methods["__enter__"], methods["__exit__"]
 
 
 def _context_managers(module: cst.Module) -> Iterator[cst.FunctionDef]:
@@ -561,6 +577,7 @@ class ModuleAnalysis:
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
+        self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
@@ -1018,6 +1035,16 @@ class ModuleAnalysis:
 
         found = varying_parameters(scope, method, [(c.call, callers[c.scope]) for c in reached], describe)
         return {name: why for name, why in found.items() if name not in judged}
+
+    def arguments_for(self, scope: cst.CSTNode, parameter: str) -> list:
+        """The values this module's own calls of the function `scope` pass as `parameter`."""
+        if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
+            return []
+        qualname, path = self._qualname(scope), self._context.index.path
+        method = scope in self._method_classes
+        return [value for candidate in self._project_calls_named(scope.name.value)
+                if candidate.scope is not scope and self._reaches(candidate, path, qualname)
+                for name, value in bound_arguments(scope, candidate.call, method) if name == parameter]
 
     def _project_calls_named(self, name: str) -> list:
         """The project calls whose callee's last name is `name` (an index: a scan per function

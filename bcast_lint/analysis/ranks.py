@@ -140,6 +140,8 @@ class RankConditions:
         self._none_helpers = none_helpers
         self._typed = typed
         self.rank_variables: dict[str, str] = dict(_RANK_NAMES)
+        # Names that hold another rank's number, whatever they are called (see other_rank_names).
+        self.other_ranks: frozenset = frozenset()
         self.constants: dict[str, int] = {}  # module-level names bound once, to an integer
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
@@ -164,8 +166,12 @@ class RankConditions:
         """RANK or LOCAL_RANK when `expr` evaluates to the process's (local) rank, GROUP_RANK
         and the group's key for its rank within a group."""
         if isinstance(expr, cst.Name):
-            return self.rank_variables.get(expr.value)
+            return None if expr in self.other_ranks else self.rank_variables.get(expr.value)
         if isinstance(expr, cst.Attribute):
+            held = self.attributes.get(expr.attr.value)
+            if expr.attr.value not in _RANK_ATTRIBUTES and held is not None and held is not expr \
+                    and not isinstance(held, cst.Attribute):
+                return self.quantity(held)  # `self.leader = int(os.environ["LOCAL_RANK"])`, set once
             return _RANK_ATTRIBUTES.get(expr.attr.value)
         if isinstance(expr, cst.Subscript):
             return _environment_quantity(expr)
@@ -358,6 +364,55 @@ class RankConditions:
                     if value is not None:
                         found.append(value)
         return found
+
+
+def other_rank_names(module: cst.Module, conditions: RankConditions) -> frozenset:
+    """The uses of a function's parameter named like a rank (`rank`, `local_rank`) that the
+    function compares with the process's own rank (`dist.get_rank() == rank`): there the name
+    holds the rank of a leader or a source, not this process's."""
+    finder = _OtherRankParameters(conditions)
+    finder.walk(module)
+    return frozenset(finder.uses)
+
+
+class _OtherRankParameters(Visitor):
+    def __init__(self, conditions: RankConditions) -> None:
+        self._conditions = conditions
+        self.uses: list = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        names = {param.name.value for param in (*node.params.posonly_params, *node.params.params,
+                                                *node.params.kwonly_params)
+                 if param.name.value in self._conditions.rank_variables}
+        if not names:
+            return
+        finder = _NameUses(names)
+        finder.walk(node.body)
+        compared = {name for name, others in finder.compared.items()
+                    if any(self._conditions.quantity(other) for other in others)}
+        self.uses.extend(use for use in finder.uses if use.value in compared)
+
+
+class _NameUses(Visitor):
+    """The uses of some names in a body, and what each is compared with (`==`, `!=`)."""
+
+    def __init__(self, names: set) -> None:
+        self._names = names
+        self.uses: list = []
+        self.compared: dict[str, list] = {}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self._names:
+            self.uses.append(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+            return
+        left, right = node.left, node.comparisons[0].comparator
+        for one, other in ((left, right), (right, left)):
+            if isinstance(one, cst.Name) and one.value in self._names and not (
+                    isinstance(other, cst.Name) and other.value in self._names):
+                self.compared.setdefault(one.value, []).append(other)
 
 
 def boolean_leaves(test: cst.BaseExpression) -> list:

@@ -38,7 +38,8 @@ class CollectiveOnSomeRanks(Rule):
     `local_main_process_first()` or a project's own `@contextlib.contextmanager` (in the module or
     imported from another of the project's modules) that, like
     them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
-    idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`).
+    idiom: `if rank != 0: dist.barrier()`, `yield`, `if rank == 0: dist.barrier()`), or a class of
+    the module whose `__enter__` does so (its `__exit__` closing the turn).
 
     A call of one of the project's own functions counts as the collective it runs on every rank
     that calls it, directly or through other functions, in the same module or another, and so does
@@ -346,6 +347,11 @@ class CollectiveOnSomeRanks(Rule):
         # A string's words are not a split of the data.
         Valid("def f(spec, x):\n    name = spec.split(',')[rank]\n    for _ in range(len(name)):\n"
               "        dist.all_reduce(x)"),
+        # A class-based rank-zero-first block: its own barriers meet, its body is local work.
+        Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
+              "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
+              "def f(lines, x):\n    with ZeroFirst():\n        lines = [line.strip() for line in lines]\n"
+              "    dist.all_reduce(x)"),
         Valid("def send(x, is_main):\n    if is_main:\n        y = x\n    else:\n        y = torch.zeros_like(x)\n"
               "    dist.broadcast(y, 0)\n"
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
@@ -416,6 +422,12 @@ class CollectiveOnSomeRanks(Rule):
                 "        dist.barrier()\n    yield\n    if rank == 0:\n        dist.barrier()\n"
                 "def f(x):\n    with zero_first():\n        dist.all_reduce(x)",
                 expected_message="all_reduce() is called inside 'with zero_first():': the main rank runs it "
+                "while the others wait at the block's barrier, and every rank hangs until the timeout",
+                range=(11, 9, 11, 27)),
+        Invalid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
+                "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
+                "def f(x):\n    with ZeroFirst():\n        dist.all_reduce(x)",
+                expected_message="all_reduce() is called inside 'with ZeroFirst():': the main rank runs it "
                 "while the others wait at the block's barrier, and every rank hangs until the timeout",
                 range=(11, 9, 11, 27)),
         Invalid("def gather_metrics(local):\n    if not local:\n        return {}\n    out = [None] * 2\n"

@@ -8,7 +8,7 @@ from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.expressions import allocation, argument_value, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.ranks import World, integer_literal
+from bcast_lint.analysis.ranks import LOCAL_RANK, RANK, World, integer_literal
 from bcast_lint.analysis.walk import ScopeVisitor
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -29,7 +29,11 @@ class SourceMismatch(Rule):
     filled under a rank condition that holds on exactly one rank other than the source
     (`if rank == 1:` with `src=0`, `if accelerator.is_last_process:` with accelerate's default
     `from_process=0`), or the source rank itself differs between ranks (`src=rank`,
-    `src=dist.get_rank()`, `from_process=accelerator.process_index`).
+    `src=dist.get_rank()`, `from_process=accelerator.process_index`), also where a helper's
+    `src` parameter is handed this process's rank by the module's own call (`share(fn,
+    int(os.environ["LOCAL_RANK"]))`, reported at that call). A helper's parameter named `rank`
+    that it compares with the process's own (`dist.get_rank() == rank`) is a leader's rank, not
+    this process's.
 
     A source that is not a member of the broadcast's group is flagged too: `src` is a global
     rank, so `src=0` with `group=g` where `g = dist.new_group([2, 3])` names rank 0, not the
@@ -118,6 +122,11 @@ class SourceMismatch(Rule):
         Valid("if rank == 0:\n    dist.broadcast(x, src=rank)"),
         Valid("def f(x, is_sender):\n    if is_sender:\n        dist.broadcast(x, src=rank)"),
         Valid("def send(x, rank=0):\n    dist.broadcast(x, src=rank)"),
+        # A helper whose `rank` is the leader's, compared with the process's own: every caller
+        # passes one global rank.
+        Valid("def share(fn, rank):\n    out = [fn() if dist.get_rank() == rank else None]\n"
+              "    dist.broadcast_object_list(out, src=rank)\n    return out[0]\n"
+              "def f(fn, cfg):\n    return share(fn, cfg.leader_rank)"),
         Valid("stats = torch.zeros(4)\nif accelerator.is_main_process:\n    stats.copy_(measure())\n"
               "broadcast(stats)"),
         Valid("x = torch.randn(4)\nif rank == 1:\n    x.zero_()\ndist.broadcast(x, 0)"),
@@ -131,6 +140,12 @@ class SourceMismatch(Rule):
               "    dist.broadcast(x, src=src, group=group)"),
     )
     INVALID = (
+        Invalid("def share(fn, rank):\n    out = [fn() if dist.get_rank() == rank else None]\n"
+                "    dist.broadcast_object_list(out, src=rank)\n    return out[0]\n"
+                "def f(fn):\n    return share(fn, int(os.environ['LOCAL_RANK']))",
+                expected_message="'int(os.environ['LOCAL_RANK'])' is this process's own rank, passed as 'rank', the "
+                "src of dist.broadcast_object_list() (line 11): it names a different source on different ranks, so "
+                "the broadcast never matches up and hangs until the backend timeout", range=(6, 22, 6, 51)),
         Invalid("class K:\n    def sync(self):\n        self.buf = torch.zeros(4)\n"
                 "        if accelerator.is_last_process:\n            self.buf.copy_(measure())\n"
                 "        broadcast(self.buf)",
@@ -223,6 +238,7 @@ class SourceMismatch(Rule):
             sources = {world: _source_rank(analysis, site, world) for world in site.reached}
             known = set(sources.values())
             if None in known or not known:
+                yield from _handed_varying_source(analysis, site)
                 continue
             outsider = _source_outside_group(analysis, site, known)
             if outsider is not None:
@@ -397,6 +413,24 @@ def _comprehension_targets(ancestors: tuple) -> set:
                 bound.update(target_names(comp_for.target))
                 comp_for = comp_for.inner_for_in
     return bound
+
+
+def _handed_varying_source(analysis: ModuleAnalysis, site: CallSite) -> Iterator[Report]:
+    """A source no world decides, a helper's parameter, that the module's own calls pass this
+    process's rank (`self.leader = int(os.environ["LOCAL_RANK"])`, then `helper(fn,
+    self.leader)`): reported where it is passed."""
+    if site.source is None or integer_literal(site.source) is not None:
+        return
+    if not isinstance(site.source, cst.Name) or not _reached_unconditionally(analysis, site):
+        return
+    for value in analysis.arguments_for(site.scope, site.source.value):
+        if analysis.conditions.quantity(value) in (RANK, LOCAL_RANK):
+            # The fix belongs where the rank is handed in: report there.
+            yield Report(value, f"'{analysis.code(value)}' is this process's own rank, passed as "
+                         f"'{site.source.value}', the {site.api.src_keyword} of {_called(analysis, site)} (line "
+                         f"{analysis.position(site.call).start.line}): it names a different source on different "
+                         "ranks, so the broadcast never matches up and hangs until the backend timeout",
+                         help="Pass the same global rank on every rank, e.g. 0")
 
 
 def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
