@@ -230,7 +230,9 @@ class _Pass:
         self._control: list[str] = []  # reasons of the varying conditions around the statement
         self._written: dict[str, str] = {}  # path text -> why only some ranks write it
         self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
+        self._holding = False  # reading what an attribute is set to (_held_rank)
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
+        self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -333,6 +335,12 @@ class _Pass:
             self.found.returns_tuple = True
             self.found.returns = self.found.returns_length = None
             return
+        if isinstance(value, cst.List) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            # `return [config, vocab, labels]` on the source, `return [None]` on the others
+            self._literal_lengths.setdefault(len(value.elements), self._why_controlled())
+            reasons = list(filter(None, self._literal_lengths.values()))
+            if len(self._literal_lengths) > 1 and reasons:
+                self.found.returns_length = self.found.returns_length or reasons[0]
         placeholder = self._why_controlled() if value is None or _is_placeholder(value) else None
         value_why = (self.why(value, varying) if value is not None else None) or placeholder
         length_why = (self.length_why(value, varying) if value is not None else None) or placeholder
@@ -568,7 +576,7 @@ class _Pass:
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "shape":
                 return self.length_why(expr.value, varying)
-            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying)
+            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
@@ -576,6 +584,18 @@ class _Pass:
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _held_rank(self, expr: cst.Attribute) -> Optional[str]:
+        """RANK for an attribute the module sets once to a test on the rank or the rank itself
+        (`self.is_source = dist.get_rank() == src` in `__init__`)."""
+        held = self._conditions.attributes.get(expr.attr.value)
+        if held is None or held is expr or self._holding:
+            return None
+        self._holding = True  # what it holds is read in no scope of its own: no recursion
+        try:
+            return RANK if self.why(held, {}) == RANK else None
+        finally:
+            self._holding = False
 
     def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """A comprehension's own targets hold its items, never the rank, whatever their names

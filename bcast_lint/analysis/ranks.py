@@ -250,7 +250,9 @@ class RankConditions:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
             return self._evaluate_held(self.local_functions, expr.func.value, world, data)
         if isinstance(expr, cst.Attribute):
-            return self._evaluate_held(self.attributes, expr.attr.value, world, data)
+            held = self._evaluate_held(self.attributes, expr.attr.value, world, data)
+            absent = self._held_none(expr.attr.value, world) if held is None else None
+            return held if absent is None else not absent  # `if self.writer:`
         return None
 
     def _evaluate_held(self, definitions: dict, name: str, world: "World", data: bool) -> Optional[bool]:
@@ -262,6 +264,21 @@ class RankConditions:
             return self._evaluate(held, world, data, None)
         finally:
             definitions[name] = held
+
+    def _held_none(self, name: str, world: "World") -> Optional[bool]:
+        """Whether the one value the module gives attribute `name` is None in `world`:
+        `self.writer = SummaryWriter() if rank == 0 else None`."""
+        held = self.attributes.get(name)
+        if isinstance(held, cst.IfExp):
+            test = self.evaluate(held.test, world)
+            if test is None:
+                return None
+            held = held.body if test else held.orelse
+        if held is None:
+            return None
+        if is_none(held):
+            return True
+        return False if _is_made_object(held) else None
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World, data: bool, aliases) -> Optional[bool]:
         left = self._evaluate(expr.left, world, data, aliases)
@@ -296,6 +313,9 @@ class RankConditions:
         return result
 
     def _compare(self, left, operator, right, world: World) -> Optional[bool]:
+        if isinstance(operator, (cst.Is, cst.IsNot)) and is_none(right) and isinstance(left, cst.Attribute):
+            absent = self._held_none(left.attr.value, world)  # `self.writer is None`
+            return None if absent is None else absent == isinstance(operator, cst.Is)
         left_value = self._operand(left, world)
         if isinstance(operator, (cst.In, cst.NotIn)):
             members = _integer_collection(right)
@@ -364,6 +384,15 @@ class RankConditions:
                     if value is not None:
                         found.append(value)
         return found
+
+
+def _is_made_object(value: cst.BaseExpression) -> bool:
+    """A value that is never None: a literal, a container, or an instance made by calling a
+    class (`SummaryWriter(log_dir)`, named in CapWords)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        return True
+    name = last_name(value.func) if isinstance(value, cst.Call) else None
+    return bool(name) and name[0].isupper() and not name.isupper()
 
 
 def other_rank_names(module: cst.Module, conditions: RankConditions) -> frozenset:

@@ -92,7 +92,8 @@ class CollectiveOnSomeRanks(Rule):
     `torch.split(ids, chunk)[rank]`, or shard, `ds.shard(num_shards=world, index=rank)`, unless padded
     to one length); a value set under a condition that
     differs between ranks, or computed on the main process and set to a placeholder on the others
-    (`val_loss = float("inf")`); a file check (`os.path.exists(p)`) on a path named after the rank or
+    (`val_loss = float("inf")`); an attribute the module sets once to None off the main process
+    (`self.writer = Writer() if rank == 0 else None`, then `if self.writer is None: return`); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
@@ -347,6 +348,11 @@ class CollectiveOnSomeRanks(Rule):
         # A string's words are not a split of the data.
         Valid("def f(spec, x):\n    name = spec.split(',')[rank]\n    for _ in range(len(name)):\n"
               "        dist.all_reduce(x)"),
+        # The writer exists on the main process only, but the reduction runs before the test.
+        Valid("class Trainer:\n    def __init__(self, metric):\n        self.metric = metric\n"
+              "        self.writer = Writer() if dist.get_rank() == 0 else None\n    def on_epoch_end(self, x):\n"
+              "        dist.all_reduce(x)\n        if self.writer is None:\n            return\n"
+              "        self.writer.add_scalar('loss', x)"),
         # A class-based rank-zero-first block: its own barriers meet, its body is local work.
         Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
               "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
@@ -424,6 +430,13 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="all_reduce() is called inside 'with zero_first():': the main rank runs it "
                 "while the others wait at the block's barrier, and every rank hangs until the timeout",
                 range=(11, 9, 11, 27)),
+        Invalid("class Trainer:\n    def __init__(self, metric):\n        self.metric = metric\n"
+                "        self.writer = Writer() if dist.get_rank() == 0 else None\n    def on_epoch_end(self, x):\n"
+                "        if self.writer is None:\n            return\n        dist.all_reduce(x)\n"
+                "        self.writer.add_scalar('loss', x)",
+                expected_message="all_reduce() runs only on ranks where 'self.writer is None' is false: the other "
+                "ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line 16) "
+                "only, while the others run no collective here)", range=(8, 9, 8, 27)),
         Invalid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
                 "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
                 "def f(x):\n    with ZeroFirst():\n        dist.all_reduce(x)",

@@ -41,8 +41,9 @@ class ObjectListMismatch(Rule):
 
     - the list's length comes from what differs between ranks (analysis/divergence.py): a rank's
       own share (`[None] * len(items[rank::world])`, `list(my_record)` with `my_record` built
-      from it), so the source's and a receiver's lengths can differ. A length set in a rank's
-      own branch (`if rank == 0: objects = list(items)`) is judged by the literal lengths above.
+      from it), or a helper that returns list literals of different lengths under a rank test
+      (`return [config, vocab]` on the source, `return [None]` elsewhere), so the source's and a
+      receiver's lengths can differ. A length set in a rank's own branch (`if rank == 0: objects = list(items)`) is judged by the literal lengths above.
 
     ## Why is this bad?
     The receiving ranks learn nothing about the source's list before the call: each allocates
@@ -94,6 +95,9 @@ class ObjectListMismatch(Rule):
 
     code = "BCL013"
     VALID = (
+        Valid("def payload(src):\n    if dist.get_rank() == src:\n        return [load_config(), load_vocab()]\n"
+              "    return [None, None]\ndef share(src=0):\n    objs = payload(src)\n"
+              "    dist.broadcast_object_list(objs, src=src)"),
         Valid("payload = [None, None]\nif accelerator.is_main_process:\n    payload = [cfg, vocab]\n"
               "cfg, vocab = broadcast_object_list(payload)"),
         Valid("objs = [cfg] if rank == 0 else [None]\ndist.broadcast_object_list(objs, src=0)"),
@@ -113,6 +117,12 @@ class ObjectListMismatch(Rule):
         Valid("objs = [x for x in items]\nif rank == 0:\n    objs = [cfg]\ndist.broadcast_object_list(objs, src=0)"),
     )
     INVALID = (
+        Invalid("def payload(src):\n    if dist.get_rank() == src:\n        return [load_config(), load_vocab()]\n"
+                "    return [None]\ndef share(src=0):\n    objs = payload(src)\n"
+                "    dist.broadcast_object_list(objs, src=src)",
+                expected_message="'objs' can hold a different number of items on different ranks ('payload()' returns "
+                "something else on some ranks): broadcast_object_list() needs one length on every rank, and under "
+                "gloo the receivers abort (\"Received data size doesn't match expected size\")", range=(7, 5, 7, 46)),
         Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
                 "    objs = list(mine) if rank == 0 else [None] * len(mine)\n    dist.broadcast_object_list(objs, src=0)",
                 expected_message="'objs' can hold a different number of items on different ranks (it is computed "
