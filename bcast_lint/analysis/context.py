@@ -62,6 +62,8 @@ class FileContext:
         functions = self.index.functions
         used = {name.rpartition(".")[2] for name in CALLED.findall(text)}
         qualnames = {*used, *(f"{klass}.{name}" for name in _SELF_ATTRIBUTE.findall(text) if klass)}
+        # `policy.due(step)` on an object of one of the module's classes: any method so named
+        qualnames |= {qualname for qualname in functions if qualname.rpartition(".")[2] in used}
         return any(names_rank(self.index.text(functions[name])) for name in qualnames if name in functions)
 
     def _rank_attributes(self) -> frozenset:

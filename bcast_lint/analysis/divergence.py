@@ -93,12 +93,19 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
-UNEVEN_PIECE = "each rank takes its own share of the items, and the shares differ in length unless they divide evenly"
+
 
 
 class RankKind(str):
     """A reason that comes down to a test on the rank, however far it travelled (a helper that
     returns a placeholder off the main process): it decides no failing exit."""
+
+
+# Arithmetic on the rank, as RANK is: no failing exit (an `assert` on a share's length or items,
+# as in a test of the split) counts.
+OWN_SHARE = RankKind("it holds this process's own share of the items")
+UNEVEN_PIECE = RankKind("each rank takes its own share of the items, and the shares differ in length unless they "
+                        "divide evenly")
 
 
 def is_data_reason(reason: Optional[str]) -> bool:
@@ -349,6 +356,11 @@ class _Pass:
             found.returned_parameters.add(str(value_why))
         else:
             found.returns = found.returns or value_why
+        self._note_length(length_why)
+
+    def _note_length(self, length_why: Optional[str]) -> None:
+        """Why how many items the scope returns (or yields) can differ between ranks."""
+        found = self.found
         if isinstance(length_why, PassedLength):
             found.returned_length_of.add(str(length_why))
         elif isinstance(length_why, Passed):
@@ -408,6 +420,11 @@ class _Pass:
             reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
         recorded = {leaf: why for leaf, why in reasons.items() if why is not None}
         configuration = any(word in _code(leaf) for leaf in undecided for word in _CONFIGURATION_WORDS)
+        if not configuration and not data_only:
+            # `policy.due(step)`, a helper returning `is_main_process and step % every == 0`:
+            # false on some ranks whatever the step, unknown on the others.
+            recorded.update({leaf: RANK for leaf in undecided if leaf not in recorded and isinstance(leaf, cst.Call)
+                             and any(self._conditions.evaluate(leaf, w) is not None for w in worlds)})
         if not recorded and undecided and decided and not configuration and not data_only \
                 and self._rank_splits(test, worlds):
             # `rank == 0 or flag`: where the flag is false, only rank 0 goes in.
@@ -430,6 +447,8 @@ class _Pass:
         count = self.length_why(loop.iter, varying)  # how many times the body runs
         if count is not None:
             self.found.loops[loop] = (loop.iter, count)
+            if _yields_in(loop.body):  # a generator yields as many items as its loop runs
+                self._note_length(count)
         elif self._set_order(loop.iter, varying):
             self.found.orders[loop] = (loop.iter, SET_ORDER)
         reason = self.why(loop.iter, varying)  # what the items hold
@@ -530,8 +549,14 @@ class _Pass:
 
     def _With(self, statement: cst.With, varying: Varying) -> Varying:
         for item in statement.items:
-            if item.asname is not None:
-                varying = _bind(varying, _target_keys(item.asname.name), self.why(item.item, varying))
+            if item.asname is None:
+                continue
+            keys = _target_keys(item.asname.name)
+            if _is_own_share(item.item):  # `with accelerator.split_between_processes(prompts) as mine:`
+                varying = _bind(_bind(varying, keys, OWN_SHARE), [_length(key) for key in keys],
+                                None if _padded_share(item.item) else UNEVEN_PIECE)
+            else:
+                varying = _bind(varying, keys, self.why(item.item, varying))
         return self.block(_statements(statement.body), varying)
 
     def _Match(self, statement: cst.Match, varying: Varying) -> Varying:
@@ -655,7 +680,10 @@ class _Pass:
         # the rank stands, arithmetic on it), or a rank's own data: `loss = model(batch)`.
         if name in _LOOKUPS:
             return None
-        data = {why for value, why in given if why in (DATA, LOCAL_DATA) or (why == RANK and self._names_rank(value))}
+        data = {why for value, why in given
+                if why in (DATA, LOCAL_DATA, OWN_SHARE) or (why == RANK and self._names_rank(value))}
+        if data == {OWN_SHARE}:
+            return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
 
     def _names_rank(self, expr: cst.BaseExpression) -> bool:
@@ -874,6 +902,37 @@ def _arm_assignments(statements: Sequence[cst.CSTNode]) -> dict:
                 if key:
                     assigned[key] = small.value
     return assigned
+
+
+def _is_own_share(value: cst.BaseExpression) -> bool:
+    """Accelerate's `split_between_processes(items)`: this process's share of the items."""
+    return isinstance(value, cst.Call) and last_name(value.func) == "split_between_processes"
+
+
+def _padded_share(call: cst.Call) -> bool:
+    """`split_between_processes(items, apply_padding=True)`: every share padded to one length."""
+    padding = argument_value(call, None, "apply_padding")
+    return isinstance(padding, cst.Name) and padding.value == "True"
+
+
+def _yields_in(body: cst.BaseSuite) -> bool:
+    """Whether a loop's body yields (in its own code, not in a function defined there)."""
+    finder = _Yields()
+    finder.walk(body)
+    return finder.found
+
+
+class _Yields(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    visit_Lambda = visit_ClassDef = visit_FunctionDef
 
 
 def _padded_key(test: cst.BaseExpression) -> Optional[str]:

@@ -384,7 +384,11 @@ def _returns(analysis, func: cst.FunctionDef, worlds) -> tuple[set, set, tuple]:
     walk_scope(walked, worlds, analysis.conditions, observe, analysis.bindings)
     keys = [(w.rank, w.local_rank) for w in worlds]
     values = [truths.get(key, set()) for key in keys]
-    decided = all(len(v) == 1 and None not in v for v in values) and len({next(iter(v)) for v in values}) == 2
+    # Decided where the rank decides it, unknown elsewhere (`is_main_process and step % every == 0`
+    # is false off the main process, unknown on it); the worlds must not all agree.
+    outcomes = {next(iter(v)) for v in values if len(v) == 1}
+    decided = all(len(v) == 1 for v in values) and len(outcomes) >= 2 and outcomes != {None} \
+        and (None not in outcomes or len(outcomes) == 2)
     truth = tuple((key, next(iter(v))) for key, v in zip(keys, values)) if decided else ()
     return none_worlds, value_worlds, truth
 

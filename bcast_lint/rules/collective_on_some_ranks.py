@@ -93,7 +93,11 @@ class CollectiveOnSomeRanks(Rule):
     to one length); a value set under a condition that
     differs between ranks, or computed on the main process and set to a placeholder on the others
     (`val_loss = float("inf")`); an attribute the module sets once to None off the main process
-    (`self.writer = Writer() if rank == 0 else None`, then `if self.writer is None: return`); a file check (`os.path.exists(p)`) on a path named after the rank or
+    (`self.writer = Writer() if rank == 0 else None`, then `if self.writer is None: return`); a method
+    of the module's own class that returns a rank test with other conditions (`policy.due(step)`
+    returning `is_main_process and step % every == 0`: false off the main process); a process's own
+    share of Accelerate's `split_between_processes` (without `apply_padding=True`), in value and in
+    length, followed through helpers and generators that yield per item; a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
@@ -353,6 +357,17 @@ class CollectiveOnSomeRanks(Rule):
               "        self.writer = Writer() if dist.get_rank() == 0 else None\n    def on_epoch_end(self, x):\n"
               "        dist.all_reduce(x)\n        if self.writer is None:\n            return\n"
               "        self.writer.add_scalar('loss', x)"),
+        # Every share padded to one length: as many batches on every rank.
+        Valid("def batches(samples, size):\n    for start in range(0, len(samples), size):\n"
+              "        yield samples[start:start + size]\ndef f(records):\n"
+              "    with accelerator.split_between_processes(records, apply_padding=True) as shard:\n"
+              "        kept = list(shard)\n    for batch in batches(kept, 2):\n        accelerator.gather_for_metrics(batch)"),
+        # The policy is the same on every rank: a step count, no rank.
+        Valid("class Policy:\n    def __init__(self, every):\n        self.every = every\n"
+              "    def due(self, step):\n        return step % self.every == 0\n"
+              "def save(model):\n    accelerator.wait_for_everyone()\n    accelerator.save(model.state_dict(), 'm.pt')\n"
+              "def f(model):\n    policy = Policy(2)\n    for step in range(4):\n        if policy.due(step):\n"
+              "            save(model)"),
         # A class-based rank-zero-first block: its own barriers meet, its body is local work.
         Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
               "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
@@ -437,6 +452,22 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="all_reduce() runs only on ranks where 'self.writer is None' is false: the other "
                 "ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line 16) "
                 "only, while the others run no collective here)", range=(8, 9, 8, 27)),
+        Invalid("def batches(samples, size):\n    for start in range(0, len(samples), size):\n"
+                "        yield samples[start:start + size]\ndef f(records):\n"
+                "    with accelerator.split_between_processes(records) as shard:\n        kept = list(shard)\n"
+                "    for batch in batches(kept, 2):\n        accelerator.gather_for_metrics(batch)",
+                expected_message="gather_for_metrics() runs a different number of times on different ranks: the loop "
+                "at line 15 iterates over 'batches(kept, 2)', whose length can differ between ranks (each rank takes "
+                "its own share of the items, and the shares differ in length unless they divide evenly), so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(8, 9, 8, 46)),
+        Invalid("class Policy:\n    def __init__(self, every):\n        self.every = every\n"
+                "    def due(self, step):\n        return accelerator.is_main_process and step % self.every == 0\n"
+                "def save(model):\n    accelerator.wait_for_everyone()\n    accelerator.save(model.state_dict(), 'm.pt')\n"
+                "def f(model):\n    policy = Policy(2)\n    for step in range(4):\n        if policy.due(step):\n"
+                "            save(model)",
+                expected_message="save() runs only on ranks where 'policy.due(step)' is true: save() calls "
+                "accelerator.wait_for_everyone() (case.py:15), and the other ranks never join it and every rank "
+                "hangs until the timeout", range=(13, 13, 13, 24)),
         Invalid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
                 "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
                 "def f(x):\n    with ZeroFirst():\n        dist.all_reduce(x)",
