@@ -159,8 +159,12 @@ def _mentions(node: ast.stmt, calling: list[int]) -> bool:
 
 def _cut(lines: list[Optional[str]], node: ast.stmt) -> None:
     """Replace the node's first line with a stub and drop (None) its other lines: the name stays
-    bound (a module's own `len` is not the builtin), and a class body stays non-empty."""
+    bound (a module's own `len` is not the builtin), and a class body stays non-empty. A
+    function's decorators stay: what they do to it (`@skip_on_oom` returns None where it
+    fails) is what its callers see."""
     first = _first_line(node) - 1
+    if isinstance(node, _FUNCTIONS) and node.decorator_list:
+        first = node.lineno - 1  # the `def` line; the decorators above it are kept
     line = lines[first]
     indent = re.match(r"[ \t\x0c]*", line).group()  # as the file has it (a form feed counts as none)
     keyword = "class" if isinstance(node, ast.ClassDef) else "def"

@@ -28,7 +28,7 @@ import dataclasses
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import is_handed_placeholder
+from bcast_lint.analysis.divergence import is_data_reason, is_handed_placeholder, is_own_batch
 from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World, boolean_leaves
@@ -269,8 +269,12 @@ class _Walker:
         name, _ = _none_test(test)
         if name is not None and name in state.env:
             decided = self._conditions.evaluate(test, self._world)
-            if decided is None and self._world.data is not None and is_handed_placeholder(self._conditions.varying.get(test)):
-                return self._world.data  # `if latest is None:` on what a rank was handed, not set
+            reason = self._conditions.varying.get(test)
+            if decided is None and self._world.data is not None and (
+                    is_handed_placeholder(reason) or (is_data_reason(reason) and not is_own_batch(reason))):
+                # `if latest is None:` on what a rank was handed, not set; `if loss is None:` after
+                # a step that returns None on the rank whose work failed
+                return self._world.data
             return decided
         return self._conditions.decide(test, self._world, _aliases(test, state))
 

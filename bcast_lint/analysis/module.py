@@ -378,13 +378,36 @@ def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
     return bool(calls) and len(gated) == len(calls)
 
 
-def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[str]:
-    """The names a module imports (`from utils import torch_distributed_zero_first`) of another
-    project module's staggered context managers (see _staggered_context_managers)."""
+def _swallowing_decorators(module: cst.Module) -> frozenset[str]:
+    """The module's own decorators whose wrapper turns an exception into a return (`except
+    RuntimeError: return None`, the skip-the-batch-on-OOM idiom): the wrapped function returns
+    None on the rank whose work failed, and a value on the others."""
+    return frozenset(statement.name.value for statement in module.body if isinstance(statement, cst.FunctionDef)
+                     and any(_returns_in_handler(part) for part in statement.body.body if isinstance(part, cst.FunctionDef)))
+
+
+def _returns_in_handler(wrapper: cst.FunctionDef) -> bool:
+    return any(isinstance(part, cst.Try) and any(
+        isinstance(small, cst.Return) and (small.value is None or is_none(small.value))
+        for handler in part.handlers for line in handler.body.body if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body) for part in wrapper.body.body)
+
+
+def _imported_swallowing(module: cst.Module, context: FileContext) -> frozenset[str]:
+    """The names a module imports of another project module's swallowing decorators."""
+    found = set()
+    for name, target in _imported_project_functions(module, context):
+        text = _function_text(context.project, target)
+        if "except" in text and target.qualname in _swallowing_decorators(cst.parse_module(textwrap.dedent(text))):
+            found.add(name)
+    return frozenset(found)
+
+
+def _imported_project_functions(module: cst.Module, context: FileContext) -> Iterator[tuple]:
+    """(bound name, FunctionRef) of each `from package.module import name` of a project function."""
     project, index = context.project, context.index
     if index is None:
-        return frozenset()
-    found = set()
+        return
     lines = [statement for statement in module.body if isinstance(statement, cst.SimpleStatementLine)]
     for small in (small for line in lines for small in line.body):
         if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None \
@@ -393,20 +416,26 @@ def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[s
         base = ".".join(dotted_parts(small.module) or ())
         for alias in small.names:
             name = alias.name.value if isinstance(alias.name, cst.Name) else None
-            if name and _is_staggered(project, project.resolve(f"{base}.{name}", index.location.root)):
-                found.add(alias.asname.name.value if alias.asname else name)
-    return frozenset(found)
+            target = project.resolve(f"{base}.{name}", index.location.root) if name else None
+            if isinstance(target, FunctionRef):
+                yield (alias.asname.name.value if alias.asname else name), target
 
 
-def _is_staggered(project: Project, target) -> bool:
-    if not isinstance(target, FunctionRef):
-        return False
+def _function_text(project: Project, target: FunctionRef) -> str:
     index, function = project.index(target.path), project.function_index(target)
-    text = index.text(function) if index is not None and function is not None else ""
-    if "contextmanager" not in text:
-        return False
-    definition = cst.parse_module(textwrap.dedent(text))
-    return target.qualname in _staggered_context_managers(definition)
+    return index.text(function) if index is not None and function is not None else ""
+
+
+def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[str]:
+    """The names a module imports (`from utils import torch_distributed_zero_first`) of another
+    project module's staggered context managers (see _staggered_context_managers)."""
+    found = set()
+    for name, target in _imported_project_functions(module, context):
+        text = _function_text(context.project, target)
+        if "contextmanager" in text and target.qualname in _staggered_context_managers(
+                cst.parse_module(textwrap.dedent(text))):
+            found.add(name)
+    return frozenset(found)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -558,6 +587,7 @@ class ModuleAnalysis:
             module, _weak(self.qualified_names), self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         self._once: dict[Callable, object] = {}
+        self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
@@ -717,6 +747,9 @@ class ModuleAnalysis:
         -> why)."""
         if self._context is None:
             return None
+        decorator = self._swallowed().get(call.func.value) if isinstance(call.func, cst.Name) and not length else None
+        if decorator is not None:
+            return f"'{call.func.value}()' returns None on a rank whose work fails there (@{decorator})"
         summary = self._summary_for(call)
         why = summary and (summary.varies_length if length else summary.varies)
         if why:
@@ -727,6 +760,16 @@ class ModuleAnalysis:
             return None
         summary = self._context.summaries.of(target)
         return summary.passed_on(arguments, length) if summary is not None else None
+
+    def _swallowed(self) -> dict[str, str]:
+        """The module's functions under a decorator that turns an exception into `return None`
+        (this module's or one imported from the project), each with the decorator's name."""
+        if self._swallowed_functions is None:
+            decorators = _swallowing_decorators(self.module) | _imported_swallowing(self.module, self._context)
+            self._swallowed_functions = {
+                statement.name.value: name for statement in self.module.body if isinstance(statement, cst.FunctionDef)
+                for decorator in statement.decorators for name in (last_name(decorator.decorator),) if name in decorators}
+        return self._swallowed_functions
 
     def calls_project_function(self, call: cst.Call) -> bool:
         """Whether `call` calls a function of the project (one with a summary)."""

@@ -97,7 +97,9 @@ class CollectiveOnSomeRanks(Rule):
     of the module's own class that returns a rank test with other conditions (`policy.due(step)`
     returning `is_main_process and step % every == 0`: false off the main process); a process's own
     share of Accelerate's `split_between_processes` (without `apply_padding=True`), in value and in
-    length, followed through helpers and generators that yield per item; a file check (`os.path.exists(p)`) on a path named after the rank or
+    length, followed through helpers and generators that yield per item; what a function returns
+    under a decorator that turns an exception into `return None` (the skip-the-batch-on-OOM
+    idiom: `if loss is None: continue`); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
@@ -368,6 +370,13 @@ class CollectiveOnSomeRanks(Rule):
               "def save(model):\n    accelerator.wait_for_everyone()\n    accelerator.save(model.state_dict(), 'm.pt')\n"
               "def f(model):\n    policy = Policy(2)\n    for step in range(4):\n        if policy.due(step):\n"
               "            save(model)"),
+        # The decorator re-raises: a failing rank stops, it does not skip on.
+        Valid("def log_errors(step):\n    def wrapper(*args):\n        try:\n            return step(*args)\n"
+              "        except RuntimeError:\n            log.exception('step failed')\n            raise\n    return wrapper\n"
+              "@log_errors\ndef forward_backward(model, batch):\n    loss = model(batch)\n    loss.backward()\n"
+              "    return loss\ndef f(model, loader, x):\n    for batch in loader:\n"
+              "        loss = forward_backward(model, batch)\n        if loss is None:\n            continue\n"
+              "        dist.all_reduce(x)"),
         # A class-based rank-zero-first block: its own barriers meet, its body is local work.
         Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
               "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
@@ -468,6 +477,15 @@ class CollectiveOnSomeRanks(Rule):
                 expected_message="save() runs only on ranks where 'policy.due(step)' is true: save() calls "
                 "accelerator.wait_for_everyone() (case.py:15), and the other ranks never join it and every rank "
                 "hangs until the timeout", range=(13, 13, 13, 24)),
+        Invalid("def skip_on_oom(step):\n    def wrapper(*args):\n        try:\n            return step(*args)\n"
+                "        except RuntimeError:\n            return None\n    return wrapper\n@skip_on_oom\n"
+                "def forward_backward(model, batch):\n    loss = model(batch)\n    loss.backward()\n    return loss\n"
+                "def f(model, loader, x):\n    for batch in loader:\n        loss = forward_backward(model, batch)\n"
+                "        if loss is None:\n            continue\n        dist.all_reduce(x)",
+                expected_message="all_reduce() is skipped on ranks where 'loss is None' is true ('forward_backward()' "
+                "returns None on a rank whose work fails there (@skip_on_oom)): the 'continue' at line 25 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout", range=(18, 9, 18, 27)),
         Invalid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
                 "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
                 "def f(x):\n    with ZeroFirst():\n        dist.all_reduce(x)",
