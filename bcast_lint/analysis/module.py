@@ -20,7 +20,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
-from bcast_lint.analysis.callers import bound_arguments, varying_parameters
+from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import Divergence, Parameters, divergence_of, passed_as, returned_by
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -376,6 +376,24 @@ def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
              if isinstance(part, cst.If) and names_rank(cst.Module([]).code_for_node(part.test))
              for call in calls_in(part.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
     return bool(calls) and len(gated) == len(calls)
+
+
+class _Substitution(cst.CSTTransformer):
+    """Replaces names by expressions (a function's parameters by a call's arguments)."""
+
+    def __init__(self, values: dict) -> None:
+        super().__init__()
+        self._values = values
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._values.get(original_node.value, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        # `x.dtype`: only the object is a parameter, never the attribute's own name
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)  # `device=device`: the keyword stays
 
 
 def _swallowing_decorators(module: cst.Module) -> frozenset[str]:
@@ -760,6 +778,30 @@ class ModuleAnalysis:
             return None
         summary = self._context.summaries.of(target)
         return summary.passed_on(arguments, length) if summary is not None else None
+
+    def inlined_return(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What the project function `call` calls returns, when its body is one `return`, with
+        its parameters replaced by `call`'s arguments (or their defaults): `receive_buffer(n)`
+        defined as `return torch.zeros(n, device=device)` reads `torch.zeros(n, device="cpu")`.
+        None when a parameter is neither passed nor defaulted, or the function is not known."""
+        candidate = self._project_calls.get(call) if self._context is not None else None
+        target = self._target(candidate) if candidate is not None else None
+        if not isinstance(target, FunctionRef):
+            return None
+        text = _function_text(self._context.project, target)
+        if "return" not in text:
+            return None
+        function = next((s for s in cst.parse_module(textwrap.dedent(text)).body if isinstance(s, cst.FunctionDef)), None)
+        returned = single_return(function) if function is not None else None
+        if returned is None:
+            return None
+        method = bool(function.params.params) and function.params.params[0].name.value in ("self", "cls")
+        passed = dict(bound_arguments(function, call, method))
+        defaults = {p.name.value: p.default for p in (*function.params.params, *function.params.kwonly_params) if p.default}
+        values = {name: passed.get(name, defaults.get(name)) for name in parameter_positions(function, method)}
+        if any(value is None for value in values.values()):
+            return None
+        return returned.visit(_Substitution(values))
 
     def _swallowed(self) -> dict[str, str]:
         """The module's functions under a decorator that turns an exception into `return None`

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -37,7 +38,9 @@ class PlaceholderMismatch(Rule):
     (`.clone()`, `.detach()`, `.contiguous()`, in-place methods such as `.uniform_()`) and through
     arithmetic with Python numbers, promoted as PyTorch does: `torch.rand(4) * 0.5 + 0.25` is
     float32 of shape (4,), `torch.randint(0, 10, (4,)) / 2` is float32, `torch.randint(0, 10, (4,))
-    * 2` stays int64. A size held in a parameter or read from `.shape` is never
+    * 2` stays int64. A placeholder made by a project helper whose body is one `return` of an
+    allocation (`receive_buffer(n)` returning `torch.zeros(n)`) is read with the call's arguments
+    in its parameters' place (no fix is offered there: the helper is the author's). A size held in a parameter or read from `.shape` is never
     guessed, and nothing is reported when the source rank's value is unknown. Default dtypes
     assume `torch.set_default_dtype` was not called.
 
@@ -87,6 +90,9 @@ class PlaceholderMismatch(Rule):
 
     code = "BCL007"
     VALID = (
+        Valid("def receive_buffer(n, dtype=torch.int64):\n    return torch.zeros(n, dtype=dtype)\n"
+              "def f(n):\n    if rank == 0:\n        order = torch.randperm(n)\n    else:\n"
+              "        order = receive_buffer(n)\n    dist.broadcast(order, src=0)"),
         Valid("ids = torch.zeros(8, dtype=torch.int64)\nif accelerator.is_main_process:\n"
               "    ids = torch.randint(0, 10, (8,))\nbroadcast(ids)"),
         Valid("ids = torch.empty(n, dtype=torch.long)\nif rank == 0:\n    ids = torch.randperm(n)\n"
@@ -113,6 +119,12 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
+        Invalid("def receive_buffer(n, device='cpu'):\n    return torch.zeros(n, device=device)\n"
+                "def f(n):\n    if rank == 0:\n        order = torch.randperm(n)\n    else:\n"
+                "        order = receive_buffer(n)\n    dist.broadcast(order, src=0)",
+                expected_message="placeholder 'order' is receive_buffer(n) (float32) on ranks where 'rank == 0' is "
+                "false, but source rank 0 sends torch.randperm(n) (shape (n,), int64): the receiving ranks are "
+                "smaller and abort (SIGABRT) under gloo", range=(7, 17, 7, 34)),
         Invalid("from accelerate.utils import broadcast\ndef f(keys):\n"
                 "    mine = keys[accelerator.process_index::accelerator.num_processes]\n"
                 "    stats = {key: torch.zeros(2) for key in mine}\n    return broadcast(stats)",
@@ -254,7 +266,7 @@ class PlaceholderMismatch(Rule):
         if definition.kind != ASSIGNED:
             return None
         values = analysis.values(definition, world)
-        specs = [tensor_spec(value, analysis.qualified_names) for value in values]
+        specs = [tensor_spec(value, analysis.qualified_names) or _helper_spec(analysis, value) for value in values]
         return None if not specs or None in specs else specs
 
     def _report(self, analysis: ModuleAnalysis, site: CallSite, name: str, placeholder: TensorSpec,
@@ -265,8 +277,17 @@ class PlaceholderMismatch(Rule):
                    f"source rank {site.source_rank} sends {_describe(analysis, source)}: "
                    f"{_consequence(placeholder, source)}")
         unanimous = len({(s.shape, s.dtype) for s in sources}) == 1
-        fix = _fix(analysis, placeholder, source, remedy) if unanimous else None
+        allocated_here = tensor_spec(placeholder.call, analysis.qualified_names) is not None  # not in a helper
+        fix = _fix(analysis, placeholder, source, remedy) if unanimous and allocated_here else None
         return Report(placeholder.call, message, fix, f"Allocate the placeholder with {remedy}")
+
+
+def _helper_spec(analysis: ModuleAnalysis, value: cst.BaseExpression) -> Optional[TensorSpec]:
+    """The spec of what a project helper allocates and returns (`receive_buffer(n)`, whose body
+    is `return torch.zeros(n)`), read at the call."""
+    inlined = analysis.inlined_return(value) if isinstance(value, cst.Call) else None
+    spec = tensor_spec(inlined, analysis.qualified_names) if inlined is not None else None
+    return dataclasses.replace(spec, call=value, expression=value) if spec is not None else None
 
 
 # Allocations shaped like a tensor (`zeros_like(x)`) or by sizes (`zeros(n, 4)`).
