@@ -18,7 +18,7 @@ def prefilter_description() -> str:
     """What the pre-filter (bcast_lint/prefilter.py) lets through, written from its own word
     lists: the README and BCL900's page both show this text, so neither can drift from the code."""
     from bcast_lint.analysis.apis import DATA_LOOP_WORDS, GATED_CALL_WORDS
-    from bcast_lint.prefilter import API_WORDS, BROADCAST_WORDS, OTHER_CALL_WORDS, RANK_WORDS
+    from bcast_lint.prefilter import API_WORDS, BROADCAST_WORDS, GATHER_WORDS, OTHER_CALL_WORDS, RANK_WORDS
 
     gated = "; ".join(
         f"or {_words(sorted(words))} where the file names `{module}`" + (
@@ -26,7 +26,8 @@ def prefilter_description() -> str:
         for module, words in sorted(GATED_CALL_WORDS.items()) if words)
     steps = [
         f"It contains {_words(sorted(API_WORDS))}, as text anywhere. Otherwise it is skipped.",
-        f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed.",
+        f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed. "
+        f"So does a file that calls {_words(GATHER_WORDS)} (a gather of a data-dependent length needs no rank).",
         f"Otherwise it must contain a rank word (or a reading of the clock, or `async_op`: what else makes "
         f"ranks part ways), {_words(RANK_WORDS)}, or a `for` loop over a {_words(DATA_LOOP_WORDS)} on one line "
         "(a rank's own data); without one it is skipped, whatever it calls.",

@@ -36,6 +36,10 @@ def _called(word: str) -> re.Pattern:
 
 
 _BROADCAST_CALLS = tuple(_called(word) for word in BROADCAST_WORDS)
+# A gather goes wrong without any rank condition where what it gathers has a data-dependent
+# length (`gather(x[mask])`, `gather(model.generate(...))`: BCL015).
+GATHER_WORDS = ("gather", "all_gather", "all_gather_into_tensor", "gather_for_metrics")
+_GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
@@ -50,6 +54,8 @@ def verdict(source: bytes) -> str:
         return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return PARSE
+    if b"gather" in source and any(_is_called(source, call) for call in _GATHER_CALLS):
+        return PARSE
     if not names_rank(source):
         return SKIP
     if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
@@ -59,9 +65,10 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast or a rank. Most files fail them; for the others, a run with a cache looks the
-    file up before the costlier steps."""
-    return any(word in source for word in API_WORDS) and (b"broadcast" in source or names_rank(source))
+    broadcast, a gather or a rank. Most files fail them; for the others, a run with a cache looks
+    the file up before the costlier steps."""
+    return any(word in source for word in API_WORDS) and (
+        b"broadcast" in source or b"gather" in source or names_rank(source))
 
 
 def may_have_findings(source: bytes) -> bool:

@@ -26,6 +26,9 @@ def test_every_invalid_case_passes(code):
     "from torch.distributed import all_reduce as ar\nif rank == 0:\n    ar(t)\n",
     "@accelerator.on_main_process\ndef f():\n    accelerator.wait_for_everyone()\n",
     "import deepspeed.comm as comm\ncomm.broadcast(t, 0)\n",
+    # A gather of a data-dependent length needs no rank word (BCL015).
+    "from accelerate import Accelerator\naccelerator = Accelerator()\nout = accelerator.gather(model.generate(ids))\n",
+    "import torch.distributed as dist\ndist.all_gather(out, x[x > 0])\n",
 ])
 def test_aliases_and_methods_pass(source):
     assert may_have_findings(source.encode())

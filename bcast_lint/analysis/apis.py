@@ -255,9 +255,10 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
                     **_MAPPED_METHOD_WORDS}
 
 # A collective can go wrong without a rank condition: under a test on the clock (a deadline;
-# analysis.divergence's other sources all come from the rank), or started with `async_op` and read
-# before its wait (BCL016).
-DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op")
+# analysis.divergence's other sources all come from the rank), in a loop over a process's own share
+# of Accelerate's `split_between_processes`, or started with `async_op` and read before its wait
+# (BCL016).
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "split_between_processes")
 # Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN
 # check): `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
 DATA_LOOP_WORDS = ("loader", "batches")

@@ -552,9 +552,11 @@ class _Pass:
             if item.asname is None:
                 continue
             keys = _target_keys(item.asname.name)
-            if _is_own_share(item.item):  # `with accelerator.split_between_processes(prompts) as mine:`
-                varying = _bind(_bind(varying, keys, OWN_SHARE), [_length(key) for key in keys],
-                                None if _padded_share(item.item) else UNEVEN_PIECE)
+            if _is_own_share(item.item):
+                # `with accelerator.split_between_processes(prompts) as mine:` holds this process's
+                # own items; their number differs by one at most, and not at all where it divides
+                # evenly, which the world size decides: what is kept of them (a filter) is judged.
+                varying = _bind(varying, keys, OWN_SHARE)
             else:
                 varying = _bind(varying, keys, self.why(item.item, varying))
         return self.block(_statements(statement.body), varying)
@@ -729,7 +731,8 @@ class _Pass:
             return count or self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             loop = expr.for_in
-            return self.length_why(loop.iter, varying) or next(
+            filtered = self.why(loop.iter, varying) if loop.ifs else None  # a filter of items that differ
+            return self.length_why(loop.iter, varying) or filtered or next(
                 filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
@@ -907,12 +910,6 @@ def _arm_assignments(statements: Sequence[cst.CSTNode]) -> dict:
 def _is_own_share(value: cst.BaseExpression) -> bool:
     """Accelerate's `split_between_processes(items)`: this process's share of the items."""
     return isinstance(value, cst.Call) and last_name(value.func) == "split_between_processes"
-
-
-def _padded_share(call: cst.Call) -> bool:
-    """`split_between_processes(items, apply_padding=True)`: every share padded to one length."""
-    padding = argument_value(call, None, "apply_padding")
-    return isinstance(padding, cst.Name) and padding.value == "True"
 
 
 def _yields_in(body: cst.BaseSuite) -> bool:

@@ -66,7 +66,8 @@ class GatherRankDependentShape(Rule):
     - the result of `nonzero`, `masked_select`, `unique`, `argwhere`;
     - a strided slice starting at the rank, `x[rank::world_size]`, whose length differs between
       ranks unless `len(x)` is a multiple of the world size;
-    - what a model's `generate()` returns (without `min_new_tokens`/`min_length`): generation
+    - what a model's `generate()` returns (without `min_new_tokens`/`min_length`), the model's own
+      or a project class's, directly or as the items of a list made of its results: generation
       stops where each rank's sequences end, so the sequences' length differs between ranks;
 
     or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`);
@@ -204,6 +205,12 @@ class GatherRankDependentShape(Rule):
                 "its own share of the items, and the shares differ in length unless they divide evenly), into buckets "
                 "of one shape: where the counts differ, gloo aborts (\"Received data size doesn't match expected "
                 "size\")", range=(3, 22, 3, 26)),
+        Invalid("def f(lm, prompts):\n    generations = [lm.generate(p) for p in prompts]\n"
+                "    for seq in generations:\n        accelerator.gather(seq)",
+                expected_message="accelerator.gather() gathers seq, whose length differs between ranks (.generate() "
+                "stops where each rank's sequences end, so the length of what it returns depends on the rank's "
+                "prompts), into buckets shaped like the local tensor: where the counts differ, gloo aborts "
+                "(\"Received data size doesn't match expected size\")", range=(4, 28, 4, 31)),
         # A helper of the project that keeps what passes a filter of a rank's own predictions.
         Invalid("def confident(scores):\n    kept = []\n    for s in scores.tolist():\n        if s > 0.5:\n"
                 "            kept.append(s)\n    return torch.tensor(kept)\ndef f(model, loader):\n    for batch in loader:\n"
@@ -264,6 +271,9 @@ def _length_varies(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpre
 def _varying_name(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, depth: int) -> Optional[str]:
     if depth >= _MAX_DEPTH:
         return None
+    items = _items_looped(analysis, site, name)
+    if items is not None:  # `for seq in generations:` with `generations = [lm.generate(p) for p in mine]`
+        return _varying(analysis, site, items, depth + 1)
     reasons = set()
     for world in site.reached:
         values = analysis.values_in_world(site, name, world)
@@ -271,6 +281,19 @@ def _varying_name(analysis: ModuleAnalysis, site: CallSite, name: cst.Name, dept
             return None  # a parameter, a global, a loop variable: unknown
         reasons.update(_varying(analysis, site, value, depth + 1) for value in values)
     return None if None in reasons or not reasons else sorted(reasons)[0]
+
+
+def _items_looped(analysis: ModuleAnalysis, site: CallSite, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The item expression of the list comprehension a `for name in <list>:` around the gather
+    iterates over, when the list is a local name bound once to one."""
+    loop = next((node for node in reversed(analysis.ancestors(site)) if isinstance(node, cst.For)
+                 and isinstance(node.target, cst.Name) and node.target.value == name.value), None)
+    if loop is None or not isinstance(loop.iter, cst.Name):
+        return None
+    made = [value for world in site.reached for value in (analysis.values_in_world(site, loop.iter, world) or [None])]
+    if not made or not all(isinstance(value, cst.ListComp) for value in made) or len({id(v) for v in made}) != 1:
+        return None
+    return made[0].elt
 
 
 def _varying_subscript(analysis: ModuleAnalysis, site: CallSite, subscript: cst.Subscript,
@@ -317,6 +340,9 @@ def _is_mask(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
 
 
 def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, depth: int) -> Optional[str]:
+    if _generates(call):
+        return ".generate() stops where each rank's sequences end, so the length of what it returns depends on " \
+               "the rank's prompts"
     if analysis.calls_project_function(call):
         # `confident(scores)`: a helper of the project whose result holds as many items as a
         # filter of what it is handed lets through (its summary), where that differs.
@@ -331,13 +357,16 @@ def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, dept
     method = call.func.attr.value
     if method in _DATA_SIZED:
         return f".{method}() returns a data-dependent number of elements"
-    if method == "generate" and not any(arg.keyword is not None and arg.keyword.value in _LENGTH_FLOORS
-                                        for arg in call.args):
-        return ".generate() stops where each rank's sequences end, so the length of what it returns depends on " \
-               "the rank's prompts"
     if method in _SIZE_KEEPING or method in ("argmax", "argmin") and _keeps_size(call):
         return _varying(analysis, site, call.func.value, depth)
     return None
+
+
+def _generates(call: cst.Call) -> bool:
+    """`model.generate(ids, max_new_tokens=32)`, a model's own or the project's: sequences that
+    end where each rank's prompts make them end (unless held to a minimum length)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate" and not any(
+        arg.keyword is not None and arg.keyword.value in _LENGTH_FLOORS for arg in call.args)
 
 
 def _keeps_size(call: cst.Call) -> bool:
