@@ -154,6 +154,23 @@ HAND_WRITTEN = (
         ("deepspeed/runtime/engine.py", "self.optimizer._restore_from_bit16_weights()"),
         ("deepspeed/runtime/zero/stage_1_and_2.py", "self._restore_from_bit16_weights()"),
         ("deepspeed/runtime/engine.py", "dist.recv(tensor=load_serial, src=dist.get_rank() - 1)"))),
+    # FSDP's forward unshards its flat parameter through the handle, whose class the graph does not
+    # type: an all-gather of every rank's shard.
+    Hand("torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel.forward", "method",
+         "handle.unshard()", (
+             ("torch/distributed/fsdp/fully_sharded_data_parallel.py", "args, kwargs = _pre_forward("),
+             ("torch/distributed/fsdp/_runtime_utils.py",
+              "_unshard(state, handle, state._unshard_stream, state._pre_unshard_stream)"),
+             ("torch/distributed/fsdp/_runtime_utils.py", "handle.unshard()"),
+             ("torch/distributed/fsdp/_flat_param.py",
+              "padded_unsharded_flat_param = self._all_gather_flat_param(unsharded_flat_param)"))),
+    # FSDP registers state_dict hooks; under the default FULL_STATE_DICT the pre-hook unshards every
+    # parameter (the same all-gather) before nn.Module.state_dict reads them.
+    Hand("torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel.state_dict", "method",
+         "_unshard_fsdp_state_params()", (
+             ("torch/distributed/fsdp/_state_dict_utils.py", '("register_state_dict_pre_hook", _pre_state_dict_hook, {}),'),
+             ("torch/distributed/fsdp/_state_dict_utils.py", "fsdp_state._unshard_params_ctx[module] = _unshard_fsdp_state_params("),
+             ("torch/distributed/fsdp/_runtime_utils.py", "handle.unshard()"))),
     # Metric.__init__ replaces `compute` with a wrapper that syncs the states first.
     Hand("torchmetrics.metric.Metric.compute", "method", "sync()", (
         ("torchmetrics/metric.py", "self.compute: Callable = self._wrap_compute(self.compute)"),

@@ -222,6 +222,8 @@ _CALLED_IMPLICITLY = frozenset({"forward"})
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel": (
+        "all-gathers the sharded parameters in forward()", ()),
 }
 # Every method name the map knows, for receivers whose class is known; they count as calls only in
 # a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.

@@ -101,6 +101,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Every rank gathers the full state dict; only the main process writes it.
+        Valid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+              "def save(net, path):\n    model = FSDP(net)\n    state = model.state_dict()\n"
+              "    if dist.get_rank() == 0:\n        torch.save(state, path)"),
         Valid("if accelerator.is_main_process:\n    print('saving')\naccelerator.save_state('ckpt')"),
         Valid("if accelerator.is_main_process:\n    accelerator.save_state('a')\nelse:\n"
               "    accelerator.save_state('b')"),
@@ -293,6 +297,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        Invalid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+                "def save(net, path):\n    model = FSDP(net)\n    if dist.get_rank() == 0:\n"
+                "        torch.save(model.state_dict(), path)",
+                expected_message="model.state_dict(), which runs _unshard_fsdp_state_params() inside (torch 2.13.0), "
+                "runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it and every "
+                "rank hangs until the timeout (those ranks run FullyShardedDataParallel (line 11) then state_dict "
+                "(line 13), while the others run FullyShardedDataParallel (line 11) only)", range=(5, 20, 5, 38)),
         Invalid("if accelerator.is_main_process:\n    accelerator.save_state('ckpt')",
                 expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), "
                 f"runs only on ranks where 'accelerator.is_main_process' is true: {_HANG}"
