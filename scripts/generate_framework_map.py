@@ -69,8 +69,8 @@ FRAMEWORKS = (
     Framework("deepspeed", "0.19.8", ("deepspeed/runtime", "deepspeed/comm", "deepspeed/__init__.py",
                                       "deepspeed/utils", "deepspeed/checkpoint"), (
         "deepspeed.runtime.engine.DeepSpeedEngine",)),
-    Framework("torchmetrics", "1.9.0", ("torchmetrics/metric.py", "torchmetrics/utilities",
-                                        "torchmetrics/__init__.py"), (
+    # All of it: the metrics are Metric's subclasses, which keep its `compute` (see subclasses()).
+    Framework("torchmetrics", "1.9.0", ("torchmetrics",), (
         "torchmetrics.metric.Metric",)),
     Framework("pytorch-ignite", "0.5.5", ("ignite/distributed", "ignite/__init__.py"), (
         "ignite.distributed.utils", "ignite.distributed.comp_models.base.ComputationModel")),
@@ -690,6 +690,30 @@ def hand_written(index: Index) -> list[dict]:
     return entries
 
 
+# Methods whose overrides keep the collective: Metric.__init__ wraps `compute` whatever a subclass
+# writes, and every metric's own `plot` computes through that wrapped `compute` (`self._plot(val)`
+# calls `self.compute()` when given no value).
+WRAPPED_OVERRIDES = {"torchmetrics.metric.Metric": {"compute", "plot"}}
+
+
+def subclasses(index: Index, methods: dict[str, set[str]]) -> dict[str, str]:
+    """The public subclasses of the mapped classes that override none of their mapped methods
+    (`torchmetrics.classification.accuracy.MulticlassAccuracy` runs `Metric.compute` as is), each
+    with the mapped class whose entries they share. A subclass that overrides one is left out: its
+    override may run no collective (a single-device strategy's `barrier`)."""
+    found: dict[str, str] = {}
+    for owner, mapped in methods.items():
+        waiting = [(sub, frozenset()) for sub in index.subclasses.get(owner, ())]
+        while waiting:
+            klass, overridden = waiting.pop()
+            overridden = overridden | ((mapped - WRAPPED_OVERRIDES.get(owner, set())) & set(klass.methods))
+            public = not any(part.startswith("_") for part in klass.key.split("."))
+            if not overridden and public and klass.key not in methods:
+                found.setdefault(klass.key, owner)
+            waiting.extend((sub, overridden) for sub in index.subclasses.get(klass.key, ()))
+    return dict(sorted(found.items()))
+
+
 def aliases(index: Index, names: set[str]) -> dict[str, str]:
     """Public re-exports (`lightning.Trainer`, `ignite.distributed.all_reduce`) of the mapped classes
     and functions: alias -> the name the map uses."""
@@ -794,12 +818,16 @@ def build(corpus_dir: Path) -> dict:
     for entry in hand_written(index):
         entries[entry["name"]] = entry
     classes = {e["name"].rsplit(".", 1)[0] for e in entries.values() if e["kind"] != "function"}
-    names = set(entries) | classes
+    methods = {klass: {e["name"].rsplit(".", 1)[1] for e in entries.values()
+                       if e["kind"] != "function" and e["name"].rsplit(".", 1)[0] == klass} for klass in classes}
+    inherited = subclasses(index, methods)
+    names = set(entries) | classes | set(inherited)
     return {
         "generated_by": "scripts/generate_framework_map.py",
         "versions": {f.name: f.version for f in FRAMEWORKS},
         "entries": [entries[name] for name in sorted(entries)],
         "aliases": aliases(index, names),
+        "subclasses": inherited,
         "attributes": handed(index, classes),
         "hook_parameters": hook_parameters(index, HOOK_CLASSES, classes),
         "instances": instances(index, classes),

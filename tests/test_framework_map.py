@@ -198,3 +198,15 @@ def test_the_coverage_counts_each_framework_s_calls(tmp_path):
     # its broadcast counts for Lightning, whose strategies have one, before torch.
     assert result.frameworks == (("lightning", 2, 1), ("torch", 1, 0))
     assert result.unresolved == ((10, "helper.broadcast"),)
+
+
+def test_a_subclass_that_keeps_the_mapped_methods_is_read_as_its_mapped_class():
+    framework_map = frameworks.load()
+    assert framework_map.canonical("torchmetrics.classification.MulticlassAccuracy") == "torchmetrics.metric.Metric"
+    assert framework_map.method(framework_map.canonical("torchmetrics.MeanMetric"), "compute") is not None
+
+
+def test_a_subclass_that_overrides_a_mapped_method_is_not_read_as_its_mapped_class():
+    # SingleDeviceStrategy overrides barrier() with one that runs no collective.
+    name = "lightning.pytorch.strategies.single_device.SingleDeviceStrategy"
+    assert frameworks.load().canonical(name) == name

@@ -77,14 +77,17 @@ class FrameworkMap:
     attributes: dict  # class -> {attribute -> class}
     hook_parameters: dict  # class -> {parameter name -> class}
     instances: dict  # a framework's module variable, rebound at run time -> its class
+    subclasses: dict  # a mapped class's public subclass that overrides none of its entries -> the class
 
     def canonical(self, qualified: str) -> str:
         """The map's name for a qualified name: `lightning.Trainer`, `pytorch_lightning.Trainer` ->
-        `lightning.pytorch.trainer.trainer.Trainer`."""
+        `lightning.pytorch.trainer.trainer.Trainer`; a subclass that keeps a mapped class's
+        entries as they are (`torchmetrics.MeanMetric`) -> that class (`Metric`)."""
         for alias, real in _PACKAGE_ALIASES:
             if qualified.startswith(alias):
                 qualified = real + qualified[len(alias):]
-        return self.aliases.get(qualified, qualified)
+        qualified = self.aliases.get(qualified, qualified)
+        return self.subclasses.get(qualified, qualified)
 
     def function(self, qualified: str) -> Optional[Entry]:
         entry = self.entries.get(self.canonical(qualified))
@@ -119,4 +122,4 @@ def load() -> FrameworkMap:
         if entry.kind != "function":
             methods.setdefault(entry.owner, {})[entry.short_name] = entry
     return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"],
-                        data["instances"])
+                        data["instances"], data["subclasses"])

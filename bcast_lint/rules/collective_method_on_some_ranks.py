@@ -101,6 +101,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        Valid("from torchmetrics.classification import MulticlassAccuracy\n"
+              "def log(preds, target):\n    acc = MulticlassAccuracy(num_classes=3)\n    acc.update(preds, target)\n"
+              "    value = acc.compute()\n    if dist.get_rank() == 0:\n        print(value)"),
         # Every rank gathers the full state dict; only the main process writes it.
         Valid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
               "def save(net, path):\n    model = FSDP(net)\n    state = model.state_dict()\n"
@@ -297,6 +300,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        Invalid("from torchmetrics.classification import MulticlassAccuracy\n"
+                "def log(preds, target):\n    acc = MulticlassAccuracy(num_classes=3)\n    acc.update(preds, target)\n"
+                "    if dist.get_rank() == 0:\n        print(acc.compute())",
+                expected_message="acc.compute(), which runs sync() inside (torchmetrics 1.9.0), runs only on ranks "
+                "where 'dist.get_rank() == 0' is true: the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run compute (line 14) only, while the others run no collective here)",
+                range=(6, 15, 6, 28)),
         Invalid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
                 "def save(net, path):\n    model = FSDP(net)\n    if dist.get_rank() == 0:\n"
                 "        torch.save(model.state_dict(), path)",
