@@ -101,6 +101,9 @@ class RankKind(str):
     returns a placeholder off the main process): it decides no failing exit."""
 
 
+# An iterator's default comes back at a different step on each rank where their lengths differ.
+EXHAUSTED = RankKind("it is the default 'next' returns once the iterator runs out, which happens at a different "
+                     "step on each rank")
 # Arithmetic on the rank, as RANK is: no failing exit (an `assert` on a share's length or items,
 # as in a test of the split) counts.
 OWN_SHARE = RankKind("it holds this process's own share of the items")
@@ -665,6 +668,8 @@ class _Pass:
             return self.why(receiver, varying) if receiver is not None else None
         if name in _BALANCED:
             return None
+        if name == "next" and len(call.args) == 2 and self.length_why(call.args[0].value, varying):
+            return EXHAUSTED  # `next(it, None)` over an iterator whose length differs between ranks
         if name == "next" and call.args and _holds_data(call.args[0].value):
             return DATA  # `batch = next(iter(loader))`
         if receiver is not None and self.why(receiver, varying):

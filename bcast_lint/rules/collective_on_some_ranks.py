@@ -99,7 +99,8 @@ class CollectiveOnSomeRanks(Rule):
     share of Accelerate's `split_between_processes` in value, and what a filter keeps of it in
     length, followed through helpers and generators that yield per item; what a function returns
     under a decorator that turns an exception into `return None` (the skip-the-batch-on-OOM
-    idiom: `if loss is None: continue`); a file check (`os.path.exists(p)`) on a path named after the rank or
+    idiom: `if loss is None: continue`); the default of `next(it, None)` over an iterator whose
+    length differs between ranks (a loader over a rank's own uneven share); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
@@ -378,6 +379,10 @@ class CollectiveOnSomeRanks(Rule):
               "    return loss\ndef f(model, loader, x):\n    for batch in loader:\n"
               "        loss = forward_backward(model, batch)\n        if loss is None:\n            continue\n"
               "        dist.all_reduce(x)"),
+        # A distributed sampler hands every rank as many batches: they run out together.
+        Valid("def f(dataset, model):\n    loader = DataLoader(dataset, sampler=DistributedSampler(dataset))\n"
+              "    it = iter(loader)\n    while True:\n        batch = next(it, None)\n        if batch is None:\n"
+              "            break\n        dist.all_reduce(model(batch))"),
         # A class-based rank-zero-first block: its own barriers meet, its body is local work.
         Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
               "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
@@ -488,6 +493,13 @@ class CollectiveOnSomeRanks(Rule):
                 "returns None on a rank whose work fails there (@skip_on_oom)): the 'continue' at line 25 is taken "
                 "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every "
                 "rank hangs until the timeout", range=(18, 9, 18, 27)),
+        Invalid("def f(dataset, model):\n    loader = DataLoader(Subset(dataset, range(rank, len(dataset), 2)))\n"
+                "    it = iter(loader)\n    while True:\n        batch = next(it, None)\n        if batch is None:\n"
+                "            break\n        dist.all_reduce(model(batch))",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where 'batch is None' "
+                "is true (it is the default 'next' returns once the iterator runs out, which happens at a different "
+                "step on each rank): the 'break' at line 15 is taken only there, while the other ranks go on calling "
+                "it, so the ranks' calls stop pairing up and every rank hangs until the timeout", range=(8, 9, 8, 38)),
         Invalid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
                 "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
                 "def f(x):\n    with ZeroFirst():\n        dist.all_reduce(x)",
