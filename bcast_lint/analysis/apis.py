@@ -268,9 +268,9 @@ DATA_LOOP_WORDS = ("loader", "batches")
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,
 # transformers' `is_world_process_zero` and `TrainingArguments.should_save`/`should_log` (typed:
-# analysis.training_arguments), Lightning's `is_global_zero`.
+# analysis.training_arguments), Lightning's `is_global_zero`, mmengine's `@master_only`.
 RANK_TEXT_WORDS = ("rank", "RANK", "process_index", "main_process", "last_process", "on_process",
-                   "process_zero", "global_zero", "should_save", "should_log") + DIVERGENCE_TEXT_WORDS
+                   "process_zero", "global_zero", "should_save", "should_log", "master_only") + DIVERGENCE_TEXT_WORDS
 # The names a file must contain to be worth parsing: the distributed APIs and mapped frameworks.
 # transformers is not one: it is imported by most of the Hugging Face ecosystem, where "rank" (a LoRA
 # rank) is everywhere (diffusers: 19 files passed before, 267 with it); a transformers file that runs

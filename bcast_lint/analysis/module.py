@@ -38,7 +38,7 @@ from bcast_lint.analysis.words import names_collective, names_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
-                    "rank_zero_only"}
+                    "rank_zero_only", "master_only"}  # Accelerate's, Lightning's, mmengine's (and mmcv's)
 _ACCELERATOR_CLASSES = {"Accelerator", "PartialState", "AcceleratorState"}
 T = TypeVar("T")
 
@@ -133,7 +133,8 @@ class _CandidateCollector(Visitor):
     """One cheap pass without metadata: calls named like a collective, with their context."""
 
     def __init__(self, module: cst.Module, package: Optional[str] = None,
-                 project_calls: bool = False, imported_staggered: frozenset[str] = frozenset()) -> None:
+                 project_calls: bool = False, imported_staggered: frozenset[str] = frozenset(),
+                 imported_gating: frozenset[str] = frozenset()) -> None:
         self.candidates: list[_Candidate] = []
         # Calls that may be of the project's own functions (only with a FileContext).
         self.project_calls: Optional[list[_Candidate]] = [] if project_calls else None
@@ -156,7 +157,7 @@ class _CandidateCollector(Visitor):
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module) | imported_staggered
         self.taking_turns = _taking_turns(module)
-        self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module)
+        self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -444,6 +445,17 @@ def _function_text(project: Project, target: FunctionRef) -> str:
     return index.text(function) if index is not None and function is not None else ""
 
 
+def _imported_gating(module: cst.Module, context: FileContext) -> frozenset[str]:
+    """The names a module imports of another project module's rank-gating decorators (see
+    _rank_gating_decorators): `from utils import main_only`."""
+    found = set()
+    for name, target in _imported_project_functions(module, context):
+        text = _function_text(context.project, target)
+        if "def " in text[4:] and target.qualname in _rank_gating_decorators(cst.parse_module(textwrap.dedent(text))):
+            found.add(name)
+    return frozenset(found)
+
+
 def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[str]:
     """The names a module imports (`from utils import torch_distributed_zero_first`) of another
     project module's staggered context managers (see _staggered_context_managers)."""
@@ -592,7 +604,8 @@ class ModuleAnalysis:
                                          _weak(self._certainly_none) if context is not None else None,
                                          _weak(self._typed_rank_test))
         collector = _CandidateCollector(module, context.package if context else None, context is not None,
-                                        _imported_staggered(module, context) if context else frozenset())
+                                        _imported_staggered(module, context) if context else frozenset(),
+                                        _imported_gating(module, context) if context else frozenset())
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
@@ -723,8 +736,8 @@ class ModuleAnalysis:
         mapped = _mapped_entry(target) if isinstance(target, FunctionRef) else None
         if mapped is not None:  # linting a mapped framework itself: `barrier()` inside ignite.distributed.utils
             return apis.framework_api(mapped)
-        if isinstance(target, FunctionRef) and self._context.rank_dependent(self._qualname(candidate.scope)) \
-                and self._context.summaries.may_run_collective(target):
+        rank_dependent = candidate.rank_decorator is not None or self._context.rank_dependent(self._qualname(candidate.scope))
+        if isinstance(target, FunctionRef) and rank_dependent and self._context.summaries.may_run_collective(target):
             summary = self._context.summaries.of(target)
             if summary is None or (summary.group and _passes(candidate.call, summary.group)):
                 return None  # over the caller's own group: see summaries._on_a_group

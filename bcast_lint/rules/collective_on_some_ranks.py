@@ -33,8 +33,9 @@ class CollectiveOnSomeRanks(Rule):
     `return`/`continue`/`break`, in a loop that some ranks leave early or whose trip count depends
     on the rank, in a function decorated with `@accelerator.on_main_process`,
     `on_local_main_process`, `on_process(...)`, `on_last_process`, Lightning's
-    `rank_zero_only` or a module's own decorator that, like them, calls the function it wraps
-    only under a rank test, or inside `with accelerator.main_process_first():` /
+    `rank_zero_only`, mmengine's `master_only` or a project's own decorator (in the module or
+    imported from another of its modules) that, like them, calls the function it wraps only under
+    a rank test, or inside `with accelerator.main_process_first():` /
     `local_main_process_first()` or a project's own `@contextlib.contextmanager` (in the module or
     imported from another of the project's modules) that, like
     them, runs a collective under an `if` before its `yield` (the `torch_distributed_zero_first`
@@ -740,6 +741,10 @@ class CollectiveOnSomeRanks(Rule):
                 "            return fn(*args)\n    return wrapper\n@main_only\ndef log(x):\n    dist.all_reduce(x)",
                 expected_message="all_reduce() is called in 'log', which @main_only runs on some ranks only: the "
                 "other ranks never join it and every rank hangs until the timeout", range=(8, 5, 8, 23)),
+        Invalid("from mmengine.dist import master_only\ndef reduce_stats(x):\n    dist.all_reduce(x)\n    return x\n"
+                "@master_only\ndef log(x):\n    print(reduce_stats(x))",
+                expected_message="reduce_stats() is called in 'log', which @master_only runs on some ranks only: the "
+                "other ranks never join it and every rank hangs until the timeout", range=(7, 11, 7, 26)),
         Invalid("with accelerator.main_process_first():\n    ids = torch.zeros(3)\n    ids = broadcast(ids)",
                 expected_message="broadcast() is called inside 'with accelerator.main_process_first():': "
                 "the main rank runs it while the others wait at the block's barrier, and every rank hangs "
