@@ -45,6 +45,9 @@ _MAIN_PROPERTIES = {"is_main_process": "is_main_process", "is_local_main_process
                     "is_world_process_zero": "is_main_process",
                     "is_local_process_zero": "is_local_main_process"}
 _MAIN_METHODS = {"is_world_process_zero": "is_main_process", "is_local_process_zero": "is_local_main_process"}
+# Frameworks' functions that test for the main process, by their qualified names.
+_MAIN_FUNCTIONS = {"is_main_process": frozenset({"mmengine.dist.is_main_process", "mmengine.dist.utils.is_main_process",
+                                                 "mmcv.runner.is_main_process"})}
 # Megatron-style `get_<group>_rank()` (parallel_state, mpu): the rank within that group.
 _GROUP_RANK_GETTER = re.compile(r"get_(\w+)_rank$")
 _NOT_GROUP_GETTERS = {"global", "local", "node_local", "world"}
@@ -208,7 +211,10 @@ class RankConditions:
         if isinstance(expr, cst.Attribute) and self._typed is not None:
             return self._typed(expr)
         if isinstance(expr, cst.Call) and not expr.args:
-            return _MAIN_METHODS.get(last_name(expr.func) or "")
+            name = last_name(expr.func) or ""
+            if name in _MAIN_FUNCTIONS and self._qualified_names(expr) & _MAIN_FUNCTIONS[name]:
+                return "is_main_process"  # mmengine.dist.is_main_process(): get_rank() == 0
+            return _MAIN_METHODS.get(name)
         return None
 
     def evaluate(self, expr: cst.BaseExpression, world: World,

@@ -384,6 +384,8 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(dataset, model):\n    loader = DataLoader(dataset, sampler=DistributedSampler(dataset))\n"
               "    it = iter(loader)\n    while True:\n        batch = next(it, None)\n        if batch is None:\n"
               "            break\n        dist.all_reduce(model(batch))"),
+        # A function of one's own that happens to share the name, returning no rank test.
+        Valid("def is_main_process():\n    return True\ndef f(x):\n    if is_main_process():\n        dist.all_reduce(x)"),
         # A class-based rank-zero-first block: its own barriers meet, its body is local work.
         Valid("class ZeroFirst:\n    def __enter__(self):\n        if rank != 0:\n            dist.barrier()\n"
               "        return self\n    def __exit__(self, *exc):\n        if rank == 0:\n            dist.barrier()\n"
@@ -741,6 +743,12 @@ class CollectiveOnSomeRanks(Rule):
                 "            return fn(*args)\n    return wrapper\n@main_only\ndef log(x):\n    dist.all_reduce(x)",
                 expected_message="all_reduce() is called in 'log', which @main_only runs on some ranks only: the "
                 "other ranks never join it and every rank hangs until the timeout", range=(8, 5, 8, 23)),
+        Invalid("import mmengine.dist as mdist\ndef f(x):\n    if mdist.is_main_process():\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs only on ranks where 'mdist.is_main_process()' is true: the other "
+                "ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line 12) "
+                "only, while the others run no collective here)", range=(4, 9, 4, 27),
+                expected_replacement="import mmengine.dist as mdist\ndef f(x):\n    if mdist.is_main_process():\n"
+                "        pass\n    dist.all_reduce(x)"),
         Invalid("from mmengine.dist import master_only\ndef reduce_stats(x):\n    dist.all_reduce(x)\n    return x\n"
                 "@master_only\ndef log(x):\n    print(reduce_stats(x))",
                 expected_message="reduce_stats() is called in 'log', which @master_only runs on some ranks only: the "
