@@ -57,6 +57,8 @@ _PASSING_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "sum", "min
                                "zip", "iter", "next", "any", "all", "divmod", "pow", "map", "filter", "repr"})
 _PASSING_MODULES = ("torch.", "math.", "numpy.", "os.path.", "builtins.")
 # Reads that raise where what they read is missing: a file, the next item of an iterator.
+# Calls that list what a directory holds (as many items as there are files).
+_LISTINGS = frozenset({"listdir", "glob", "iglob", "scandir", "iterdir"})
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
@@ -778,6 +780,9 @@ class _Pass:
             return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
         if name == "next" and arguments:  # a batch of a loader over a rank's own, uneven share
             return self.length_why(arguments[0], varying)
+        if name in _LISTINGS and arguments:  # `os.listdir(node_dir)`: what is in a directory of its own
+            why = self._written.get(_code(arguments[0])) or self.why(arguments[0], varying)
+            return FILE_OF_RANK if why == RANK else why
         if name in _DEDUPLICATING and arguments:  # `set(labels)`: as many as there are distinct values
             return self.why(arguments[0], varying) or self.length_why(arguments[0], varying)
         if name in _SAME_LENGTH and arguments:

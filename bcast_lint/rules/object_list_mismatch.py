@@ -95,6 +95,7 @@ class ObjectListMismatch(Rule):
 
     code = "BCL013"
     VALID = (
+        Valid("def agree(root):\n    names = [None] * len(os.listdir(root))\n    dist.broadcast_object_list(names, src=0)"),
         Valid("def payload(src):\n    if dist.get_rank() == src:\n        return [load_config(), load_vocab()]\n"
               "    return [None, None]\ndef share(src=0):\n    objs = payload(src)\n"
               "    dist.broadcast_object_list(objs, src=src)"),
@@ -117,6 +118,11 @@ class ObjectListMismatch(Rule):
         Valid("objs = [x for x in items]\nif rank == 0:\n    objs = [cfg]\ndist.broadcast_object_list(objs, src=0)"),
     )
     INVALID = (
+        Invalid("def agree(root):\n    local = os.path.join(root, f'node{dist.get_rank()}')\n"
+                "    names = [None] * len(os.listdir(local))\n    dist.broadcast_object_list(names, src=0)",
+                expected_message="'names' can hold a different number of items on different ranks (it checks a path "
+                "named after the rank): broadcast_object_list() needs one length on every rank, and under gloo the "
+                "receivers abort (\"Received data size doesn't match expected size\")", range=(4, 5, 4, 45)),
         Invalid("def payload(src):\n    if dist.get_rank() == src:\n        return [load_config(), load_vocab()]\n"
                 "    return [None]\ndef share(src=0):\n    objs = payload(src)\n"
                 "    dist.broadcast_object_list(objs, src=src)",
