@@ -19,7 +19,7 @@ import re
 
 from bcast_lint.analysis import words
 from bcast_lint.analysis.apis import gated_call_words
-from bcast_lint.analysis.words import BROADCAST_WORDS, names_rank
+from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
 OTHER_CALL_WORDS = words.OTHER_COLLECTIVE_WORDS
@@ -36,9 +36,6 @@ def _called(word: str) -> re.Pattern:
 
 
 _BROADCAST_CALLS = tuple(_called(word) for word in BROADCAST_WORDS)
-# A gather goes wrong without any rank condition where what it gathers has a data-dependent
-# length (`gather(x[mask])`, `gather(model.generate(...))`: BCL015).
-GATHER_WORDS = ("gather", "all_gather", "all_gather_into_tensor", "gather_for_metrics")
 _GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 

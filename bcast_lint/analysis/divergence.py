@@ -26,7 +26,7 @@ from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import argument_value, attribute_key, is_none, last_name
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
-from bcast_lint.analysis.walk import Visitor, calls_in, children
+from bcast_lint.analysis.walk import ScopeVisitor, Visitor, calls_in, children
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -56,9 +56,9 @@ _PASSING_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "sum", "min
                                "range", "list", "tuple", "set", "dict", "sorted", "reversed", "enumerate",
                                "zip", "iter", "next", "any", "all", "divmod", "pow", "map", "filter", "repr"})
 _PASSING_MODULES = ("torch.", "math.", "numpy.", "os.path.", "builtins.")
-# Reads that raise where what they read is missing: a file, the next item of an iterator.
 # Calls that list what a directory holds (as many items as there are files).
 _LISTINGS = frozenset({"listdir", "glob", "iglob", "scandir", "iterdir"})
+# Reads that raise where what they read is missing: a file, the next item of an iterator.
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
@@ -95,7 +95,6 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
-
 
 
 class RankKind(str):
@@ -490,8 +489,11 @@ class _Pass:
         """`if len(mine) < chunk: mine = torch.cat([mine, ...])`, `while len(batch) < n:
         batch.append(...)`: code that pads a value to a length the same on every rank; after it,
         how many items the value holds no longer varies."""
-        key = _padded_key(test)
-        if key is None or self.why(_bound_of(test), after) is not None or key not in _names_changed(body):
+        padding = _padding(test)
+        if padding is None:
+            return after
+        key, bound = padding
+        if self.why(bound, after) is not None or key not in _names_changed(body):
             return after
         return _bind(after, [_length(key)], None)
 
@@ -924,45 +926,37 @@ def _is_own_share(value: cst.BaseExpression) -> bool:
 
 def _yields_in(body: cst.BaseSuite) -> bool:
     """Whether a loop's body yields (in its own code, not in a function defined there)."""
-    finder = _Yields()
+    finder = _Yields(body)
     finder.walk(body)
     return finder.found
 
 
-class _Yields(Visitor):
-    def __init__(self) -> None:
+class _Yields(ScopeVisitor):
+    visit_Lambda = ScopeVisitor.enters
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
         self.found = False
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.found = True
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
 
-    visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-
-def _padded_key(test: cst.BaseExpression) -> Optional[str]:
-    """The name in `len(name) < bound` (`<=`, `!=`, or `bound > len(name)`), or None."""
+def _padding(test: cst.BaseExpression) -> Optional[tuple[str, cst.BaseExpression]]:
+    """(`name`, `bound`) for `len(name) < bound` (`<=`, `!=`, or `bound > len(name)`), or None."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
     operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
     if isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.NotEqual)):
-        measured = test.left
+        measured, bound = test.left, right
     elif isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
-        measured = right
+        measured, bound = right, test.left
     else:
         return None
     if isinstance(measured, cst.Call) and last_name(measured.func) == "len" and len(measured.args) == 1:
-        return _key(measured.args[0].value)
+        key = _key(measured.args[0].value)
+        return (key, bound) if key else None
     return None
-
-
-def _bound_of(test: cst.Comparison) -> cst.BaseExpression:
-    """The side of a padding test that is not `len(...)`."""
-    right = test.comparisons[0].comparator
-    return right if isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.NotEqual)) \
-        else test.left
 
 
 def _names_changed(body: cst.BaseSuite) -> set:

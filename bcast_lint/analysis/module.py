@@ -414,10 +414,17 @@ def _returns_in_handler(wrapper: cst.FunctionDef) -> bool:
 
 def _imported_swallowing(module: cst.Module, context: FileContext) -> frozenset[str]:
     """The names a module imports of another project module's swallowing decorators."""
+    return _imported_of_kind(module, context, lambda text: "except" in text, _swallowing_decorators)
+
+
+def _imported_of_kind(module: cst.Module, context: FileContext, worth: Callable[[str], bool],
+                      found_in: Callable[[cst.Module], frozenset]) -> frozenset[str]:
+    """The names a module imports of another project module's functions that `found_in` finds
+    in their own text (parsed only where `worth` says the text may hold one)."""
     found = set()
     for name, target in _imported_project_functions(module, context):
         text = _function_text(context.project, target)
-        if "except" in text and target.qualname in _swallowing_decorators(cst.parse_module(textwrap.dedent(text))):
+        if worth(text) and target.qualname in found_in(cst.parse_module(textwrap.dedent(text))):
             found.add(name)
     return frozenset(found)
 
@@ -448,24 +455,13 @@ def _function_text(project: Project, target: FunctionRef) -> str:
 def _imported_gating(module: cst.Module, context: FileContext) -> frozenset[str]:
     """The names a module imports of another project module's rank-gating decorators (see
     _rank_gating_decorators): `from utils import main_only`."""
-    found = set()
-    for name, target in _imported_project_functions(module, context):
-        text = _function_text(context.project, target)
-        if "def " in text[4:] and target.qualname in _rank_gating_decorators(cst.parse_module(textwrap.dedent(text))):
-            found.add(name)
-    return frozenset(found)
+    return _imported_of_kind(module, context, lambda text: "def " in text[4:], _rank_gating_decorators)
 
 
 def _imported_staggered(module: cst.Module, context: FileContext) -> frozenset[str]:
     """The names a module imports (`from utils import torch_distributed_zero_first`) of another
     project module's staggered context managers (see _staggered_context_managers)."""
-    found = set()
-    for name, target in _imported_project_functions(module, context):
-        text = _function_text(context.project, target)
-        if "contextmanager" in text and target.qualname in _staggered_context_managers(
-                cst.parse_module(textwrap.dedent(text))):
-            found.add(name)
-    return frozenset(found)
+    return _imported_of_kind(module, context, lambda text: "contextmanager" in text, _staggered_context_managers)
 
 
 def _yields(statement: cst.CSTNode) -> bool:
@@ -1116,9 +1112,7 @@ class ModuleAnalysis:
         between ranks (analysis.callers)."""
         if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
             return {}
-        qualname, path = self._qualname(scope), self._context.index.path
-        calls = [candidate for candidate in self._project_calls_named(scope.name.value) if candidate.scope is not scope]
-        reached = [candidate for candidate in calls if self._reaches(candidate, path, qualname)]
+        reached = self._calls_of(scope)
         if not reached:
             return {}
         # A parameter the function returns early on is judged where it is called
@@ -1138,11 +1132,16 @@ class ModuleAnalysis:
         """The values this module's own calls of the function `scope` pass as `parameter`."""
         if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
             return []
-        qualname, path = self._qualname(scope), self._context.index.path
         method = scope in self._method_classes
-        return [value for candidate in self._project_calls_named(scope.name.value)
-                if candidate.scope is not scope and self._reaches(candidate, path, qualname)
+        return [value for candidate in self._calls_of(scope)
                 for name, value in bound_arguments(scope, candidate.call, method) if name == parameter]
+
+    def _calls_of(self, scope: cst.FunctionDef) -> list:
+        """This module's calls of the function `scope`, outside `scope` itself (with a FileContext
+        that has an index)."""
+        qualname, path = self._qualname(scope), self._context.index.path
+        return [candidate for candidate in self._project_calls_named(scope.name.value)
+                if candidate.scope is not scope and self._reaches(candidate, path, qualname)]
 
     def _project_calls_named(self, name: str) -> list:
         """The project calls whose callee's last name is `name` (an index: a scan per function

@@ -19,6 +19,9 @@ Text = Union[bytes, str]
 
 COLLECTIVE_WORDS = CALL_WORDS  # called under their own name: `broadcast(`, `.all_reduce (`
 BROADCAST_WORDS = ("broadcast", "broadcast_object_list")
+# A gather goes wrong without any rank condition where what it gathers has a data-dependent
+# length (`gather(x[mask])`, `gather(model.generate(...))`: BCL015).
+GATHER_WORDS = ("gather", "all_gather", "all_gather_into_tensor", "gather_for_metrics")
 OTHER_COLLECTIVE_WORDS = tuple(sorted(word for word in COLLECTIVE_WORDS if "broadcast" not in word))
 RANK_WORDS = RANK_TEXT_WORDS  # every spelling of a rank condition contains one
 API_WORDS = API_TEXT_WORDS  # a file that runs a collective names one of these

@@ -419,8 +419,6 @@ def _handed_varying_source(analysis: ModuleAnalysis, site: CallSite) -> Iterator
     """A source no world decides, a helper's parameter, that the module's own calls pass this
     process's rank (`self.leader = int(os.environ["LOCAL_RANK"])`, then `helper(fn,
     self.leader)`): reported where it is passed."""
-    if site.source is None or integer_literal(site.source) is not None:
-        return
     if not isinstance(site.source, cst.Name) or not _reached_unconditionally(analysis, site):
         return
     for value in analysis.arguments_for(site.scope, site.source.value):
