@@ -3,7 +3,7 @@
 LibCST's parser and visitors cost far more than CPython's `ast`, and in a large module the
 broadcast usually sits in one function of hundreds. `ast` finds the top-level statements (and
 the methods of top-level classes) whose text names no collective; each is replaced by a one-line
-stub and its other lines are dropped. A kept class keeps its `__init__`, setup methods
+stub and its other lines are dropped; a class the kept code constructs is kept whole. A kept class keeps its `__init__`, setup methods
 (apis.SETUP_METHOD) and properties, and the methods that assign an attribute of `self` named on a collective's
 line: another method may broadcast what they assign. Every kept line keeps its text and columns, and
 `Reduced.line_numbers` maps it back to its number in the original file (`Source.parsed` keeps the
@@ -39,11 +39,16 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     lines: list[Optional[str]] = source.lines()
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
                                        | _wrappers(source.text) | helpers))
+    cut = [statement for statement in tree.body
+           if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
+           and not _ends_the_process(statement)
+           and not (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement))]
+    whole = _constructed_classes(lines, tree, cut)
     for statement in tree.body:
-        if isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement):
-            continue  # a decorator: it may run what it wraps on some ranks only (`main_only`)
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling) \
-                and not _ends_the_process(statement):
+        # A decorator may run what it wraps on some ranks only (`main_only`).
+        if (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement)) or statement in whole:
+            continue
+        if statement in cut:
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
@@ -54,6 +59,19 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                     _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
+
+
+def _constructed_classes(lines: list, tree: ast.Module, cut: list) -> list[ast.ClassDef]:
+    """The classes among `cut` that the code kept constructs (`state = TrainerState(cfg)`): what
+    their methods leave in their attributes (`self.path` named after the rank, a flag set where
+    `os.makedirs` lost a race) is what the kept code's calls of them return (analysis.attributes)."""
+    classes = {statement.name: statement for statement in cut if isinstance(statement, ast.ClassDef)}
+    if not classes:
+        return []
+    cut_lines = {number for statement in cut for number in range(statement.lineno, statement.end_lineno + 1)}
+    called = {name for number in _lines_with_calls(lines, classes) if number not in cut_lines
+              for name in _CALLED.findall(lines[number - 1]) if name in classes}
+    return [classes[name] for name in called]
 
 
 def _ends_the_process(statement: ast.stmt) -> bool:

@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RAISES, RANK, UNEVEN_PIECE, setup_truth,
+from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RACE, RAISES, RANK, UNEVEN_PIECE, setup_truth,
                                             written_by_some)
 from bcast_lint.analysis.module import ModuleAnalysis
 
@@ -290,3 +290,29 @@ def test_a_slice_bounded_by_a_rank_s_own_count_varies_in_length():
             for item in items[:n_local]:
                 dist.all_reduce(x)
     """) == {"items[:n_local]": RANK}
+
+
+@pytest.mark.parametrize("creation, raced", [
+    ("os.makedirs(run_dir)", True),
+    ("os.mkdir(run_dir)", True),
+    ("os.remove(run_dir)", True),
+    ("open(run_dir, 'x')", True),
+    ("Path(run_dir).mkdir(parents=True)", True),
+    ("os.makedirs(run_dir, exist_ok=True)", False),  # no race: every rank succeeds
+    ("os.makedirs(f'{run_dir}/{dist.get_rank()}')", False),  # a path of its own
+    ("open(run_dir, 'w')", False),
+    ("items.remove(run_dir)", False),  # a list's, not a file's
+])
+def test_every_rank_creating_or_removing_one_path_races(creation, raced):
+    analysis = _analysis(f"""
+        from pathlib import Path
+        def f(run_dir, items):
+            try:
+                {creation}
+                made = True
+            except OSError:
+                made = False
+            if made:
+                dist.barrier()
+    """)
+    assert list(analysis.divergence.raising.values()) == ([RACE] if raced else [])

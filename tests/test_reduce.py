@@ -143,3 +143,14 @@ def test_a_decorator_is_kept_with_its_wrapper_and_a_plain_function_is_cut():
                       "            return fn(*args)\n    return wrapper\n\n\ndef helper(fn):\n    return fn + 1\n")
     assert "            return fn(*args)" in reduced.text  # it may run what it wraps on some ranks only
     assert "def helper(): pass" in reduced.text
+
+
+def test_a_class_the_kept_code_constructs_is_kept_whole_and_one_it_does_not_is_cut():
+    text = ("import os\nimport torch.distributed as dist\n\n\nclass RunDir:\n    def __init__(self, path):\n"
+            "        self.path = path\n\n    def created(self):\n        return os.path.exists(self.path)\n\n\n"
+            "class Unused:\n    def f(self):\n        return 1\n\n\n"
+            "def main():\n    run = RunDir('/tmp/x')\n    if run.created():\n        dist.barrier()\n")
+    reduced = _reduce(text)
+    assert "        return os.path.exists(self.path)" in reduced.text  # what main() reads of it
+    assert "        return 1" not in reduced.text
+    _kept_lines_are_original(text, reduced)

@@ -23,7 +23,8 @@ from typing import Callable, Mapping, Optional, Sequence
 import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS
-from bcast_lint.analysis.expressions import argument_value, attribute_key, is_none, last_name
+from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
+                                             self_name)
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
 from bcast_lint.analysis.walk import ScopeVisitor, Visitor, calls_in, children
@@ -48,7 +49,7 @@ _SYNCHRONISING = frozenset({"broadcast", "broadcast_object_list", "all_reduce", 
                             "all_gather_object", "all_gather_into_tensor"})
 # Collectives whose result is the same on every rank (Accelerate returns it).
 _UNIFORM_RESULTS = frozenset({"broadcast", "broadcast_object_list", "gather", "gather_for_metrics",
-                              "reduce", "pad_across_processes", "all_gather", "all_reduce"})
+                              "gather_object", "reduce", "pad_across_processes", "all_gather", "all_reduce"})
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
 _BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
                        "prepare", "prepare_data_loader"})
@@ -62,6 +63,12 @@ _LISTINGS = frozenset({"listdir", "glob", "iglob", "scandir", "iterdir"})
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
+# Calls that fail when the path is already there (or already gone), unless told not to: when every
+# rank makes the same call on one path, one succeeds and the others raise.
+_EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unlink": "missing_ok",
+              "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None}
+_FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
+                          "os.symlink", "os.link"})
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
@@ -91,6 +98,7 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
@@ -197,6 +205,9 @@ class Divergence:
     returned_parameters: set = field(default_factory=set)
     returned_length_parameters: set = field(default_factory=set)
     returned_length_of: set = field(default_factory=set)  # the parameters whose length it keeps
+    # What the scope leaves in its own object's attributes that differs between ranks, where it
+    # returns or ends: "self.path" (or its "#len" key) -> why (analysis.attributes reads it).
+    held: dict = field(default_factory=dict)
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
@@ -244,6 +255,7 @@ class _Pass:
         self._holding = False  # reading what an attribute is set to (_held_rank)
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
+        self._world_sizes: set[str] = set()  # local names holding the number of processes
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -279,6 +291,7 @@ class _Pass:
             varying = self._mutation(small.value, varying)
         elif isinstance(small, cst.Return):
             self._note_return(small.value, varying)
+            self._note_held(varying)
         elif isinstance(small, cst.Assert):
             if is_data_reason(self._test_reason(small.test, varying, data_only=True)) or self._data_controlled():
                 self.found.failing.add(small)
@@ -309,6 +322,9 @@ class _Pass:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
+        self._world_sizes.discard(_key(target))
+        if isinstance(target, cst.Name) and names_world_size(value):
+            self._world_sizes.add(target.value)
         for key in keys:
             if _is_split(value) and isinstance(target, cst.Name):
                 self._split_of[key] = value
@@ -362,6 +378,16 @@ class _Pass:
             found.returns = found.returns or value_why
         self._note_length(length_why)
 
+    def _note_held(self, varying: Varying) -> None:
+        """Keep what varies in the scope's own attributes (`self.x`) where it leaves."""
+        own = self_name(self._scope)
+        if own is None:
+            return
+        for key, why in varying.items():
+            attribute = key.removeprefix("#len ")
+            if why and attribute.startswith(own + ".") and attribute.count(".") == 1:
+                self.found.held.setdefault(key, why)
+
     def _note_length(self, length_why: Optional[str]) -> None:
         """Why how many items the scope returns (or yields) can differ between ranks."""
         found = self.found
@@ -400,6 +426,11 @@ class _Pass:
             orelse = self._under(reason, lambda: self._If(statement.orelse, varying))
         elif statement.orelse is not None:
             orelse = self._under(reason, lambda: self.block(_statements(statement.orelse.body), varying))
+        several = self._several_processes_arm(statement.test)
+        if several is not None:
+            # `if ws > 1: x = all_gather(x)`: the other arm runs in a job of one process, where
+            # nothing differs between ranks.
+            body, orelse = (body, body) if several else (orelse, orelse)
         if reason == RANK and not any(leaf in self.found.tests for leaf in boolean_leaves(statement.test)):
             # `model = model.to(device) if rank 0 else model.to_empty(...)`: set on every rank,
             # to values of one kind; what varies is which arm, not whether it is set.
@@ -407,6 +438,13 @@ class _Pass:
             body, orelse = _forget_shared(body, orelse, varying, keep=frozenset(apart))
             body = {**body, **{name: why for name, why in apart.items() if name in body}}
         return self._pad(statement.test, statement.body, _merge(body, orelse))
+
+    def _several_processes_arm(self, test: cst.BaseExpression) -> Optional[bool]:
+        """True when only the body of `if test:` runs in a job of several processes, False when
+        only its `else` does, None when either can (see setup_truth)."""
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value in self._world_sizes:
+            test = test.with_changes(left=cst.Name("world_size"))  # `ws = idist.get_world_size()`
+        return setup_truth(test)
 
     def _test_reason(self, test: cst.BaseExpression, varying: Varying, data_only: bool = False) -> Optional[str]:
         """Why a test can go one way on some ranks and the other way on the rest, or None. Its
@@ -439,7 +477,10 @@ class _Pass:
             self.found.tests.update(recorded)
             self.found.scopes.add(self._scope)
             return next(iter(recorded.values()))
-        return RANK if decided and not undecided and any(self.why(leaf, varying) for leaf in decided) else None
+        # A rank test every rank answers alike (`int(os.environ.get("LOCAL_RANK", -1)) != -1`:
+        # launched at all) does not set ranks apart.
+        return RANK if decided and not undecided and any(self.why(leaf, varying) for leaf in decided) \
+            and self._rank_splits(test, worlds) else None
 
     def _rank_splits(self, test: cst.BaseExpression, worlds) -> bool:
         """Whether the rank tests in `test` give different ranks different outcomes once the
@@ -529,6 +570,8 @@ class _Pass:
         raise on some ranks only; or works on a rank's own data (`compute_loss(model, batch)`),
         which can fail on that rank alone."""
         for call in calls_in(statement.body):
+            if self._races(call, varying):
+                return RACE
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
             if any(self.why(value, varying) in (DATA, LOCAL_DATA) for value in paths):
                 return RAISES
@@ -538,6 +581,28 @@ class _Pass:
                 paths.append(call.func.value)  # `Path(p).read_text()`
             if any(self.why(path, varying) or _code(path) in self._written for path in paths):
                 return RAISES
+        return None
+
+    def _races(self, call: cst.Call, varying: Varying) -> bool:
+        """`os.makedirs(run_dir)` (no `exist_ok=True`), `os.remove(lock)`, `open(p, "x")` on a
+        path every rank names alike: the ranks race, and only the winner does not raise."""
+        path = self._exclusive_path(call)
+        return path is not None and self.why(path, varying) is None and _code(path) not in self._written
+
+    def _exclusive_path(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The path `call` creates or removes in a way that fails when another process did so first."""
+        name = last_name(call.func)
+        if name == "open":
+            mode = argument_value(call, 1, "mode")
+            exclusive = isinstance(mode, cst.SimpleString) and "x" in mode.evaluated_value
+            return argument_value(call, 0) if exclusive else None
+        if name not in _EXCLUSIVE or any(arg.keyword is not None and arg.keyword.value == _EXCLUSIVE[name]
+                                         for arg in call.args):
+            return None
+        if self._qualified_names(call) & _FILE_SYSTEM:
+            return argument_value(call, 0)
+        if isinstance(call.func, cst.Attribute) and not positional_arguments(call):
+            return call.func.value  # `Path(run_dir).mkdir(parents=True)`
         return None
 
     def _handled(self, statement) -> Optional[str]:
@@ -588,8 +653,9 @@ class _Pass:
         return any(map(is_data_reason, self._control))
 
     def _why_controlled(self) -> Optional[str]:
-        if self._control and isinstance(self._control[-1], Passed):
-            return self._control[-1]  # set under a test on a parameter (a summary's marker)
+        if self._control and (isinstance(self._control[-1], Passed) or self._control[-1] == RACE):
+            # set under a test on a parameter (a summary's marker), or by the ranks that lost a race
+            return self._control[-1]
         return CONTROL if self._control else None
 
     # -- expressions -----------------------------------------------------------------------
@@ -815,17 +881,20 @@ class _Pass:
 
 def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
                   qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
-                  returned: Optional[Returned] = None, parameters: Optional[Parameters] = None) -> Divergence:
+                  returned: Optional[Returned] = None, parameters: Optional[Parameters] = None,
+                  attributes: Optional[Varying] = None) -> Divergence:
     """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks.
     `returned(call, length, arguments)`: why what a project function returns (or how many items
     it holds) differs between ranks, from its summary, or None (see Returned); `parameters`: those
-    of `scope` that differ between ranks (analysis.callers), or the summaries' Passed markers."""
+    of `scope` that differ between ranks (analysis.callers), or the summaries' Passed markers;
+    `attributes`: what the method's own object holds that differs between ranks when it starts
+    (analysis.attributes), keyed as the state keys them ("self.path", "#len self.items")."""
     walk = _Pass(scope, conditions, qualified_names, collectives, returned)
     statements = scope.body if isinstance(scope, cst.Module) else _statements(scope.body)
-    entry: dict = {}
+    entry: dict = dict(attributes or {})
     for name, (value, length) in (parameters or {}).items():
         entry = _bind(_bind(entry, [name], value), [_length(name)], length)
-    walk.block(statements, entry)
+    walk._note_held(walk.block(statements, entry))
     return walk.found
 
 

@@ -57,6 +57,13 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def self_name(scope: cst.CSTNode) -> Optional[str]:
+    """The first parameter of a function: `self` when it is a method."""
+    if not isinstance(scope, cst.FunctionDef) or not scope.params.params:
+        return None
+    return scope.params.params[0].name.value
+
+
 def attribute_key(expr: cst.BaseExpression) -> Optional[str]:
     """"self.weights" for `self.weights`, "state.best" for `state.best`: an attribute of a name,
     which the data flow can follow like a local (analysis.flow)."""

@@ -18,13 +18,14 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from bcast_lint.analysis import apis, frameworks
+from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import Divergence, Parameters, divergence_of, passed_as, returned_by
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
-                                             last_name, names_in_payload, payload_attributes)
+                                             last_name, names_in_payload, payload_attributes, self_name)
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
                                       merge_envs, walk_scope)
@@ -616,6 +617,9 @@ class ModuleAnalysis:
         self._once: dict[Callable, object] = {}
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
+        self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
+        self._method_returns_running: set[cst.FunctionDef] = set()
+        self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
@@ -627,6 +631,8 @@ class ModuleAnalysis:
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
+        self.attributes = ClassAttributes(self._method_classes, {method for method, _, _ in self._self_assignments},
+                                          _weak(self._attribute_pass))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
         if not self.calls:
@@ -781,12 +787,45 @@ class ModuleAnalysis:
         why = summary and (summary.varies_length if length else summary.varies)
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
+        why = self._own_method_returns(call, length)
+        if why:
+            return returned_by(f"'{self.code(call.func)}()'", why)
         candidate = self._project_calls.get(call) if arguments else None
         target = self._target(candidate) if candidate is not None else None
         if not isinstance(target, FunctionRef):
             return None
         summary = self._context.summaries.of(target)
         return summary.passed_on(arguments, length) if summary is not None else None
+
+    def _own_method_returns(self, call: cst.Call, length: bool) -> Optional[str]:
+        """Why what a method of one of this module's classes returns (or how many items) differs
+        between ranks, read with what its object holds (ClassAttributes): a summary reads the
+        method's own text alone, blind to `self.path = f"state_rank{rank}.json"` in `__init__`."""
+        candidate = self._project_calls.get(call)
+        target = self._target(candidate) if candidate is not None else None
+        method = self._own_methods().get(target.qualname) \
+            if isinstance(target, FunctionRef) and target.path == self._context.index.path else None
+        if method is None or method in self._method_returns_running \
+                or len(self._method_returns_running) >= _NESTED_METHODS:
+            # A method that (indirectly) calls itself, or one deep in a chain of them: not known.
+            return None
+        if method not in self._method_returns:
+            self._method_returns_running.add(method)
+            try:
+                found = self._method_pass(method, self.attributes.entry(method))
+            finally:
+                self._method_returns_running.discard(method)
+            self._method_returns[method] = (found.returns, found.returns_length)
+        returns, returns_length = self._method_returns[method]
+        return returns_length if length else returns
+
+    def _own_methods(self) -> dict[str, cst.FunctionDef]:
+        """"Class.method" -> the method, for the classes at this module's top level."""
+        if self._methods_by_name is None:
+            top = {id(statement) for statement in self.module.body}
+            self._methods_by_name = {f"{klass.name.value}.{method.name.value}": method
+                                     for method, klass in self._method_classes.items() if id(klass) in top}
+        return self._methods_by_name
 
     def inlined_return(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What the project function `call` calls returns, when its body is one `return`, with
@@ -1093,7 +1132,8 @@ class ModuleAnalysis:
         for scope in scopes:
             self.divergence.update(divergence_of(scope, self.conditions, self.qualified_names, collectives,
                                                  _weak(self.returned_variance),
-                                                 self._varying_parameters(scope, collectives)))
+                                                 self._varying_parameters(scope, collectives),
+                                                 self.attributes.entry(scope)))
         self.conditions.varying = {**self.divergence.tests, **self.divergence.raising}
 
         for scope, sites in scopes.items():
@@ -1161,8 +1201,23 @@ class ModuleAnalysis:
         if scope not in self._caller_passes:
             observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope}, **collectives}
             self._caller_passes[scope] = divergence_of(scope, self.conditions, self.qualified_names, observed,
-                                                       _weak(self.returned_variance))
+                                                       _weak(self.returned_variance),
+                                                       attributes=self.attributes.entry(scope))
         return self._caller_passes[scope]
+
+    def _method_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
+        """The divergence pass of `method`, started with what its object holds (ClassAttributes)."""
+        collectives = {site.call: site for site in self.calls}
+        return divergence_of(method, self.conditions, self.qualified_names, collectives,
+                             _weak(self.returned_variance), self._varying_parameters(method, collectives), attributes)
+
+    def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
+        """As _method_pass, for what the method leaves in its attributes: only `__init__`'s
+        parameters are followed to their callers (`StridedSampler(ds, world, rank)`)."""
+        if method.name.value == "__init__":
+            return self._method_pass(method, attributes)
+        return divergence_of(method, self.conditions, self.qualified_names, {site.call: site for site in self.calls},
+                             _weak(self.returned_variance), attributes=attributes)
 
     # -- attributes followed across a class's methods ---------------------------------------
     def _setup_methods(self, scope: cst.CSTNode, keys: set) -> list:
@@ -1171,7 +1226,7 @@ class ModuleAnalysis:
         there when `scope` runs. Empty when another method assigns such an attribute too (then
         nothing is known of it when `scope` runs)."""
         owner = self._method_classes.get(scope)
-        own = _self_name(scope)
+        own = self_name(scope)
         if owner is None or own is None or not any(key.startswith(own + ".") for key in keys):
             return []
         methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s is not scope]
@@ -1188,7 +1243,7 @@ class ModuleAnalysis:
         other objects (`obj.x`), unknown."""
         if not keys:
             return None
-        own = _self_name(scope)
+        own = self_name(scope)
         unknown = {key: frozenset((Definition(key, OTHER),)) for key in keys}
         owned = {key for key in keys if own is not None and key.startswith(own + ".")}
         if not setup or not owned:
@@ -1384,6 +1439,9 @@ class ModuleAnalysis:
                          CodePosition(original(where.end.line), where.end.column))
 
 
+_NESTED_METHODS = 3  # how deep _own_method_returns follows methods returning what other methods return
+
+
 def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     """Names assigned once in the whole module, at its top level, an integer literal."""
     counts: dict[str, int] = {}
@@ -1521,13 +1579,6 @@ def _weak(method: Callable) -> Callable:
     collection, which is rare while linting (engine.rare_garbage_collection)."""
     reference = weakref.WeakMethod(method)
     return lambda *args, **kwargs: reference()(*args, **kwargs)
-
-
-def _self_name(scope: cst.CSTNode) -> Optional[str]:
-    """The first parameter of a method: `self`."""
-    if not isinstance(scope, cst.FunctionDef) or not scope.params.params:
-        return None
-    return scope.params.params[0].name.value
 
 
 def _attribute_keys(sites: list) -> set:

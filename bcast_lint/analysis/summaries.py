@@ -398,7 +398,7 @@ def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None
     seeded as varying (Passed markers, to see which reach what it returns)."""
     collectives = {site.call: site for site in analysis.calls}
     return divergence_of(func, analysis.conditions, analysis.qualified_names, collectives,
-                         analysis.returned_variance, parameters)
+                         analysis.returned_variance, parameters, analysis.attributes.entry(func))
 
 
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:

@@ -181,6 +181,25 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # What a class's methods leave in its attributes, alike on every rank (analysis.attributes).
+        Valid("class RunDir:\n    def __init__(self, path):\n        os.makedirs(path, exist_ok=True)\n"
+              "        self.created = True\n    def prepare(self):\n        if self.created:\n            dist.barrier()"),
+        Valid("class State:\n    def __init__(self, root):\n        self.path = os.path.join(root, 'state.json')\n"
+              "    def load(self):\n        if not os.path.exists(self.path):\n            return 0\n"
+              "        return 1\ndef run(root):\n    state = State(root)\n    for step in range(state.load(), 4):\n"
+              "        dist.barrier()"),
+        # Launched at all (a rank every process has), and the arm a job of one process takes.
+        Valid("def f(x):\n    if int(os.environ.get('LOCAL_RANK', -1)) != -1:\n        mode = 'ddp'\n"
+              "    else:\n        mode = 'single'\n    if mode == 'ddp':\n        dist.barrier()"),
+        Valid("class Epoch:\n    def compute(self, preds):\n        if self.result is None:\n"
+              "            ws = dist.get_world_size()\n            if ws > 1:\n                dist.all_gather([preds], preds)\n"
+              "            self.result = 0.0\n            if dist.get_rank() == 0:\n                self.result = float(preds.sum())\n"
+              "            if ws > 1:\n                self.result = broadcast(torch.tensor(self.result)).item()\n"
+              "        return self.result"),
+        Valid("from accelerate.utils import gather_object\nclass Est:\n    def estimate(self, loader):\n"
+              "        local = {}\n        for batch in loader:\n            local[batch[0]] = batch[1]\n"
+              "        self.values = dict(gather_object(list(local.items())))\n    def step(self, loader):\n"
+              "        if self.values is None:\n            self.estimate(loader)\n        dist.barrier()"),
         # A helper whose collective runs only for some arguments, and one over the caller's group.
         Valid("def fetch(path, store=None):\n    if store is None:\n        broadcast_object_list([path])\n"
               "    return store\nif accelerator.is_main_process:\n    fetch('ckpt', object())"),
@@ -396,6 +415,23 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # What one method leaves in the object's attributes, read by another (analysis.attributes).
+        Invalid("class RunDir:\n    def __init__(self, path):\n        try:\n            os.makedirs(path)\n"
+                "            self.created = True\n        except FileExistsError:\n            self.created = False\n"
+                "    def prepare(self):\n        if self.created:\n            dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'self.created' is true (every rank creates or "
+                "removes the same path, and all but the first to do so raise): the other ranks "
+                "never join it and every rank hangs until the timeout (those ranks run barrier (line 18) only, "
+                "while the others run no collective here)", range=(10, 13, 10, 27)),
+        Invalid("class State:\n    def __init__(self, root):\n"
+                "        self.path = os.path.join(root, f'state_rank{rank}.json')\n"
+                "    def load(self):\n        if not os.path.exists(self.path):\n            return 0\n"
+                "        return 1\ndef run(root):\n    state = State(root)\n    for step in range(state.load(), 4):\n"
+                "        dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at line 18 "
+                "iterates over 'range(state.load(), 4)', whose length can differ between ranks ('state.load()' returns "
+                "something else on some ranks), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(11, 9, 11, 23)),
         # Values that differ between ranks without a rank test (analysis.divergence).
         Invalid("def resume(ckpt):\n    if rank == 0:\n        torch.save({}, ckpt)\n"
                 "    if os.path.exists(ckpt):\n        dist.barrier()",
