@@ -1,0 +1,59 @@
+# verify: ok
+"""Hand-fixed twin of accuracy_property_main_log.py: every process reads the property.
+
+Modelled on Lightning-AI/pytorch-lightning#18148
+(https://github.com/Lightning-AI/pytorch-lightning/issues/18148) and the note added by #18179
+(https://github.com/Lightning-AI/pytorch-lightning/pull/18179), "you must call this on all
+processes": the reducing property is read into a local on every process, and only the print
+stays under `is_main_process`.
+"""
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class EpochMeter:
+    def __init__(self, accelerator: Accelerator):
+        self.accelerator = accelerator
+        self.reset()
+
+    def reset(self) -> None:
+        self.correct, self.seen = 0, 0
+
+    def update(self, logits: torch.Tensor, labels: torch.Tensor) -> None:
+        self.correct += int((logits.argmax(dim=1) == labels).sum())
+        self.seen += len(labels)
+
+    @property
+    def accuracy(self) -> float:
+        totals = torch.tensor([self.correct, self.seen], dtype=torch.float64)
+        totals = self.accelerator.reduce(totals, reduction="sum")
+        return (totals[0] / totals[1]).item()
+
+
+def main() -> None:
+    accelerator = Accelerator()
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(32, 4), torch.randint(0, 3, (32,)))
+    model = torch.nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, opt, loader = accelerator.prepare(model, opt, DataLoader(data, batch_size=4))
+    meter = EpochMeter(accelerator)
+    for epoch in range(2):
+        accelerator.wait_for_everyone()
+        meter.reset()
+        for x, y in loader:
+            logits = model(x)
+            loss = torch.nn.functional.cross_entropy(logits, y)
+            accelerator.backward(loss)
+            opt.step()
+            opt.zero_grad()
+            meter.update(logits.detach(), y)
+        accuracy = meter.accuracy
+        if accelerator.is_main_process:
+            print(f"epoch {epoch}: accuracy {accuracy:.3f}")
+    accelerator.end_training()
+
+
+if __name__ == "__main__":
+    main()
