@@ -23,8 +23,10 @@ The job counts as hung before the timeout when every rank sits in a collective i
 entering, or has finished the script or failed, and nothing new was recorded for STALL_SECONDS:
 waiting out the rest of the timeout would tell no more, and a framework's job (Lightning's startup
 takes tens of seconds) would otherwise need a long timeout for its hang too. A rank inside a
-collective the bootstrap does not record (DDP's own) never counts as sitting, so such a job waits
-for the timeout as before.
+collective the bootstrap does not record (DDP's own, a framework's barrier) never counts as sitting;
+such a job counts as hung once some rank has finished or sits in a recorded collective and no rank
+still running has used CPU time for IDLE_SECONDS (a rank that sleeps that long then is judged hung
+too).
 
 On timeout every agent is killed. torchrun is started in a session of its own, but it starts
 each worker in a new session too, so killing its process group is not enough: every descendant
@@ -51,6 +53,11 @@ from bcast_lint.harness.protocol import MIN_PROCESSES, RankLog, Run
 
 TAIL_CHARS = 4000
 STALL_SECONDS = 10.0
+# A rank blocked in a collective uses next to no CPU time; one still working uses more than this
+# between two looks. A rank that sleeps or waits on the network for this long while a peer has
+# finished is taken to be hung too.
+IDLE_SECONDS = 15.0
+_BUSY_CPU_SECONDS = 0.2
 _POLL_SECONDS = 0.25
 
 
@@ -147,24 +154,55 @@ def run_jobs(
 
 class Stall:
     """Whether every rank of a job sits in a recorded collective (or is done) with nothing new
-    recorded for STALL_SECONDS."""
+    recorded for STALL_SECONDS; or some rank is done or sits in a recorded collective while none of
+    the others has used CPU time for IDLE_SECONDS: they wait in a collective the bootstrap does
+    not record (a framework's own barrier, DDP's broadcast) that will never be joined."""
 
-    def __init__(self, record_dir: str, ranks: int, seconds: float = STALL_SECONDS):
+    def __init__(self, record_dir: str, ranks: int, seconds: float = STALL_SECONDS,
+                 idle_seconds: float = IDLE_SECONDS):
         self._record_dir = record_dir
         self._ranks = ranks
         self._seconds = seconds
+        self._idle_seconds = idle_seconds
         self._sizes: tuple[int, ...] = ()
         self._since = time.monotonic()
+        self._cpu: float | None = None  # the waiting ranks' CPU seconds when they were last busy
+        self._idle_since = time.monotonic()
 
     def __call__(self) -> bool:
         sizes = tuple(_size(protocol.record_path(self._record_dir, rank)) for rank in range(self._ranks))
         if sizes != self._sizes:
             self._sizes, self._since = sizes, time.monotonic()
+            self._cpu = None
             return False
-        if time.monotonic() - self._since < self._seconds:
+        events = [protocol.read_events(self._record_dir, rank) for rank in range(self._ranks)]
+        states = [_sitting_or_done(rank_events) for rank_events in events]
+        if time.monotonic() - self._since >= self._seconds and all(states) and protocol.ENTER in states:
+            return True
+        return self._idle(events, states)
+
+    def _idle(self, events: list, states: list) -> bool:
+        if not any(states):  # no rank is done or known to sit in a collective
             return False
-        states = [_sitting_or_done(protocol.read_events(self._record_dir, rank)) for rank in range(self._ranks)]
-        return all(states) and protocol.ENTER in states
+        waiting = [_pid(rank_events) for rank_events, state in zip(events, states) if state != protocol.FINISHED]
+        cpu = _cpu_seconds(waiting) if waiting and None not in waiting else None
+        now = time.monotonic()
+        if cpu is None or self._cpu is None or cpu - self._cpu > _BUSY_CPU_SECONDS:
+            self._cpu, self._idle_since = cpu, now
+            return False
+        return now - self._idle_since >= self._idle_seconds
+
+
+def _pid(events: tuple[protocol.Event, ...]) -> int | None:
+    return next((event.pid for event in events if event.kind == protocol.START), None)
+
+
+def _cpu_seconds(pids: list) -> float | None:
+    """The CPU time the processes (and their threads) used so far, or None once one is gone."""
+    try:
+        return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
+    except psutil.Error:
+        return None
 
 
 def _sitting_or_done(events: tuple[protocol.Event, ...]) -> str | None:
