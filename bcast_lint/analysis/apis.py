@@ -39,6 +39,9 @@ class Api:
     # (`if not metrics: return {}`): (parameter, its position at a call or None, the test's code).
     returns_early_on: tuple = ()
     receiver: str = ""  # HIDDEN: the object a framework method was called on, as the code names it
+    # A project function under a memoising decorator (`@functools.lru_cache`): its body, and so its
+    # collective, runs only for arguments it has not seen before.
+    memoised: str = ""
 
     @property
     def short_name(self) -> str:

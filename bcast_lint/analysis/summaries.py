@@ -31,7 +31,7 @@ import libcst as cst
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
-from bcast_lint.analysis.expressions import is_none
+from bcast_lint.analysis.expressions import is_none, last_name
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
@@ -297,11 +297,23 @@ class Summaries:
         parameters = tuple(parameter_positions(func, klass is not None))
         passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters})
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
+        memoising = next((d for d in func.decorators if last_name(_called(d.decorator)) in _MEMOISING), None)
+        if api is not None and memoising is not None:
+            api = dataclasses.replace(api, memoised="@" + analysis.code(memoising.decorator))
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group,
                        returned.returns, returned.returns_length, parameters,
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
                        frozenset(passing.returned_length_of))
+
+
+# Decorators that run the function once per distinct arguments and answer later calls from a cache.
+_MEMOISING = frozenset({"lru_cache", "cache", "cached", "memoize", "memoized"})
+
+
+def _called(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    """`functools.lru_cache` for `@functools.lru_cache(maxsize=64)`."""
+    return decorator.func if isinstance(decorator, cst.Call) else decorator
 
 
 def _calls_forward_wrapper(index: ModuleIndex, ref: FunctionRef, text: str) -> bool:

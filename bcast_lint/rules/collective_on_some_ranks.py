@@ -181,6 +181,10 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A memoised collective keyed alike on every rank runs once, on every rank's first call.
+        Valid("import functools\n@functools.cache\ndef longest(split):\n    t = torch.tensor([len(split)])\n"
+              "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
+              "    for batch in docs[rank::2]:\n        longest('train')"),
         # What a class's methods leave in its attributes, alike on every rank (analysis.attributes).
         Valid("class RunDir:\n    def __init__(self, path):\n        os.makedirs(path, exist_ok=True)\n"
               "        self.created = True\n    def prepare(self):\n        if self.created:\n            dist.barrier()"),
@@ -415,6 +419,14 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A memoised collective keyed by a rank's own data: the ranks miss the cache at different calls.
+        Invalid("import functools\n@functools.lru_cache(maxsize=64)\ndef agreed(n):\n    t = torch.tensor([n])\n"
+                "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
+                "    for batch in docs[rank::2]:\n        agreed(max(batch))",
+                expected_message="agreed() calls dist.all_reduce() (case.py:13) only where its cache misses: it is "
+                "memoised (@functools.lru_cache(maxsize=64)), and 'max(batch)' can differ between ranks (it is "
+                "computed from the rank): the ranks miss it at different calls, so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(9, 9, 9, 27)),
         # What one method leaves in the object's attributes, read by another (analysis.attributes).
         Invalid("class RunDir:\n    def __init__(self, path):\n        try:\n            os.makedirs(path)\n"
                 "            self.created = True\n        except FileExistsError:\n            self.created = False\n"
@@ -936,6 +948,8 @@ class CollectiveOnSomeRanks(Rule):
             elif site.main_process_first is not None:
                 yield Report(site.call, _main_first_message(analysis, site),
                              help="Move it after the with block")
+            elif site.api.memoised and _missed_apart(analysis, site) is not None:
+                yield Report(site.call, _missed_apart(analysis, site), help=_CACHE_HELP)
             elif _runs_on_some_ranks(analysis, site):
                 layout = _layout(layouts, site.scope)
                 exit_ = _exit_explaining(analysis, site, layout)
@@ -950,8 +964,8 @@ class CollectiveOnSomeRanks(Rule):
                     yield Report(site.call, _exit_message(analysis, site, exit_, _layout(layouts, site.scope)),
                                  help=_EXIT_HELP)
                     continue
-                loop = _rank_sharded_loop(analysis, site)
-                if loop is not None:
+                loop = _rank_sharded_loop(analysis, site) if not site.api.memoised else None
+                if loop is not None:  # (a memoised call given alike keys runs its collective once)
                     yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
                     continue
                 ordered = _set_ordered_loop(analysis, site)
@@ -961,6 +975,9 @@ class CollectiveOnSomeRanks(Rule):
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
                     yield Report(site.call, early, help=_EXIT_HELP)
+
+
+_CACHE_HELP = "Key the cache by values alike on every rank, or agree on the value first and cache what follows"
 
 
 def _layout(layouts: dict, scope: cst.CSTNode) -> "_Layout":
@@ -1016,6 +1033,18 @@ def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
         return None
     return next((e for e in analysis.exits[site.scope].skipping(site.call)
                  if e.reached & missing and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)), None)
+
+
+def _missed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """A memoised project function called with an argument that differs between ranks: each rank
+    runs its collective only where its own cache misses, at different calls (PyOP2#696)."""
+    for arg in site.call.args:
+        reason = analysis.divergence.value_at(site.call, arg.value)
+        if reason is not None:
+            return (f"{site.api.called} {site.api.via} only where its cache misses: it is memoised "
+                    f"({site.api.memoised}), and '{analysis.code(arg.value)}' can differ between ranks ({reason}): "
+                    f"the ranks miss it at different calls, {_UNEVEN}")
+    return None
 
 
 def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
