@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import RANK, Divergence, Parameters, is_own_batch
+from bcast_lint.analysis.divergence import DATA, RANK, Divergence, Parameters
 
 
 def parameter_positions(func: cst.FunctionDef, method: bool) -> dict[str, Optional[int]]:
@@ -51,9 +51,10 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
     for call, divergence in calls:
         for name, value in bound_arguments(func, call, method):
             value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
-            if is_own_batch(value_why) or value_why == RANK:
+            if value_why in (DATA, RANK):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
-                # a test on it is a rank test whose worlds the callee cannot tell, not data.
+                # a test on it is a rank test whose worlds the callee cannot tell, not data. (What
+                # a function handed the rank returns, `load_shard(rank)`, is that rank's own data.)
                 value_why = None
             if name not in found and (value_why or length_why):
                 found[name] = tuple(describe(call, value, why) if why else None for why in (value_why, length_why))
