@@ -427,6 +427,17 @@ class CollectiveOnSomeRanks(Rule):
                 "memoised (@functools.lru_cache(maxsize=64)), and 'max(batch)' can differ between ranks (it is "
                 "computed from the rank): the ranks miss it at different calls, so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(9, 9, 9, 27)),
+        # A break on a rank's own convergence, over what a function handed the rank returns.
+        Invalid("def load_shard(rank):\n    g = torch.Generator().manual_seed(rank)\n"
+                "    return torch.randn(8, generator=g)\ndef fit(points):\n    prev = None\n"
+                "    for it in range(10):\n        assign = points.argmax()\n        total = points.sum() * it\n"
+                "        dist.all_reduce(total)\n        if prev is not None and torch.equal(assign, prev):\n"
+                "            break\n        prev = assign\ndef main():\n    fit(load_shard(dist.get_rank()))",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where 'prev is not "
+                "None and torch.equal(assign, prev)' is true (line 22 passes 'load_shard(dist.get_rank())', and it "
+                "holds the data of the rank it was given): the 'break' at line 19 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(9, 9, 9, 31)),
         # What one method leaves in the object's attributes, read by another (analysis.attributes).
         Invalid("class RunDir:\n    def __init__(self, path):\n        try:\n            os.makedirs(path)\n"
                 "            self.created = True\n        except FileExistsError:\n            self.created = False\n"
