@@ -18,7 +18,7 @@ and the other way on the rest, although no rank test decides them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -50,6 +50,8 @@ _SYNCHRONISING = frozenset({"broadcast", "broadcast_object_list", "all_reduce", 
 # Collectives whose result is the same on every rank (Accelerate returns it).
 _UNIFORM_RESULTS = frozenset({"broadcast", "broadcast_object_list", "gather", "gather_for_metrics",
                               "gather_object", "reduce", "pad_across_processes", "all_gather", "all_reduce"})
+# Collectives that hand every rank what each one sent.
+_GATHERING = frozenset({"all_gather", "all_gather_object", "all_gather_into_tensor"})
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
 _BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
                        "prepare", "prepare_data_loader"})
@@ -98,6 +100,7 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
@@ -256,6 +259,8 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
+        self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -322,6 +327,8 @@ class _Pass:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
+        if isinstance(target, cst.Name):
+            self._made_from[target.value] = frozenset(n.value for n in _names_in(value))
         self._world_sizes.discard(_key(target))
         if isinstance(target, cst.Name) and names_world_size(value):
             self._world_sizes.add(target.value)
@@ -350,6 +357,11 @@ class _Pass:
                 continue
             first = call.args[0].value if call.args else None
             keys = _payload_keys(first)
+            if site.api.short_name in _GATHERING:
+                # `t = torch.tensor(1 if failed else 0); all_gather(flags, t)`: each rank shares
+                # what `failed` held, and decides from what every rank sent.
+                sent = _payload_keys(_gathered(call))
+                keys += [name for key in sent for name in self._made_from.get(key, ())]
             varying = _bind(varying, [*keys, *map(_length, keys)], None)
         return varying
 
@@ -384,7 +396,7 @@ class _Pass:
         if own is None:
             return
         for key, why in varying.items():
-            attribute = key.removeprefix("#len ")
+            attribute = key.removeprefix("#len ").removeprefix("#set ")
             if why and attribute.startswith(own + ".") and attribute.count(".") == 1:
                 self.found.held.setdefault(key, why)
 
@@ -420,6 +432,8 @@ class _Pass:
         reason = self._test_reason(statement.test, varying, data_only=_raises(statement))
         if _is_membership(statement.test, self._conditions):
             reason = None  # `if rank in group_ranks:` over every group: each rank joins one
+        if reason == RANK and self._tried and (calls_in(statement.body) or statement.orelse is not None):
+            self._tried[-1] = True  # only the ranks a rank test picks do this work of the `try`: they alone can fail
         body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
         orelse = varying
         if isinstance(statement.orelse, cst.If):
@@ -507,8 +521,9 @@ class _Pass:
     def _set_order(self, expr: cst.BaseExpression, varying: Varying) -> bool:
         """`expr` is a set (a literal, `set(...)`, a comprehension, or a name bound to one) whose
         items are not plainly integers: it iterates in an order salted per process."""
-        if isinstance(expr, cst.Name):
-            return _order(expr.value) in varying
+        key = _key(expr)
+        if key is not None:  # `names`, `self.names`
+            return _order(key) in varying
         if isinstance(expr, cst.Set):
             return not all(isinstance(element.value, cst.Integer) for element in expr.elements)
         if isinstance(expr, cst.SetComp):
@@ -548,8 +563,13 @@ class _Pass:
         return end
 
     def _Try(self, statement, varying: Varying) -> Varying:
-        body_end = self.block(_statements(statement.body), varying)
-        reason = self._raising(statement, _merge(varying, body_end)) or self._handled(statement)
+        self._tried.append(False)
+        try:
+            body_end = self.block(_statements(statement.body), varying)
+        finally:
+            some_ranks_work = self._tried.pop()
+        reason = self._raising(statement, _merge(varying, body_end)) or self._handled(statement) \
+            or (SOME_RANKS_WORK if some_ranks_work else None)
         if reason is not None:
             self.found.raising[statement] = reason
             self.found.scopes.add(self._scope)
@@ -653,7 +673,7 @@ class _Pass:
         return any(map(is_data_reason, self._control))
 
     def _why_controlled(self) -> Optional[str]:
-        if self._control and (isinstance(self._control[-1], Passed) or self._control[-1] == RACE):
+        if self._control and (isinstance(self._control[-1], Passed) or self._control[-1] in (RACE, SOME_RANKS_WORK)):
             # set under a test on a parameter (a summary's marker), or by the ranks that lost a race
             return self._control[-1]
         return CONTROL if self._control else None
@@ -899,6 +919,19 @@ def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+def _gathered(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What a rank sends to an all-gather: `t` of torch's `all_gather(out, t)` and
+    `all_gather_object(out, obj)`, of Accelerate's and Composer's `all_gather(t)`."""
+    return argument_value(call, 1, "tensor") or argument_value(call, 1, "obj") or argument_value(call, 0)
+
+
+def _names_in(expr: cst.CSTNode) -> Iterator[cst.Name]:
+    if isinstance(expr, cst.Name):
+        yield expr
+    for child in children(expr):
+        yield from _names_in(child)
+
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)

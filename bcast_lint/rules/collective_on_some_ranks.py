@@ -181,6 +181,12 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A failure only some ranks can meet, shared through an all_gather before anyone acts on it.
+        Valid("def f(path, rows):\n    failed = False\n    try:\n        if rank == 0:\n"
+              "            torch.save(rows, path)\n    except OSError:\n        failed = True\n"
+              "    flag = torch.tensor(1 if failed else 0)\n    flags = [torch.zeros_like(flag) for _ in range(2)]\n"
+              "    dist.all_gather(flags, flag)\n    for one in flags:\n        if one > 0:\n            failed = True\n"
+              "    if failed:\n        raise RuntimeError('a rank failed to save')\n    dist.barrier()"),
         # A memoised collective keyed alike on every rank runs once, on every rank's first call.
         Valid("import functools\n@functools.cache\ndef longest(split):\n    t = torch.tensor([len(split)])\n"
               "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
@@ -419,6 +425,15 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # Work a rank test picks in a `try`: only those ranks can fail and take the handler.
+        Invalid("class Publisher:\n    def __init__(self):\n        self.failed = False\n"
+                "    def publish(self, rows, path):\n        try:\n            if accelerator.is_main_process:\n"
+                "                torch.save(rows, path)\n        except OSError:\n            self.failed = True\n"
+                "        finally:\n            if not self.failed:\n                accelerator.wait_for_everyone()",
+                expected_message="wait_for_everyone() runs only on ranks where 'self.failed' is false (only some "
+                "ranks do the work in the 'try' block, and only they can fail): the other ranks never join it and "
+                "every rank hangs until the timeout (those ranks run wait_for_everyone (line 20) only, while the "
+                "others run no collective here)", range=(12, 17, 12, 48)),
         # A memoised collective keyed by a rank's own data: the ranks miss the cache at different calls.
         Invalid("import functools\n@functools.lru_cache(maxsize=64)\ndef agreed(n):\n    t = torch.tensor([n])\n"
                 "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
