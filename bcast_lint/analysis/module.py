@@ -620,6 +620,7 @@ class ModuleAnalysis:
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
+        self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
@@ -1178,10 +1179,23 @@ class ModuleAnalysis:
 
     def _calls_of(self, scope: cst.FunctionDef) -> list:
         """This module's calls of the function `scope`, outside `scope` itself (with a FileContext
-        that has an index)."""
+        that has an index); for an `__init__`, the constructions of its class."""
+        owner = self._method_classes.get(scope)
+        if scope.name.value == "__init__" and owner is not None:
+            return [site for site in self._construction_sites() if site.klass is owner]
         qualname, path = self._qualname(scope), self._context.index.path
         return [candidate for candidate in self._project_calls_named(scope.name.value)
                 if candidate.scope is not scope and self._reaches(candidate, path, qualname)]
+
+    def _construction_sites(self) -> list["_Construction"]:
+        """Calls of the classes at this module's top level (`ClassBalancer(accelerator, mine)`),
+        with the function scope each is in."""
+        if self._constructions_found is None:
+            classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+            finder = _ConstructionFinder(classes, self.module)
+            finder.walk(self.module)
+            self._constructions_found = finder.found
+        return self._constructions_found
 
     def _project_calls_named(self, name: str) -> list:
         """The project calls whose callee's last name is `name` (an index: a scan per function
@@ -1199,7 +1213,10 @@ class ModuleAnalysis:
     def _caller_divergence(self, scope: cst.CSTNode, collectives: dict) -> Divergence:
         """What differs between ranks in `scope`, with the state at each of its project calls."""
         if scope not in self._caller_passes:
-            observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope}, **collectives}
+            made = [site.call for site in self._construction_sites() if site.scope is scope] \
+                if self._constructions_found is not None else []
+            observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
+                        **dict.fromkeys(made), **collectives}
             self._caller_passes[scope] = divergence_of(scope, self.conditions, self.qualified_names, observed,
                                                        _weak(self.returned_variance),
                                                        attributes=self.attributes.entry(scope))
@@ -1437,6 +1454,33 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+@dataclass(frozen=True)
+class _Construction:
+    """A call of one of the module's classes, as _calls_of hands its `__init__`'s callers on."""
+
+    call: cst.Call
+    scope: cst.CSTNode  # the function (or module) it is in
+    klass: cst.ClassDef
+
+
+class _ConstructionFinder(Visitor):
+    def __init__(self, classes: dict[str, cst.ClassDef], module: cst.Module) -> None:
+        self._classes = classes
+        self._scopes: list[cst.CSTNode] = [module]
+        self.found: list[_Construction] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        klass = self._classes.get(node.func.value) if isinstance(node.func, cst.Name) else None
+        if klass is not None:
+            self.found.append(_Construction(node, self._scopes[-1], klass))
 
 
 _NESTED_METHODS = 3  # how deep _own_method_returns follows methods returning what other methods return

@@ -119,6 +119,18 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
+        # A receiver's size from what the object was constructed with: each process's own share.
+        Invalid("class Balancer:\n    def __init__(self, share):\n        self.classes = sorted(set(share))\n"
+                "    def weights(self):\n        if accelerator.is_main_process:\n"
+                "            w = torch.ones(len(self.classes))\n        else:\n"
+                "            w = torch.zeros(len(self.classes))\n        return broadcast(w)\n"
+                "def main(labels):\n    with accelerator.split_between_processes(labels) as mine:\n"
+                "        balancer = Balancer(mine)\n    return balancer.weights()",
+                expected_message="'w' is allocated on the receiving ranks with a shape from 'len(self.classes)', "
+                "which can differ between ranks (line 20 passes 'mine', and it holds this process's own share of the "
+                "items): where it differs from what source rank 0 sends, broadcast() receives into a buffer of "
+                "another size (gloo aborts with \"Received data size doesn't match expected size\", NCCL may hang "
+                "or corrupt the data)", range=(8, 17, 8, 47)),
         Invalid("def receive_buffer(n, device='cpu'):\n    return torch.zeros(n, device=device)\n"
                 "def f(n):\n    if rank == 0:\n        order = torch.randperm(n)\n    else:\n"
                 "        order = receive_buffer(n)\n    dist.broadcast(order, src=0)",
@@ -213,7 +225,9 @@ class PlaceholderMismatch(Rule):
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.source_rank is None:
                 continue
-            keys = _keys_differ(analysis, site)
+            shaped = [found for name in analysis.payload_names(site)
+                      for found in _shaped_by_local_data(analysis, site, name.value)]
+            keys = _keys_differ(analysis, site) if not shaped else None  # a tensor's length, not a dict's keys
             if keys is not None:
                 yield keys
             for name in analysis.payload_names(site):
