@@ -316,3 +316,21 @@ def test_every_rank_creating_or_removing_one_path_races(creation, raced):
                 dist.barrier()
     """)
     assert list(analysis.divergence.raising.values()) == ([RACE] if raced else [])
+
+
+def test_appending_under_a_key_that_varies_adds_keys_that_vary():
+    tests = _tests("""
+        from collections import defaultdict
+        def f(items, flag):
+            groups = defaultdict(list)
+            for label in items[dist.get_rank()::2]:
+                groups[label].append(1)
+            fixed = defaultdict(list)
+            for label in ("a", "b"):
+                fixed[label].append(1)
+            if len(groups) > 2:
+                dist.barrier()
+            if len(fixed) > 2:
+                dist.barrier()
+    """)
+    assert list(tests) == ["len(groups) > 2"]

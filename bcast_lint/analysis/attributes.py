@@ -12,7 +12,7 @@ new is found, since one attribute can vary through another (`self.path`, then
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Mapping
+from typing import Callable, Mapping
 
 import libcst as cst
 
@@ -25,12 +25,10 @@ _MOST_ROUNDS = 4  # each round follows one more step from attribute to attribute
 class ClassAttributes:
     """The attributes of each class of one module that hold a value differing between ranks."""
 
-    def __init__(self, method_classes: Mapping[cst.FunctionDef, cst.ClassDef], assigning: Collection[cst.CSTNode],
+    def __init__(self, method_classes: Mapping[cst.FunctionDef, cst.ClassDef],
                  run: Callable[[cst.FunctionDef, Varying], Divergence]):
-        """`assigning`: the methods that assign an attribute of `self`, the only ones run;
-        `run(method, attributes)`: the divergence pass of `method` started with `attributes`."""
+        """`run(method, attributes)`: the divergence pass of `method` started with `attributes`."""
         self._method_classes = method_classes
-        self._assigning = assigning
         self._run = run
         self._held: dict[cst.ClassDef, dict[cst.FunctionDef, dict[str, str]]] = {}
 
@@ -49,8 +47,7 @@ class ClassAttributes:
         if klass in self._held:
             return self._held[klass]
         self._held[klass] = {}  # while it is computed, a method's summary starts knowing nothing of it
-        methods = [m for m in klass.body.body
-                   if isinstance(m, cst.FunctionDef) and self_name(m) == "self" and m in self._assigning]
+        methods = [m for m in klass.body.body if isinstance(m, cst.FunctionDef) and self_name(m) == "self"]
         held: dict[cst.FunctionDef, dict[str, str]] = {}
         for _ in range(_MOST_ROUNDS):
             found = {method: self._run(method, _left_by_others(held, method)).held for method in methods}

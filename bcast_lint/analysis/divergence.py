@@ -347,6 +347,10 @@ class _Pass:
             return varying
         key = _key(func.value)
         reason = self._why_controlled()
+        if key is None and isinstance(func.value, cst.Subscript):
+            # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
+            key = _key(func.value.value)
+            reason = reason or next(filter(None, (self.why(element, varying) for element in func.value.slice)), None)
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
 
     def _synchronise(self, calls: list, varying: Varying) -> Varying:

@@ -632,8 +632,7 @@ class ModuleAnalysis:
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
-        self.attributes = ClassAttributes(self._method_classes, {method for method, _, _ in self._self_assignments},
-                                          _weak(self._attribute_pass))
+        self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
         if not self.calls:
@@ -1230,7 +1229,10 @@ class ModuleAnalysis:
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
         """As _method_pass, for what the method leaves in its attributes: only `__init__`'s
-        parameters are followed to their callers (`StridedSampler(ds, world, rank)`)."""
+        parameters are followed to their callers (`Balancer(mine)`). A value handed to another
+        method differs in magnitude (`set_post_size(folder_size)`), which a test on whether the
+        attribute is set at all (`gb_size() is None`) cannot tell apart from a value set on some
+        ranks only."""
         if method.name.value == "__init__":
             return self._method_pass(method, attributes)
         return divergence_of(method, self.conditions, self.qualified_names, {site.call: site for site in self.calls},
