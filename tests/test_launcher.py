@@ -56,22 +56,23 @@ def _record_started(directory, rank: int, pid: int, *kinds: str) -> None:
             record.write(protocol.encode(Event(kind, rank, 0.0)) + "\n")
 
 
-@pytest.fixture
-def sleeper():
-    """A process that uses no CPU time, as a rank blocked in a collective does."""
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+def _running(code: str):
+    process = subprocess.Popen([sys.executable, "-c", code])
     yield process.pid
     process.kill()
     process.wait()
+
+
+@pytest.fixture
+def sleeper():
+    """A process that uses no CPU time, as a rank blocked in a collective does."""
+    yield from _running("import time; time.sleep(60)")
 
 
 @pytest.fixture
 def spinner():
     """A process busy with its own work."""
-    process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    yield process.pid
-    process.kill()
-    process.wait()
+    yield from _running("while True: pass")
 
 
 def test_a_rank_idle_outside_any_recorded_collective_while_its_peer_sits_in_one_is_a_stall(tmp_path, sleeper):
