@@ -111,7 +111,7 @@ def _build_catalog() -> dict[str, Api]:
 
 # Framework calls that run collectives inside, by qualified name (evidence: docs/rules/BCL011.md).
 _FRAMEWORK_FUNCTIONS = {
-    "every process of the job must enter, as torch documents": tuple(
+    "every process of the job must enter, as torch documents (groups are numbered by each process's count of calls, so a process that skips one names every later group differently)": tuple(
         f"{module}.{name}" for module in TORCH_MODULES
         for name in ("new_group", "new_subgroups", "new_subgroups_by_enumeration")),
     "always broadcasts the parameters from rank 0 when constructed": (

@@ -381,7 +381,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 " (those ranks run DistributedDataParallel (line 12) only, while the others run no collective here)",
                 range=(4, 13, 4, 23)),
         Invalid("def f():\n    if rank == 0:\n        group = dist.new_group([0, 1])\n        return group",
-                expected_message="new_group(), which every process of the job must enter, as torch documents, "
+                expected_message="new_group(), which every process of the job must enter, as torch documents (groups "
+                "are numbered by each process's count of calls, so a process that skips one names every later "
+                "group differently), "
                 f"runs only on ranks where 'rank == 0' is true: {_HANG}"
                 " (those ranks run new_group (line 11) only, while the others run no collective here)",
                 range=(3, 17, 3, 39)),
