@@ -877,6 +877,9 @@ class _Pass:
             return FILE_OF_RANK if why == RANK else why
         if name in _DEDUPLICATING and arguments:  # `set(labels)`: as many as there are distinct values
             return self.why(arguments[0], varying) or self.length_why(arguments[0], varying)
+        sampler = argument_value(call, None, "sampler") or argument_value(call, None, "batch_sampler")
+        if name == "DataLoader" and sampler is not None:  # as many batches as its sampler hands it
+            return self.length_why(sampler, varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
         if self._returned is None:

@@ -22,7 +22,8 @@ from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import Divergence, Parameters, divergence_of, passed_as, returned_by
+from bcast_lint.analysis.divergence import (RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
+                                            returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -790,6 +791,8 @@ class ModuleAnalysis:
         why = self._own_method_returns(call, length)
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
+        if length and self._constructed_length(call):
+            return self._constructed_length(call)  # a sampler of one's own, striding by its rank
         candidate = self._project_calls.get(call) if arguments else None
         target = self._target(candidate) if candidate is not None else None
         if not isinstance(target, FunctionRef):
@@ -805,19 +808,39 @@ class ModuleAnalysis:
         target = self._target(candidate) if candidate is not None else None
         method = self._own_methods().get(target.qualname) \
             if isinstance(target, FunctionRef) and target.path == self._context.index.path else None
-        if method is None or method in self._method_returns_running \
-                or len(self._method_returns_running) >= _NESTED_METHODS:
-            # A method that (indirectly) calls itself, or one deep in a chain of them: not known.
-            return None
+        if method is None or method in self._method_returns_running:
+            return None  # a method that (indirectly) calls itself: what it returns is not known yet
+        returns, returns_length = self._method_returned(method)
+        return returns_length if length else returns
+
+    def _method_returned(self, method: cst.FunctionDef) -> tuple[Optional[str], Optional[str]]:
+        """(why what `method` returns differs between ranks, why how many items it holds does),
+        read with what its object holds; unknown deep in a chain of methods."""
         if method not in self._method_returns:
+            if len(self._method_returns_running) >= _NESTED_METHODS:
+                return None, None
             self._method_returns_running.add(method)
             try:
                 found = self._method_pass(method, self.attributes.entry(method))
             finally:
                 self._method_returns_running.discard(method)
             self._method_returns[method] = (found.returns, found.returns_length)
-        returns, returns_length = self._method_returns[method]
-        return returns_length if length else returns
+        return self._method_returns[method]
+
+    def _constructed_length(self, call: cst.Call) -> Optional[str]:
+        """Why how many items an object of one of this module's classes holds differs between
+        ranks: what its `__len__` returns, or how many items its `__iter__` hands out (a sampler
+        striding by its own rank, `range(self.rank, n, self.world)`)."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        methods = self._own_methods()
+        length, iterate = methods.get(f"{call.func.value}.__len__"), methods.get(f"{call.func.value}.__iter__")
+        for method, field in ((length, 0), (iterate, 1)):
+            if method is not None and method not in self._method_returns_running:
+                why = self._method_returned(method)[field]
+                if why:  # `range(self.rank, n, self.world)`: a rank's own share, of a length it decides
+                    return UNEVEN_PIECE if why == RANK else why
+        return None
 
     def _own_methods(self) -> dict[str, cst.FunctionDef]:
         """"Class.method" -> the method, for the classes at this module's top level."""

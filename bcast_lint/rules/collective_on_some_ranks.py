@@ -187,6 +187,13 @@ class CollectiveOnSomeRanks(Rule):
               "    flag = torch.tensor(1 if failed else 0)\n    flags = [torch.zeros_like(flag) for _ in range(2)]\n"
               "    dist.all_gather(flags, flag)\n    for one in flags:\n        if one > 0:\n            failed = True\n"
               "    if failed:\n        raise RuntimeError('a rank failed to save')\n    dist.barrier()"),
+        # A sampler of one's own that pads every rank's share to one length (as DistributedSampler does).
+        Valid("import math\nfrom torch.utils.data import DataLoader, Sampler\nclass Padded(Sampler):\n"
+              "    def __init__(self, n, world, rank):\n        self.n, self.world, self.rank = n, world, rank\n"
+              "        self.per_rank = math.ceil(n / world)\n    def __len__(self):\n        return self.per_rank\n"
+              "def evaluate(model, ds):\n"
+              "    loader = DataLoader(ds, batch_size=2, sampler=Padded(len(ds), 2, dist.get_rank()))\n"
+              "    for (x,) in loader:\n        dist.all_reduce(model(x).sum())"),
         # A memoised collective keyed alike on every rank runs once, on every rank's first call.
         Valid("import functools\n@functools.cache\ndef longest(split):\n    t = torch.tensor([len(split)])\n"
               "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
@@ -442,6 +449,18 @@ class CollectiveOnSomeRanks(Rule):
                 "memoised (@functools.lru_cache(maxsize=64)), and 'max(batch)' can differ between ranks (it is "
                 "computed from the rank): the ranks miss it at different calls, so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(9, 9, 9, 27)),
+        # A loader as long as a sampler of one's own that strides by its rank hands out.
+        Invalid("from torch.utils.data import DataLoader, Sampler\nclass Strided(Sampler):\n"
+                "    def __init__(self, n, world, rank):\n        self.n, self.world, self.rank = n, world, rank\n"
+                "    def __iter__(self):\n        return iter(range(self.rank, self.n, self.world))\n"
+                "    def __len__(self):\n        return len(range(self.rank, self.n, self.world))\n"
+                "def evaluate(model, ds):\n"
+                "    loader = DataLoader(ds, batch_size=2, sampler=Strided(len(ds), 2, dist.get_rank()))\n"
+                "    for (x,) in loader:\n        dist.all_reduce(model(x).sum())",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 19 iterates over 'loader', whose length can differ between ranks (each rank takes its own share "
+                "of the items, and the shares differ in length unless they divide evenly), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(12, 9, 12, 40)),
         # A break on a rank's own convergence, over what a function handed the rank returns.
         Invalid("def load_shard(rank):\n    g = torch.Generator().manual_seed(rank)\n"
                 "    return torch.randn(8, generator=g)\ndef fit(points):\n    prev = None\n"
