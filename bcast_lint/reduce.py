@@ -52,13 +52,29 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
-            for member in statement.body:
-                if (isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
-                        and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
-                        and not _mentions(member, assigning) and not _is_property(member)):
-                    _cut(lines, member)
+            members = [member for member in statement.body
+                       if isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
+                       and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
+                       and not _mentions(member, assigning) and not _is_property(member)]
+            for member in _not_called_by_the_rest(lines, statement, members):
+                _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
     return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
+
+
+def _not_called_by_the_rest(lines: list, klass: ast.ClassDef, members: list) -> list:
+    """The `members` the class's kept methods never call as `self.<name>(...)`, followed from
+    method to method: what a kept method gets from `self._payload()` decides its findings."""
+    cut = {member.name: member for member in members}
+    kept = [member for member in klass.body if isinstance(member, _FUNCTIONS) and member.name not in cut]
+    while kept:
+        called = {name for member in kept for number in range(member.lineno, member.end_lineno + 1)
+                  for name in _SELF_CALLED.findall(lines[number - 1] or "")}
+        kept = [cut.pop(name) for name in called if name in cut]
+    return list(cut.values())
+
+
+_SELF_CALLED = re.compile(r"\bself\.(\w+)\s*\(")
 
 
 def _constructed_classes(lines: list, tree: ast.Module, cut: list) -> list[ast.ClassDef]:

@@ -154,3 +154,14 @@ def test_a_class_the_kept_code_constructs_is_kept_whole_and_one_it_does_not_is_c
     assert "        return os.path.exists(self.path)" in reduced.text  # what main() reads of it
     assert "        return 1" not in reduced.text
     _kept_lines_are_original(text, reduced)
+
+
+def test_a_kept_method_keeps_the_methods_it_calls_on_self_and_theirs():
+    text = ("import torch.distributed as dist\n\n\nclass Setup:\n    def _load(self):\n        return 3\n\n"
+            "    def _payload(self):\n        return [self._load()]\n\n    def log(self):\n        print('x')\n\n"
+            "    def share(self):\n        payload = self._payload()\n        dist.broadcast_object_list(payload)\n")
+    reduced = _reduce(text)
+    assert "        return [self._load()]" in reduced.text  # called by share(), which broadcasts
+    assert "        return 3" in reduced.text  # called by _payload()
+    assert "print('x')" not in reduced.text
+    _kept_lines_are_original(text, reduced)
