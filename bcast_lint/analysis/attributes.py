@@ -3,11 +3,12 @@
 A scope's divergence pass starts knowing nothing of `self`. Real classes set their state in one
 method and read it in another: `__init__` sets `self.path` from the rank, or `self.created` in the
 handler of an `os.makedirs` race, and `prepare()` tests it. ClassAttributes runs the pass over
-every method of a class, keeps what each leaves varying in `self.<attr>` (Divergence.held), and
-starts every method's pass with the union of them: the analysis does not know in which order the
-methods run, so what any method may leave is what any other may find. It repeats until nothing
-new is found, since one attribute can vary through another (`self.path`, then
-`self.found = os.path.exists(self.path)`).
+every method of a class, keeps what each leaves varying in `self.<attr>` (Divergence.held: its
+value, how many items it holds, a set's order), and starts every method's pass with what the
+other methods leave: the analysis does not know in which order the methods run, so what any
+method may leave is what any other may find. It repeats until nothing new is found, since one
+attribute can vary through another (`self.path`, then `self.found = os.path.exists(self.path)`).
+Only `__init__` is given what its callers pass (ModuleAnalysis._attribute_pass).
 """
 
 from __future__ import annotations
