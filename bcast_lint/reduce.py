@@ -43,12 +43,13 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
            and not (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement))]
-    whole = _constructed_classes(lines, tree, cut)
+    whole = {id(statement) for statement in _constructed_classes(lines, tree, cut)}
+    cut_ids = {id(statement) for statement in cut}  # sets: a generated module has thousands of statements
     for statement in tree.body:
         # A decorator may run what it wraps on some ranks only (`main_only`).
-        if (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement)) or statement in whole:
+        if (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement)) or id(statement) in whole:
             continue
-        if statement in cut:
+        if id(statement) in cut_ids:
             _cut(lines, statement)
         elif isinstance(statement, ast.ClassDef):
             assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
