@@ -18,7 +18,7 @@ and the other way on the rest, although no rank test decides them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -27,7 +27,7 @@ from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_n
                                              self_name)
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
-from bcast_lint.analysis.walk import ScopeVisitor, Visitor, calls_in, children
+from bcast_lint.analysis.walk import ScopeVisitor, Visitor, calls_in, children, names_read
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -64,13 +64,13 @@ _LISTINGS = frozenset({"listdir", "glob", "iglob", "scandir", "iterdir"})
 # Reads that raise where what they read is missing: a file, the next item of an iterator.
 _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", "listdir", "scandir",
                     "stat", "load_file", "imread", "next", "getsize"})
-# Methods that find where a value stands in a container: given the rank, a position, not data.
 # Calls that fail when the path is already there (or already gone), unless told not to: when every
 # rank makes the same call on one path, one succeeds and the others raise.
 _EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unlink": "missing_ok",
               "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None}
 _FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
                           "os.symlink", "os.link"})
+# Methods that find where a value stands in a container: given the rank, a position, not data.
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
@@ -317,8 +317,7 @@ class _Pass:
         if isinstance(target, cst.Subscript):
             # `d[key] = v`: which keys d has varies under a varying condition or with the key;
             # a varying `v` alone leaves its keys and length alike on every rank.
-            reason = self._why_controlled() or next(
-                filter(None, (self.why(element, varying) for element in target.slice)), None)
+            reason = self._why_controlled() or self._key_reason(target, varying)
             key = _key(target.value)
             return _bind(varying, [key, _length(key)], reason) if reason and key else varying
         if self._uniform_result(value):
@@ -328,7 +327,7 @@ class _Pass:
             length = self.length_why(value, varying) or self._why_controlled()
         keys = _target_keys(target)
         if isinstance(target, cst.Name):
-            self._made_from[target.value] = frozenset(n.value for n in _names_in(value))
+            self._made_from[target.value] = frozenset(names_read(value))
         self._world_sizes.discard(_key(target))
         if isinstance(target, cst.Name) and names_world_size(value):
             self._world_sizes.add(target.value)
@@ -350,8 +349,12 @@ class _Pass:
         if key is None and isinstance(func.value, cst.Subscript):
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
             key = _key(func.value.value)
-            reason = reason or next(filter(None, (self.why(element, varying) for element in func.value.slice)), None)
+            reason = reason or self._key_reason(func.value, varying)
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
+
+    def _key_reason(self, subscript: cst.Subscript, varying: Varying) -> Optional[str]:
+        """Why the key of `d[key]` differs between ranks, or None."""
+        return next(filter(None, (self.why(element, varying) for element in subscript.slice)), None)
 
     def _synchronise(self, calls: list, varying: Varying) -> Varying:
         """After a collective that makes its first argument equal everywhere, it no longer varies."""
@@ -931,13 +934,6 @@ def _gathered(call: cst.Call) -> Optional[cst.BaseExpression]:
     """What a rank sends to an all-gather: `t` of torch's `all_gather(out, t)` and
     `all_gather_object(out, obj)`, of Accelerate's and Composer's `all_gather(t)`."""
     return argument_value(call, 1, "tensor") or argument_value(call, 1, "obj") or argument_value(call, 0)
-
-
-def _names_in(expr: cst.CSTNode) -> Iterator[cst.Name]:
-    if isinstance(expr, cst.Name):
-        yield expr
-    for child in children(expr):
-        yield from _names_in(child)
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -791,8 +791,9 @@ class ModuleAnalysis:
         why = self._own_method_returns(call, length)
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
-        if length and self._constructed_length(call):
-            return self._constructed_length(call)  # a sampler of one's own, striding by its rank
+        why = self._constructed_length(call) if length else None
+        if why:
+            return why  # a sampler of one's own, striding by its rank
         candidate = self._project_calls.get(call) if arguments else None
         target = self._target(candidate) if candidate is not None else None
         if not isinstance(target, FunctionRef):
@@ -808,16 +809,17 @@ class ModuleAnalysis:
         target = self._target(candidate) if candidate is not None else None
         method = self._own_methods().get(target.qualname) \
             if isinstance(target, FunctionRef) and target.path == self._context.index.path else None
-        if method is None or method in self._method_returns_running:
-            return None  # a method that (indirectly) calls itself: what it returns is not known yet
+        if method is None:
+            return None
         returns, returns_length = self._method_returned(method)
         return returns_length if length else returns
 
     def _method_returned(self, method: cst.FunctionDef) -> tuple[Optional[str], Optional[str]]:
         """(why what `method` returns differs between ranks, why how many items it holds does),
-        read with what its object holds; unknown deep in a chain of methods."""
+        read with what its object holds; unknown for a method that (indirectly) calls itself and
+        deep in a chain of methods."""
         if method not in self._method_returns:
-            if len(self._method_returns_running) >= _NESTED_METHODS:
+            if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
                 return None, None
             self._method_returns_running.add(method)
             try:
@@ -835,9 +837,9 @@ class ModuleAnalysis:
             return None
         methods = self._own_methods()
         length, iterate = methods.get(f"{call.func.value}.__len__"), methods.get(f"{call.func.value}.__iter__")
-        for method, field in ((length, 0), (iterate, 1)):
-            if method is not None and method not in self._method_returns_running:
-                why = self._method_returned(method)[field]
+        for method, position in ((length, 0), (iterate, 1)):
+            if method is not None:
+                why = self._method_returned(method)[position]
                 if why:  # `range(self.rank, n, self.world)`: a rank's own share, of a length it decides
                     return UNEVEN_PIECE if why == RANK else why
         return None
@@ -1235,8 +1237,7 @@ class ModuleAnalysis:
     def _caller_divergence(self, scope: cst.CSTNode, collectives: dict) -> Divergence:
         """What differs between ranks in `scope`, with the state at each of its project calls."""
         if scope not in self._caller_passes:
-            made = [site.call for site in self._construction_sites() if site.scope is scope] \
-                if self._constructions_found is not None else []
+            made = [site.call for site in self._construction_sites() if site.scope is scope]
             observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
                         **dict.fromkeys(made), **collectives}
             self._caller_passes[scope] = divergence_of(scope, self.conditions, self.qualified_names, observed,
@@ -1244,11 +1245,13 @@ class ModuleAnalysis:
                                                        attributes=self.attributes.entry(scope))
         return self._caller_passes[scope]
 
-    def _method_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
-        """The divergence pass of `method`, started with what its object holds (ClassAttributes)."""
+    def _method_pass(self, method: cst.FunctionDef, attributes: dict, callers: bool = True) -> Divergence:
+        """The divergence pass of `method`, started with what its object holds (ClassAttributes)
+        and, with `callers`, with what this module's calls of it pass (analysis.callers)."""
         collectives = {site.call: site for site in self.calls}
+        parameters = self._varying_parameters(method, collectives) if callers else None
         return divergence_of(method, self.conditions, self.qualified_names, collectives,
-                             _weak(self.returned_variance), self._varying_parameters(method, collectives), attributes)
+                             _weak(self.returned_variance), parameters, attributes)
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
         """As _method_pass, for what the method leaves in its attributes: only `__init__`'s
@@ -1256,10 +1259,7 @@ class ModuleAnalysis:
         method differs in magnitude (`set_post_size(folder_size)`), which a test on whether the
         attribute is set at all (`gb_size() is None`) cannot tell apart from a value set on some
         ranks only."""
-        if method.name.value == "__init__":
-            return self._method_pass(method, attributes)
-        return divergence_of(method, self.conditions, self.qualified_names, {site.call: site for site in self.calls},
-                             _weak(self.returned_variance), attributes=attributes)
+        return self._method_pass(method, attributes, callers=method.name.value == "__init__")
 
     # -- attributes followed across a class's methods ---------------------------------------
     def _setup_methods(self, scope: cst.CSTNode, keys: set) -> list:

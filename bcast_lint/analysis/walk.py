@@ -186,3 +186,27 @@ class _EveryCall(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found.append(node)
+
+
+def names_read(node: cst.CSTNode) -> set[str]:
+    """The names `node` reads: `t` and `failed` in `torch.tensor(1 if failed else 0, dtype=t)`,
+    not the attribute names or the keywords."""
+    collector = _LoadedNames()
+    collector.walk(node)
+    return collector.names
+
+
+class _LoadedNames(Visitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.walk(node.value)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        self.walk(node.value)
+        return False

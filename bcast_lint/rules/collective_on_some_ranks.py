@@ -12,7 +12,7 @@ from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import RANK
 from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
-from bcast_lint.analysis.walk import Visitor, path_to
+from bcast_lint.analysis.walk import Visitor, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -1453,7 +1453,7 @@ def _movable(analysis: ModuleAnalysis, site: CallSite, layout: _Layout, chain: _
     if set(entry) != set(analysis.worlds[site.scope]):
         return False  # some ranks never reach the branch itself
     return not any(any(d.kind == UNBOUND for d in env.get(name, ()))
-                   for name in _names_used(site.call) for env in entry.values())
+                   for name in names_read(site.call) for env in entry.values())
 
 
 def _decided_by_rank(analysis: ModuleAnalysis, site: CallSite, chain: _Chain) -> bool:
@@ -1478,28 +1478,6 @@ def _environments_at(analysis: ModuleAnalysis, scope: cst.CSTNode, statement: cs
 
     walk_scope(scope, analysis.worlds[scope], analysis.conditions, observe, analysis.bindings)
     return found
-
-
-class _LoadedNames(Visitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.walk(node.value)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        self.walk(node.value)
-        return False
-
-
-def _names_used(call: cst.Call) -> set[str]:
-    collector = _LoadedNames()
-    collector.walk(call)
-    return collector.names
 
 
 def _moved_lines(analysis: ModuleAnalysis, statement: cst.SimpleStatementLine, top: cst.If) -> Optional[list]:

@@ -225,20 +225,21 @@ class PlaceholderMismatch(Rule):
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.source_rank is None:
                 continue
-            shaped = [found for name in analysis.payload_names(site)
-                      for found in _shaped_by_local_data(analysis, site, name.value)]
-            keys = _keys_differ(analysis, site) if not shaped else None  # a tensor's length, not a dict's keys
+            names = analysis.payload_names(site)
+            shaped = {name.value: _shaped_by_local_data(analysis, site, name.value) for name in names}
+            # A tensor allocated with a length that varies is not a dict of varying keys.
+            keys = _keys_differ(analysis, site) if not any(shaped.values()) else None
             if keys is not None:
                 yield keys
-            for name in analysis.payload_names(site):
+            for name in names:
                 for placeholder, sources, where in self._mismatches(analysis, site, name.value):
                     if placeholder.call not in reported:
                         reported.add(placeholder.call)
                         yield self._report(analysis, site, name.value, placeholder, sources, where)
-                for allocation, model, reason in _shaped_by_local_data(analysis, site, name.value):
-                    if allocation not in reported:
-                        reported.add(allocation)
-                        yield Report(allocation, _local_shape_message(analysis, site, name.value, model, reason),
+                for made, model, reason in shaped[name.value]:
+                    if made not in reported:
+                        reported.add(made)
+                        yield Report(made, _local_shape_message(analysis, site, name.value, model, reason),
                                      help="Broadcast the source's shape first and allocate every receiver with it")
 
     def _mismatches(self, analysis: ModuleAnalysis, site: CallSite, name: str):
