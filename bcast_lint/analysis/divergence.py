@@ -18,7 +18,7 @@ and the other way on the rest, although no rank test decides them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -27,7 +27,7 @@ from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_n
                                              self_name)
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
-from bcast_lint.analysis.walk import ScopeVisitor, Visitor, calls_in, children, names_read
+from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, yields_in
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -101,6 +101,7 @@ CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
 SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
+DATA_WORK = "it works on data that differs between ranks"
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
@@ -118,6 +119,7 @@ EXHAUSTED = RankKind("it is the default 'next' returns once the iterator runs ou
                      "step on each rank")
 # Arithmetic on the rank, as RANK is: no failing exit (an `assert` on a share's length or items,
 # as in a test of the split) counts.
+UNEVEN_ENTRY = RankKind("each rank takes its own entry of a table whose entries differ in length")
 OWN_SHARE = RankKind("it holds this process's own share of the items")
 UNEVEN_PIECE = RankKind("each rank takes its own share of the items, and the shares differ in length unless they "
                         "divide evenly")
@@ -191,8 +193,12 @@ class Divergence:
 
     tests: dict = field(default_factory=dict)  # operand of an if/while test -> reason
     loops: dict = field(default_factory=dict)  # For/While -> (its iterable or test, reason)
+    # For loops over an iterable whose length differs between ranks that stop at a count every
+    # rank agreed on (the minimum): the loop runs alike, the iterable is not used up alike.
+    capped: dict = field(default_factory=dict)  # For -> (its iterable, why its length differs)
     orders: dict = field(default_factory=dict)  # For over a set -> (its iterable, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
+    failing_withs: dict = field(default_factory=dict)  # With whose body can fail on some ranks -> reason
     # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
     # the calls of expression statements (`sys.exit(1)`, a helper that exits).
     failing: set = field(default_factory=set)
@@ -215,8 +221,10 @@ class Divergence:
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
         self.loops.update(other.loops)
+        self.capped.update(other.capped)
         self.orders.update(other.orders)
         self.raising.update(other.raising)
+        self.failing_withs.update(other.failing_withs)
         self.failing |= other.failing
         self.scopes |= other.scopes
         self.states.update(other.states)
@@ -259,6 +267,7 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self.found = Divergence()
@@ -370,6 +379,8 @@ class _Pass:
                 sent = _payload_keys(_gathered(call))
                 keys += [name for key in sent for name in self._made_from.get(key, ())]
             varying = _bind(varying, [*keys, *map(_length, keys)], None)
+            if _reduces_to_minimum(call):
+                self._agreed_minimum.update(keys)
         return varying
 
     def _note_return(self, value: Optional[cst.BaseExpression], varying: Varying) -> None:
@@ -511,19 +522,30 @@ class _Pass:
 
     def _For(self, loop: cst.For, varying: Varying) -> Varying:
         count = self.length_why(loop.iter, varying)  # how many times the body runs
+        if count is not None and self._stops_at_agreed_minimum(loop):
+            self.found.capped[loop] = (loop.iter, count)
+            count = None
         if count is not None:
             self.found.loops[loop] = (loop.iter, count)
-            if _yields_in(loop.body):  # a generator yields as many items as its loop runs
+            if yields_in(loop.body):  # a generator yields as many items as its loop runs
                 self._note_length(count)
         elif self._set_order(loop.iter, varying):
             self.found.orders[loop] = (loop.iter, SET_ORDER)
         reason = self.why(loop.iter, varying)  # what the items hold
-        targets = _target_keys(loop.target)
+        counter, items = _enumerated(loop)
+        targets = _target_keys(items)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
+        if counter is not None:  # the n-th pass counts n on every rank
+            entry = _bind(entry, _target_keys(counter), None)
         if reason is None:  # what the iterable says of its items comes first
             entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
         return self._loop(loop, entry, count)
+
+    def _stops_at_agreed_minimum(self, loop: cst.For) -> bool:
+        """The loop breaks on a test of a count the ranks agreed on as their least
+        (`all_reduce(steps, op=MIN)`, then `if step == steps: break`): every rank runs it as often."""
+        return any(names_read(test) & self._agreed_minimum for test in _break_tests(loop))
 
     def _set_order(self, expr: cst.BaseExpression, varying: Varying) -> bool:
         """`expr` is a set (a literal, `set(...)`, a comprehension, or a name bound to one) whose
@@ -638,7 +660,7 @@ class _Pass:
         save-on-crash idiom. The exception comes from one rank's data, memory or files, and only
         that rank enters the handler. (A handler that carries on instead, as a fallback, is
         usually taken by every rank alike: a capability missing everywhere.)"""
-        in_handlers = [call for handler in statement.handlers if _ends_in_raise(handler.body) for call in calls_in(handler.body)]
+        in_handlers = [call for handler in statement.handlers if ends_in(handler.body, cst.Raise) for call in calls_in(handler.body)]
         if not any(self._collectives.get(call) is not None for call in in_handlers):
             return None
         # A project function that runs a collective (`via` its chain) does other work too.
@@ -658,7 +680,11 @@ class _Pass:
                 varying = _bind(varying, keys, OWN_SHARE)
             else:
                 varying = _bind(varying, keys, self.why(item.item, varying))
-        return self.block(_statements(statement.body), varying)
+        end = self.block(_statements(statement.body), varying)
+        failing = self._raising(statement, _merge(varying, end))
+        if failing is not None:  # the context manager's exit then sees an exception on those ranks only
+            self.found.failing_withs[statement] = DATA_WORK if failing == RAISES else failing
+        return end
 
     def _Match(self, statement: cst.Match, varying: Varying) -> Varying:
         reason = self.why(statement.subject, varying)
@@ -700,6 +726,8 @@ class _Pass:
                 return RANK
         if isinstance(expr, cst.Name):
             return varying.get(expr.value)
+        if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
+            return LOCAL_DATA
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "shape":
                 return self.length_why(expr.value, varying)
@@ -711,6 +739,12 @@ class _Pass:
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _own_entry(self, expr: cst.Subscript, varying: Varying) -> bool:
+        """`RECORDS[rank]`: the rank's own entry of a module's literal table, the data it holds."""
+        table, index = expr.value, expr.slice[0].slice
+        return isinstance(table, cst.Name) and table.value in self._conditions.tables and len(expr.slice) == 1 \
+            and isinstance(index, cst.Index) and self.why(index.value, varying) == RANK
 
     def _held_rank(self, expr: cst.Attribute) -> Optional[str]:
         """RANK for an attribute the module sets once to a test on the rank or the rank itself
@@ -854,11 +888,12 @@ class _Pass:
         pieces = expr.value
         if isinstance(pieces, cst.Name):
             pieces = self._split_of.get(pieces.value, pieces)
-        if not _is_split(pieces) or len(expr.slice) != 1:
+        table = isinstance(pieces, cst.Name) and self._conditions.tables.get(pieces.value, False)
+        if not (table or _is_split(pieces)) or len(expr.slice) != 1:
             return None
         index = expr.slice[0].slice
         if isinstance(index, cst.Index) and self.why(index.value, varying) == RANK:
-            return UNEVEN_PIECE
+            return UNEVEN_ENTRY if table else UNEVEN_PIECE
         return None
 
     def _call_length(self, call: cst.Call, varying: Varying) -> Optional[str]:
@@ -885,8 +920,8 @@ class _Pass:
             return self.length_why(sampler, varying)
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
-        if self._returned is None:
-            return None
+        if self._returned is None or any(names_read(arg.value) & self._agreed_minimum for arg in call.args):
+            return None  # (a helper handed the count every rank agreed on stops there)
         return self._returned(call, True, self._argument_reasons(call, varying))
 
     def _argument_reasons(self, call: cst.Call, varying: Varying) -> dict:
@@ -936,6 +971,27 @@ def _gathered(call: cst.Call) -> Optional[cst.BaseExpression]:
     return argument_value(call, 1, "tensor") or argument_value(call, 1, "obj") or argument_value(call, 0)
 
 
+def _enumerated(loop: cst.For) -> tuple[Optional[cst.BaseExpression], cst.BaseExpression]:
+    """(the counter, the item targets) of `for i, item in enumerate(...)`; (None, the target) otherwise."""
+    target = loop.target
+    if isinstance(loop.iter, cst.Call) and last_name(loop.iter.func) == "enumerate" \
+            and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        return target.elements[0].value, target.elements[1].value
+    return None, target
+
+
+def _reduces_to_minimum(call: cst.Call) -> bool:
+    op = argument_value(call, 1, "op")
+    return last_name(call.func) == "all_reduce" and op is not None and last_name(op) == "MIN"
+
+
+def _break_tests(loop: cst.For) -> Iterator[cst.BaseExpression]:
+    """The tests of the `if` statements at the top of the loop's body that end in a `break`."""
+    for statement in _statements(loop.body):
+        if isinstance(statement, cst.If) and ends_in(statement.body, cst.Break):
+            yield statement.test
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -961,11 +1017,6 @@ def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:
     return {name: why for name, why in varying.items() if name not in keys}
 
 
-def _ends_in_raise(body: cst.BaseSuite) -> bool:
-    last = _statements(body)[-1]
-    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Raise)
-
-
 def _raises(statement: cst.If) -> bool:
     """An arm of the `if` (or of its `elif`s) ends in a `raise`."""
     arms = [statement.body]
@@ -973,7 +1024,7 @@ def _raises(statement: cst.If) -> bool:
     while orelse is not None:
         arms.append(orelse.body)
         orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-    return any(map(_ends_in_raise, arms))
+    return any(ends_in(arm, cst.Raise) for arm in arms)
 
 
 def _is_membership(test: cst.BaseExpression, conditions: RankConditions) -> bool:
@@ -1029,22 +1080,6 @@ def _is_own_share(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and last_name(value.func) == "split_between_processes"
 
 
-def _yields_in(body: cst.BaseSuite) -> bool:
-    """Whether a loop's body yields (in its own code, not in a function defined there)."""
-    finder = _Yields(body)
-    finder.walk(body)
-    return finder.found
-
-
-class _Yields(ScopeVisitor):
-    visit_Lambda = ScopeVisitor.enters
-
-    def __init__(self, scope: cst.CSTNode) -> None:
-        self.scope = scope
-        self.found = False
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
 
 
 def _padding(test: cst.BaseExpression) -> Optional[tuple[str, cst.BaseExpression]]:

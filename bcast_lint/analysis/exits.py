@@ -102,8 +102,19 @@ class _Collector(ScopeVisitor):
     def _leave_loop(self, original_node: cst.CSTNode) -> None:
         self._loops.pop()
 
-    visit_For = visit_While = _enter_loop
-    leave_For = leave_While = _leave_loop
+    visit_While = _enter_loop
+    leave_While = _leave_loop
+
+    def visit_For(self, node: cst.For) -> bool:
+        # The iterable is evaluated once, before the loop: `for x in gather_all(d):` runs it once.
+        self.walk(node.target)
+        self.walk(node.iter)
+        self._loops.append(node)
+        self.walk(node.body)
+        self._loops.pop()
+        if node.orelse is not None:
+            self.walk(node.orelse)
+        return False
 
     def visit_Try(self, node: cst.Try) -> bool:
         if node.handlers:

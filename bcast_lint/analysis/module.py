@@ -216,18 +216,20 @@ class _CandidateCollector(Visitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Attribute):
-                self.attribute_assignments.append((target.target.attr.value, node.value))
-            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
-                    and target.target.value.value == "self":
-                self.self_assignments.append((self._scopes[-1], target.target.attr.value, node.value))
-            elif isinstance(target.target, cst.Name):
-                self.assignments.append((self._scopes[-1], target.target.value, node.value))
-            elif isinstance(target.target, (cst.Tuple, cst.List)) and target.target.elements \
-                    and isinstance(target.target.elements[0].value, cst.Name):
-                # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
-                first = target.target.elements[0].value.value
-                self.first_items.append((self._scopes[-1], first, node.value))
+            for bound, value in _pairs(target.target, node.value):
+                self._note_assignment(bound, value)
+
+    def _note_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute):
+            self.attribute_assignments.append((target.attr.value, value))
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.self_assignments.append((self._scopes[-1], target.attr.value, value))
+        elif isinstance(target, cst.Name):
+            self.assignments.append((self._scopes[-1], target.value, value))
+        elif isinstance(target, (cst.Tuple, cst.List)) and target.elements \
+                and isinstance(target.elements[0].value, cst.Name):
+            # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
+            self.first_items.append((self._scopes[-1], target.elements[0].value.value, value))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._note_imports(node)
@@ -296,6 +298,15 @@ class _CandidateCollector(Visitor):
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
         return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
                           self._decorators[-1], tuple(self._statements), klass or None)
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list:
+    """(target, value) pairs of an assignment, unpacking `a, b = x, y` item by item."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, value)]
 
 
 def _self_attribute(node: cst.BaseExpression) -> bool:
@@ -643,6 +654,7 @@ class ModuleAnalysis:
                 self.conditions.learn_assignment(name, value)
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
+        self.conditions.tables = _literal_tables(module, collector.assignments)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self._run_data_flow()
@@ -996,10 +1008,12 @@ class ModuleAnalysis:
         if isinstance(expr, cst.Name):
             if expr.value == "self":
                 return self._mapped_base(self._method_classes.get(scope))
-            return self._class_of_name(expr.value, scope)
+            return self._class_of_name(expr.value, scope, depth)
+        if isinstance(expr, cst.Call):  # made in place: `Saver(ZeroRedundancyOptimizer(...))`
+            return self._mapped_class(expr.func, scope) or self._local_subclass(expr.func)
         if isinstance(expr, cst.Attribute) and depth < 3:
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
-                assigned = self._self_attribute_class(expr.attr.value, scope)
+                assigned = self._self_attribute_class(expr.attr.value, scope, depth)
                 if assigned is not None:
                     return assigned
             owner = self._receiver_class(expr.value, scope, depth + 1)
@@ -1030,9 +1044,10 @@ class ModuleAnalysis:
                 return mapped
         return None
 
-    def _class_of_name(self, name: str, scope: cst.CSTNode) -> Optional[str]:
-        """A parameter annotated with a mapped class or handed by a hook (`on_validation_end(self,
-        trainer, pl_module)` of a Callback), or a name assigned a mapped class's instance."""
+    def _class_of_name(self, name: str, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
+        """A parameter annotated with a mapped class, handed by a hook (`on_validation_end(self,
+        trainer, pl_module)` of a Callback) or by this module's calls, or a name assigned a mapped
+        class's instance."""
         if isinstance(scope, cst.FunctionDef):
             for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
                 if param.name.value != name:
@@ -1040,7 +1055,9 @@ class ModuleAnalysis:
                 if param.annotation is not None:
                     return self._mapped_class(param.annotation.annotation, self.module)
                 hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
-                return frameworks.load().hook_parameters.get(hook, {}).get(name) if hook else None
+                if hook:
+                    return frameworks.load().hook_parameters.get(hook, {}).get(name)
+                return self._handed_class(scope, name, depth)
         for where, value in self._assigned(name):
             if (where is scope or where is self.module) and isinstance(value, cst.Call):
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
@@ -1062,14 +1079,30 @@ class ModuleAnalysis:
         local = next((s for s in self.module.body if isinstance(s, cst.ClassDef) and s.name.value == func.value), None)
         return self._mapped_base(local)
 
-    def _self_attribute_class(self, attribute: str, scope: cst.CSTNode) -> Optional[str]:
-        """`self.fabric` where a method of the same class assigns `self.fabric = Fabric(...)`."""
+    def _handed_class(self, function: cst.FunctionDef, parameter: str, depth: int) -> Optional[str]:
+        """The mapped class of what this module's calls of `function` (its class's constructions,
+        for an `__init__`) pass as `parameter`: `Checkpointer(model, ZeroRedundancyOptimizer(...))`."""
+        if depth >= 3:
+            return None
+        method = function in self._method_classes
+        for caller in self.calls_of(function):
+            for name, value in bound_arguments(function, caller.call, method):
+                found = self._receiver_class(value, caller.scope, depth + 1) if name == parameter else None
+                if found is not None:
+                    return found
+        return None
+
+    def _self_attribute_class(self, attribute: str, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
+        """`self.fabric` where a method of the same class assigns `self.fabric = Fabric(...)`, or
+        `self.optimizer = optimizer`, a parameter its callers pass one."""
         klass = self._method_classes.get(scope)
         for method, name, value in self._self_assignments:
-            if name == attribute and self._method_classes.get(method) is klass and isinstance(value, cst.Call):
-                mapped = self._mapped_class(value.func, method)
-                if mapped is not None:
-                    return mapped
+            if name != attribute or self._method_classes.get(method) is not klass:
+                continue
+            mapped = self._mapped_class(value.func, method) if isinstance(value, cst.Call) else \
+                self._class_of_name(value.value, method, depth + 1) if isinstance(value, cst.Name) else None
+            if mapped is not None:
+                return mapped
         framework_map = frameworks.load()
         return next((framework_map.canonical(qualified) for qualified, _ in self._summarised_attribute(attribute)
                      if framework_map.is_class(qualified)), None)
@@ -1177,7 +1210,7 @@ class ModuleAnalysis:
         between ranks (analysis.callers)."""
         if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
             return {}
-        reached = self._calls_of(scope)
+        reached = self.calls_of(scope)
         if not reached:
             return {}
         # A parameter the function returns early on is judged where it is called
@@ -1198,12 +1231,14 @@ class ModuleAnalysis:
         if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
             return []
         method = scope in self._method_classes
-        return [value for candidate in self._calls_of(scope)
+        return [value for candidate in self.calls_of(scope)
                 for name, value in bound_arguments(scope, candidate.call, method) if name == parameter]
 
-    def _calls_of(self, scope: cst.FunctionDef) -> list:
+    def calls_of(self, scope: cst.FunctionDef) -> list:
         """This module's calls of the function `scope`, outside `scope` itself (with a FileContext
         that has an index); for an `__init__`, the constructions of its class."""
+        if self._context is None or self._context.index is None:
+            return []
         owner = self._method_classes.get(scope)
         if scope.name.value == "__init__" and owner is not None:
             return [site for site in self._construction_sites() if site.klass is owner]
@@ -1483,7 +1518,7 @@ class ModuleAnalysis:
 
 @dataclass(frozen=True)
 class _Construction:
-    """A call of one of the module's classes, as _calls_of hands its `__init__`'s callers on."""
+    """A call of one of the module's classes, as calls_of hands its `__init__`'s callers on."""
 
     call: cst.Call
     scope: cst.CSTNode  # the function (or module) it is in
@@ -1519,6 +1554,28 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
     return {name: value for scope, name, value in assignments
             if scope is module and counts[name] == 1 and integer_literal(value) is not None
             for value in (integer_literal(value),)}
+
+
+def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
+    """Names assigned once in the whole module, at its top level, a dict, list or tuple literal
+    -> whether its entries are literal sequences that are not all of one length."""
+    counts: dict[str, int] = {}
+    for _, name, _ in assignments:
+        counts[name] = counts.get(name, 0) + 1
+    return {name: len(set(_entry_lengths(value))) > 1 for scope, name, value in assignments
+            if scope is module and counts[name] == 1 and isinstance(value, (cst.Dict, cst.List, cst.Tuple))}
+
+
+def _entry_lengths(table: cst.BaseExpression) -> list:
+    """The lengths of a literal table's entries (a list, tuple or string literal each), or []."""
+    if isinstance(table, cst.Dict):
+        entries = [element.value for element in table.elements if isinstance(element, cst.DictElement)]
+    elif isinstance(table, (cst.List, cst.Tuple)):
+        entries = [element.value for element in table.elements]
+    else:
+        return []
+    lengths = [len(entry.elements) if isinstance(entry, (cst.List, cst.Tuple)) else None for entry in entries]
+    return lengths if None not in lengths else []
 
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:

@@ -146,6 +146,9 @@ class RankConditions:
         # Names that hold another rank's number, whatever they are called (see other_rank_names).
         self.other_ranks: frozenset = frozenset()
         self.constants: dict[str, int] = {}  # module-level names bound once, to an integer
+        # Module-level names bound once to a literal table (`SHARDS = {0: [5, 7], 1: [8, 3, 13]}`)
+        # -> whether its entries differ in length: a rank's own entry is its own data.
+        self.tables: dict[str, bool] = {}
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

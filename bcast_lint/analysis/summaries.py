@@ -36,7 +36,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
-from bcast_lint.analysis.walk import Visitor, path_to
+from bcast_lint.analysis.walk import Visitor, ends_in, path_to
 from bcast_lint.analysis.words import calls_collective, names_rank
 from bcast_lint.source import Source
 
@@ -472,15 +472,10 @@ def _early_returns(func: cst.FunctionDef, site, positions: dict) -> tuple:
     for statement in func.body.body:
         if statement is site.statement or _contains(statement, site.call):
             break
-        if isinstance(statement, cst.If) and statement.orelse is None and _ends_in_return(statement.body):
+        if isinstance(statement, cst.If) and statement.orelse is None and ends_in(statement.body, cst.Return):
             names = {leaf.value for leaf in _names_in(statement.test)} & set(positions)
             found.extend((name, positions[name], cst.Module([]).code_for_node(statement.test)) for name in sorted(names))
     return tuple(found)
-
-
-def _ends_in_return(body: cst.BaseSuite) -> bool:
-    last = _suite(body)[-1]
-    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Return)
 
 
 def _contains(statement: cst.CSTNode, node: cst.CSTNode) -> bool:

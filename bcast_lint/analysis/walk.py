@@ -154,6 +154,30 @@ class ScopeVisitor(Visitor):
     visit_FunctionDef = visit_ClassDef = enters
 
 
+def yields_in(node: cst.CSTNode) -> bool:
+    """Whether `node` yields in its own code (not in a function or lambda defined there)."""
+    finder = _Yields(node)
+    finder.walk(node)
+    return finder.found
+
+
+class _Yields(ScopeVisitor):
+    visit_Lambda = ScopeVisitor.enters
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+
+def ends_in(body: cst.BaseSuite, kind: type) -> bool:
+    """The block's last statement is a small statement of `kind` (`cst.Raise`, `cst.Break`)."""
+    last = body if isinstance(body, cst.SimpleStatementSuite) else body.body[-1]
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], kind)
+
+
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """The calls in `node`, in source order, not those of functions, classes or lambdas defined
     inside it (they run elsewhere)."""

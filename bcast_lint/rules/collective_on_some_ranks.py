@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis import apis
+from bcast_lint.analysis import apis, resumption
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
@@ -21,6 +21,8 @@ _UNEVEN = "so the ranks' calls stop pairing up and every rank hangs until the ti
 _EXIT_HELP = "Let every rank take the exit together: decide on one rank and broadcast the decision"
 _LOOP_HELP = "Give every rank the same number of iterations: pad the shards to one length"
 _ORDER_HELP = "Iterate in one order on every rank: sorted(...) over the items"
+_RESUME_HELP = ("Run it where every rank runs it: after the consumer's loop or 'with', or in a 'finally:' "
+                "around the 'yield'")
 
 
 class CollectiveOnSomeRanks(Rule):
@@ -181,6 +183,25 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A generator's epilogue runs on every rank when every consumer runs it to the end.
+        Valid("SHARDS = {0: [1, 2], 1: [3]}\ndef batches(items):\n    for x in items:\n        yield x\n"
+              "    dist.barrier()\ndef f():\n    for b in batches(SHARDS[rank]):\n        print(b)"),
+        # A loop over shares of different lengths that stops at the count every rank agreed on.
+        Valid("SHARDS = {0: [1, 2], 1: [3]}\ndef f():\n    n = torch.tensor([len(SHARDS[rank])])\n"
+              "    dist.all_reduce(n, op=dist.ReduceOp.MIN)\n    for i, b in enumerate(SHARDS[rank]):\n"
+              "        if i == n.item():\n            break\n        dist.all_reduce(torch.tensor([b]))"),
+        # Entries of one length: every rank loops as often.
+        Valid("TABLE = {0: [1, 2], 1: [3, 4]}\ndef f():\n    for x in TABLE[rank]:\n"
+              "        dist.all_reduce(torch.tensor([x]))"),
+        # A `finally` around the `yield` runs the collective whether the body raised or not.
+        Valid("import contextlib\nRECORDS = {0: ['1'], 1: ['x']}\n@contextlib.contextmanager\ndef timed(stats):\n"
+              "    try:\n        yield\n    finally:\n        dist.all_reduce(stats)\n"
+              "def f(stats):\n    for record in RECORDS[rank]:\n        try:\n            with timed(stats):\n"
+              "                float(record)\n        except ValueError:\n            pass"),
+        # A body that works on what every rank holds alike fails everywhere or nowhere.
+        Valid("import contextlib\n@contextlib.contextmanager\ndef timed(stats):\n    yield\n    dist.all_reduce(stats)\n"
+              "def f(stats, config):\n    try:\n        with timed(stats):\n            float(config)\n"
+              "    except ValueError:\n        pass"),
         # A failure only some ranks can meet, shared through an all_gather before anyone acts on it.
         Valid("def f(path, rows):\n    failed = False\n    try:\n        if rank == 0:\n"
               "            torch.save(rows, path)\n    except OSError:\n        failed = True\n"
@@ -432,6 +453,32 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A generator's epilogue: the consumer's `break` leaves it suspended on the ranks with more items.
+        Invalid("SHARDS = {0: [1, 2], 1: [3]}\ndef batches(items):\n    for x in items:\n        yield x\n"
+                "    dist.barrier()\ndef f(steps):\n    for i, b in enumerate(batches(SHARDS[rank])):\n"
+                "        if i == steps:\n            break",
+                expected_message="barrier() runs after the last 'yield' of generator 'batches', only where the loop "
+                "at line 15 runs it to the end: its 'break' (line 17) leaves the generator suspended at 'yield', and "
+                "how many items it yields can differ between ranks (each rank takes its own entry of a table whose "
+                "entries differ in length), so the ranks that stop early never run it and the ranks' calls stop "
+                "pairing up: every rank hangs until the timeout", range=(5, 5, 5, 19)),
+        # A `@contextmanager`'s code after `yield` is skipped where the `with` body raised.
+        Invalid("import contextlib\nRECORDS = {0: ['1'], 1: ['x']}\n@contextlib.contextmanager\ndef timed(stats):\n"
+                "    yield\n    dist.all_reduce(stats)\ndef f(stats):\n    for record in RECORDS[rank]:\n"
+                "        try:\n            with timed(stats):\n                float(record)\n"
+                "        except ValueError:\n            pass",
+                expected_message="all_reduce() runs after the 'yield' of context manager 'timed', only where the "
+                "body of the 'with' at line 18 finishes: an exception there is thrown in at 'yield' and skips it, and "
+                "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
+                "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(6, 5, 6, 27)),
+        # Each rank loops over its own entry of a table whose entries differ in length.
+        Invalid("SHARDS = {0: [1, 2], 1: [3]}\ndef f():\n    for x in SHARDS[rank]:\n"
+                "        dist.all_reduce(torch.tensor([x]))",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 11 iterates over 'SHARDS[rank]', whose length can differ between ranks (each rank takes its "
+                "own entry of a table whose entries differ in length), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout", range=(4, 9, 4, 43)),
         # Work a rank test picks in a `try`: only those ranks can fail and take the handler.
         Invalid("class Publisher:\n    def __init__(self):\n        self.failed = False\n"
                 "    def publish(self, rows, path):\n        try:\n            if accelerator.is_main_process:\n"
@@ -1020,6 +1067,10 @@ class CollectiveOnSomeRanks(Rule):
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
                     yield Report(site.call, early, help=_EXIT_HELP)
+                    continue
+                skipped = resumption.unresumed(analysis, site.call, site.scope)
+                if skipped is not None:
+                    yield Report(site.call, _unresumed_message(analysis, site, skipped), help=_RESUME_HELP)
 
 
 _CACHE_HELP = "Key the cache by values alike on every rank, or agree on the value first and cache what follows"
@@ -1381,6 +1432,22 @@ def _loop_message(analysis: ModuleAnalysis, site: CallSite, loop, decider, reaso
     else:
         count = f"iterates over '{analysis.code(decider)}', whose length can differ between ranks ({reason})"
     return f"{site.api.called} runs a different number of times on different ranks: the loop at line {line} {count}, {_UNEVEN}"
+
+
+def _unresumed_message(analysis: ModuleAnalysis, site: CallSite, skipped: resumption.Unresumed) -> str:
+    name = skipped.function.name.value
+    consumer = analysis.position(skipped.consumer).start.line
+    stop = analysis.position(skipped.stop).start.line
+    if skipped.context_manager:
+        return (f"{site.api.called} runs after the 'yield' of context manager '{name}', only where the body of "
+                f"the 'with' at line {consumer} finishes: an exception there is thrown in at 'yield' and skips it, "
+                f"and {skipped.what} can fail on some ranks only ({skipped.reason}), caught by the 'try' at line {stop}: "
+                f"those ranks never run it, {_UNEVEN}")
+    kind = "return" if isinstance(skipped.stop, cst.Return) else "break"
+    return (f"{site.api.called} runs after the last 'yield' of generator '{name}', only where the loop at line "
+            f"{consumer} runs it to the end: its '{kind}' (line {stop}) leaves the generator suspended at 'yield', "
+            f"and {skipped.what} can differ between ranks ({skipped.reason}), so the ranks that stop early never "
+            f"run it and the ranks' calls stop pairing up: every rank hangs until the timeout")
 
 
 def _order_message(analysis: ModuleAnalysis, site: CallSite, loop, iterable, reason: str) -> str:
