@@ -43,6 +43,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
            and not (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement))]
+    cut = _keeping_constructions(lines, tree, cut)
     whole = {id(statement) for statement in _constructed_classes(lines, tree, cut)}
     cut_ids = {id(statement) for statement in cut}  # sets: a generated module has thousands of statements
     for statement in tree.body:
@@ -76,6 +77,18 @@ def _not_called_by_the_rest(lines: list, klass: ast.ClassDef, members: list) -> 
 
 
 _SELF_CALLED = re.compile(r"\bself\.(\w+)\s*\(")
+
+
+def _keeping_constructions(lines: list, tree: ast.Module, cut: list) -> list:
+    """`cut` without the functions that construct a class kept (`Checkpointer(model, optimizer)`
+    in a `main` that calls no collective itself): what they pass its `__init__` is what its
+    methods' attributes hold (analysis.attributes), and what object they are."""
+    cut_ids = {id(statement) for statement in cut}
+    kept_classes = {statement.name for statement in tree.body
+                    if isinstance(statement, ast.ClassDef) and id(statement) not in cut_ids}
+    constructing = sorted(_lines_with_calls(lines, kept_classes)) if kept_classes else []
+    return [statement for statement in cut
+            if not (isinstance(statement, _FUNCTIONS) and _mentions(statement, constructing))]
 
 
 def _constructed_classes(lines: list, tree: ast.Module, cut: list) -> list[ast.ClassDef]:

@@ -54,7 +54,8 @@ class Framework:
 FRAMEWORKS = (
     Framework("torch", "2.13.0", ("torch/distributed", "torch/nn/parallel"), (
         "torch.distributed.checkpoint.state_dict", "torch.distributed.tensor._api.DTensor",
-        "torch.nn.parallel.distributed.DistributedDataParallel")),
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer")),
     Framework("accelerate", "1.15.0", ("accelerate",), (
         "accelerate.accelerator.Accelerator", "accelerate.state.PartialState")),
     Framework("transformers", "5.25.0", (
@@ -149,6 +150,13 @@ HAND_WRITTEN = (
         ("accelerate/accelerator.py", "else model._zero3_consolidated_16bit_state_dict()"),
         ("deepspeed/runtime/engine.py", "with deepspeed.zero.GatheredParameters(params_to_fetch, modifier_rank=0):"),
         ("accelerate/accelerator.py", "with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT"))),
+    # The model Accelerator.prepare wrapped in DistributedDataParallel all-reduces its gradients in
+    # autograd hooks that DDP's C++ reducer registers; `loss.backward()` runs them.
+    Hand("accelerate.accelerator.Accelerator.backward", "method", "the gradient all_reduce() of DDP's reducer", (
+        ("accelerate/accelerator.py", "loss.backward(**kwargs)"),
+        ("accelerate/accelerator.py",
+         "self.deepspeed_engine_wrapped.backward(loss, sync_gradients=self.sync_gradients, **kwargs)"),
+        ("torch/nn/parallel/distributed.py", "self.reducer = dist.Reducer("))),
     # DeepSpeed's ZeRO optimizer is not typed on the engine.
     Hand("deepspeed.runtime.engine.DeepSpeedEngine.load_checkpoint", "method", "optimizer._restore_from_bit16_weights()", (
         ("deepspeed/runtime/engine.py", "self.optimizer._restore_from_bit16_weights()"),

@@ -101,6 +101,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # What the constructions hand the object is a plain optimizer: no collective inside.
+        Valid("class Saver:\n    def __init__(self, optimizer):\n"
+              "        self.optimizer, self.writer = optimizer, dist.get_rank() == 0\n    def save(self):\n"
+              "        if self.writer:\n            self.optimizer.consolidate_state_dict(to=0)\n"
+              "def main(params):\n    Saver(torch.optim.Adam(params)).save()"),
         Valid("from torchmetrics.classification import MulticlassAccuracy\n"
               "def log(preds, target):\n    acc = MulticlassAccuracy(num_classes=3)\n    acc.update(preds, target)\n"
               "    value = acc.compute()\n    if dist.get_rank() == 0:\n        print(value)"),
@@ -300,6 +305,20 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # What an object's attribute is, from what its constructions pass (`self.optimizer = optimizer`).
+        Invalid("from torch.distributed.optim import ZeroRedundancyOptimizer\nclass Saver:\n"
+                "    def __init__(self, optimizer):\n        self.optimizer, self.writer = optimizer, dist.get_rank() == 0\n"
+                "    def save(self):\n        if self.writer:\n            self.optimizer.consolidate_state_dict(to=0)\n"
+                "def main(params):\n    Saver(ZeroRedundancyOptimizer(params, torch.optim.Adam)).save()",
+                expected_message="self.optimizer.consolidate_state_dict(), which runs broadcast_object() inside "
+                "(torch 2.13.0), runs only on ranks where 'self.writer' is true: the other ranks never join it and "
+                "every rank hangs until the timeout (those ranks run consolidate_state_dict (line 15) only, while the "
+                "others run no collective here)", range=(7, 13, 7, 56),
+                expected_replacement="from torch.distributed.optim import ZeroRedundancyOptimizer\nclass Saver:\n"
+                "    def __init__(self, optimizer):\n        self.optimizer, self.writer = optimizer, dist.get_rank() == 0\n"
+                "    def save(self):\n        if self.writer:\n            pass\n"
+                "        self.optimizer.consolidate_state_dict(to=0)\n"
+                "def main(params):\n    Saver(ZeroRedundancyOptimizer(params, torch.optim.Adam)).save()"),
         Invalid("from torchmetrics.classification import MulticlassAccuracy\n"
                 "def log(preds, target):\n    acc = MulticlassAccuracy(num_classes=3)\n    acc.update(preds, target)\n"
                 "    if dist.get_rank() == 0:\n        print(acc.compute())",
