@@ -27,7 +27,7 @@ from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_n
                                              self_name)
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
                                        names_world_size)
-from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, yields_in
+from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -493,7 +493,7 @@ class _Pass:
             # Inside a branch that already differs between ranks, a value set there tells no more.
             reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
         recorded = {leaf: why for leaf, why in reasons.items() if why is not None}
-        configuration = any(word in _code(leaf) for leaf in undecided for word in _CONFIGURATION_WORDS)
+        configuration = any(word in text for leaf in undecided for text in words_in(leaf) for word in _CONFIGURATION_WORDS)
         if not configuration and not data_only:
             # `policy.due(step)`, a helper returning `is_main_process and step % every == 0`:
             # false on some ranks whatever the step, unknown on the others.

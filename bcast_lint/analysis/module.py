@@ -265,7 +265,10 @@ class _CandidateCollector(Visitor):
             func = candidate.call.func
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions
-                or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value)))
+                or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value))
+                or (candidate.name in own_methods and iterated_item(candidate) is not None))
+
+        own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
 
         # `tracker = MetricsTracker(...)`: `tracker.reduce()` may be a project class's method.
         constructed = {name for _, name, value in self.assignments if _constructs(value)}
@@ -298,6 +301,25 @@ class _CandidateCollector(Visitor):
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
         return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
                           self._decorators[-1], tuple(self._statements), klass or None)
+
+
+def iterated_item(candidate: _Candidate) -> Optional[str]:
+    """The receiver's name where the call's receiver is the item of a `for` around it
+    (`for cb in callbacks: cb.on_log()`), else None."""
+    func = candidate.call.func
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name):
+        return None
+    loops = [statement for statement in candidate.statements if isinstance(statement, cst.For)]
+    return receiver.value if any(receiver.value in _target_names(loop.target) for loop in loops) else None
+
+
+def _target_names(target: cst.BaseExpression) -> set:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(element.value) for element in target.elements))
+    return set()
 
 
 def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list:
@@ -633,6 +655,7 @@ class ModuleAnalysis:
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
+        self._dispatched: dict[cst.Call, bool] = {}  # see _dispatched_method
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
@@ -688,8 +711,32 @@ class ModuleAnalysis:
             root = root_name(candidate.call.func)
             local = root is not None and self._resolver.binds_locally(root, candidate.scope)
             self._targets[key] = self._context.target(candidate.call.func, qualified, candidate.klass,
-                                                      local, worth) or self._constructed_method(candidate)
+                                                      local, worth) or self._constructed_method(candidate) \
+                or self._dispatched_method(candidate)
         return self._targets[key]
+
+    def _dispatched_method(self, candidate: _Candidate):
+        """`cb.on_epoch_end(...)` in `for cb in self.callbacks:`: the method of that name of one of
+        the module's classes the code constructs, the first that may run a collective; the items'
+        classes are not known, and a callback list mixes them."""
+        func = candidate.call.func
+        item = iterated_item(candidate)
+        if item is None or func.attr.value in _MAIN_FIRST_METHODS or self._context.index is None:
+            return None
+        sites = self._construction_sites()
+        conditional = {site.klass.name.value for site in sites if site.conditional}
+        # Those made under a condition first: where the items differ between ranks, they do.
+        for klass in sorted({site.klass.name.value for site in sites}, key=lambda name: (name not in conditional, name)):
+            ref = self._context.project.method(self._context.index, klass, func.attr.value)
+            if ref is not None and self._context.summaries.may_run_collective(ref):
+                self._dispatched[candidate.call] = klass in conditional
+                return ref
+        return None
+
+    def dispatched_alike(self, call: cst.Call) -> bool:
+        """`call` dispatches to a method of items whose class is made on every path (never under a
+        condition): a varying number of items in the list is of other classes."""
+        return self._dispatched.get(call) is False
 
     def _constructed_method(self, candidate: _Candidate):
         """`tracker.reduce()` where `tracker = MetricsTracker(...)` in the scope (or `self.tracker`
@@ -1523,12 +1570,14 @@ class _Construction:
     call: cst.Call
     scope: cst.CSTNode  # the function (or module) it is in
     klass: cst.ClassDef
+    conditional: bool = False  # under an `if` (or a conditional expression)
 
 
 class _ConstructionFinder(Visitor):
     def __init__(self, classes: dict[str, cst.ClassDef], module: cst.Module) -> None:
         self._classes = classes
         self._scopes: list[cst.CSTNode] = [module]
+        self._conditions = 0  # the `if` statements and expressions around the node
         self.found: list[_Construction] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -1537,10 +1586,19 @@ class _ConstructionFinder(Visitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
 
+    def _enter_condition(self, node: cst.CSTNode) -> None:
+        self._conditions += 1
+
+    def _leave_condition(self, original_node: cst.CSTNode) -> None:
+        self._conditions -= 1
+
+    visit_If = visit_IfExp = _enter_condition
+    leave_If = leave_IfExp = _leave_condition
+
     def visit_Call(self, node: cst.Call) -> None:
         klass = self._classes.get(node.func.value) if isinstance(node.func, cst.Name) else None
         if klass is not None:
-            self.found.append(_Construction(node, self._scopes[-1], klass))
+            self.found.append(_Construction(node, self._scopes[-1], klass, self._conditions > 0))
 
 
 _NESTED_METHODS = 3  # how deep _own_method_returns follows methods returning what other methods return

@@ -212,6 +212,25 @@ class _EveryCall(Visitor):
         self.found.append(node)
 
 
+def words_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier and string literal in `node`, as written: what a test on the code's
+    text needs, without generating the text."""
+    collector = _Words()
+    collector.walk(node)
+    return collector.words
+
+
+class _Words(Visitor):
+    def __init__(self) -> None:
+        self.words: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.words.add(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.words.add(node.value)
+
+
 def names_read(node: cst.CSTNode) -> set[str]:
     """The names `node` reads: `t` and `failed` in `torch.tensor(1 if failed else 0, dtype=t)`,
     not the attribute names or the keywords."""

@@ -183,6 +183,11 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Callbacks of a class made on every rank; those added on some ranks only run no collective.
+        Valid("class Printer:\n    def on_end(self, x):\n        print(x)\nclass Syncer:\n    def on_end(self, x):\n"
+              "        dist.all_reduce(x)\ndef fit(callbacks, x):\n    for cb in callbacks:\n        cb.on_end(x)\n"
+              "def main(x):\n    callbacks = [Syncer()]\n    if rank == 0:\n        callbacks.append(Printer())\n"
+              "    fit(callbacks, x)"),
         # A generator's epilogue runs on every rank when every consumer runs it to the end.
         Valid("SHARDS = {0: [1, 2], 1: [3]}\ndef batches(items):\n    for x in items:\n        yield x\n"
               "    dist.barrier()\ndef f():\n    for b in batches(SHARDS[rank]):\n        print(b)"),
@@ -453,6 +458,15 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A callback whose hook runs a collective, added to the list on some ranks only.
+        Invalid("class Printer:\n    def on_end(self, x):\n        print(x)\nclass Syncer:\n    def on_end(self, x):\n"
+                "        dist.all_reduce(x)\ndef fit(callbacks, x):\n    for cb in callbacks:\n        cb.on_end(x)\n"
+                "def main(x):\n    callbacks = [Printer()]\n    if rank == 0:\n        callbacks.append(Syncer())\n"
+                "    fit(callbacks, x)",
+                expected_message="on_end() runs a different number of times on different ranks: the loop at line 16 "
+                "iterates over 'callbacks', whose length can differ between ranks (line 22 passes 'callbacks', and it "
+                "is set under a condition that differs between ranks), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout", range=(9, 9, 9, 21)),
         # A generator's epilogue: the consumer's `break` leaves it suspended on the ranks with more items.
         Invalid("SHARDS = {0: [1, 2], 1: [3]}\ndef batches(items):\n    for x in items:\n        yield x\n"
                 "    dist.barrier()\ndef f(steps):\n    for i, b in enumerate(batches(SHARDS[rank])):\n"
@@ -1172,8 +1186,8 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
     """(loop, what decides its trip count, why it differs) for a loop around the call that runs
     a different number of times on different ranks: a `for` over an iterable whose length
     depends on the rank or on data that differs between ranks, a `while` whose test does."""
-    if site.group is not None:
-        return None  # the members' ranks against the group's numbering are not known
+    if site.group is not None or analysis.dispatched_alike(site.call):
+        return None  # the members' ranks against the group's numbering are not known; see dispatched_alike
     for loop in analysis.exits[site.scope].loops.get(site.call, ()):
         iterable = rank_dependent_iterable(loop, analysis.conditions)
         if iterable is not None:
