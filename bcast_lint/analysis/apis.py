@@ -28,7 +28,9 @@ class Api:
     returns_none: bool = False  # torch.distributed returns None (a Work handle with async_op=True)
     in_place: bool = True  # the argument itself receives the value
     nested: bool = False  # walks lists, tuples and dicts and broadcasts each tensor leaf
-    inside: str | None = None  # HIDDEN: which collectives it runs, and in which configuration
+    # What it runs inside: for HIDDEN, which collectives and in which configuration; for a hook
+    # registration, the hook and its collective (hooks.HookChain).
+    inside: object = None
     # A project function that broadcasts one of its parameters (analysis.summaries): where that
     # parameter is at the call, and what the function calls ("calls dist.broadcast() (comm.py:4)").
     payload_position: int | None = 0

@@ -46,12 +46,15 @@ def bound_arguments(func: cst.FunctionDef, call: cst.Call, method: bool) -> list
 def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tuple[cst.Call, Divergence]],
                        describe: Callable[[cst.Call, cst.BaseExpression, str], str]) -> Parameters:
     """Parameter -> why its value, and why how many items it holds, differ between ranks, from
-    `calls` of `func` and their callers' divergence; `describe(call, argument, why)` words it."""
+    `calls` of `func` and their callers' divergence; `describe(call, argument, why)` words it.
+    A constructor keeps a rank test it is handed (`Logger(enabled=rank == 0)`): it becomes an
+    attribute that other methods test (`if not self.enabled: return`), as a rank test would."""
     found: dict = {}
+    constructor = method and func.name.value == "__init__"
     for call, divergence in calls:
         for name, value in bound_arguments(func, call, method):
             value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
-            if value_why in (DATA, RANK):
+            if value_why == DATA or (value_why == RANK and not constructor):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
                 # a test on it is a rank test whose worlds the callee cannot tell, not data. (What
                 # a function handed the rank returns, `load_shard(rank)`, is that rank's own data.)

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from bcast_lint.analysis import apis, frameworks
+from bcast_lint.analysis import apis, frameworks, hooks
 from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
@@ -33,7 +33,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
-from bcast_lint.analysis.summaries import Summaries, Summary
+from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, path_to
 from bcast_lint.analysis.words import names_collective, names_rank
@@ -266,7 +266,8 @@ class _CandidateCollector(Visitor):
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions
                 or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value))
-                or (candidate.name in own_methods and iterated_item(candidate) is not None))
+                or (candidate.name in own_methods and iterated_item(candidate) is not None)
+                or candidate.name in hooks.REGISTRATIONS)
 
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
 
@@ -667,6 +668,7 @@ class ModuleAnalysis:
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
+        self.calls += self._hook_registrations([c for c in candidates if c.name in hooks.REGISTRATIONS])
         self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
@@ -714,6 +716,30 @@ class ModuleAnalysis:
                                                       local, worth) or self._constructed_method(candidate) \
                 or self._dispatched_method(candidate)
         return self._targets[key]
+
+    def _hook_registrations(self, candidates: list[_Candidate]) -> list[CallSite]:
+        """Registrations of a hook of this module that runs a collective (analysis.hooks): the
+        ranks that register it run the collective at every pass, the others never."""
+        found = []
+        for candidate in candidates:
+            hook = hooks.registered_function(self._functions_of, candidate.call, candidate.scope)
+            inner = next((site for site in self.calls if site.scope is hook), None) if hook is not None else None
+            if inner is not None:
+                api = apis.Api(candidate.name, apis.OTHER, inside=hooks.HookChain(hook.name.value, CallChain(self, inner)))
+                found.append(CallSite(candidate.call, api, candidate.scope, candidate.statement,
+                                      candidate.main_process_first, candidate.rank_decorator))
+        return found
+
+    def _functions_of(self, scope: cst.CSTNode) -> dict[str, cst.FunctionDef]:
+        """What a name means as a function in `scope`: the module's functions, those defined in
+        `scope`'s own body, and its class's methods as "self.<name>"."""
+        found = {s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)}
+        if isinstance(scope, cst.FunctionDef):
+            found.update({s.name.value: s for s in scope.body.body if isinstance(s, cst.FunctionDef)})
+            klass = self._method_classes.get(scope)
+            if klass is not None:
+                found.update({"self." + s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)})
+        return found
 
     def _dispatched_method(self, candidate: _Candidate):
         """`cb.on_epoch_end(...)` in `for cb in self.callbacks:`: the method of that name of one of

@@ -183,6 +183,13 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A hook that runs a collective, registered on every rank.
+        Valid("class Watch:\n    def attach(self, model):\n        for m in model.modules():\n"
+              "            m.register_forward_hook(self._hook)\n    def _hook(self, module, inputs, output):\n"
+              "        dist.all_reduce(output.detach())"),
+        # A hook registered on rank 0 only that runs no collective.
+        Valid("def record(module, inputs, output):\n    print(output.mean())\ndef attach(model):\n"
+              "    if rank == 0:\n        model.register_forward_hook(record)"),
         # Callbacks of a class made on every rank; those added on some ranks only run no collective.
         Valid("class Printer:\n    def on_end(self, x):\n        print(x)\nclass Syncer:\n    def on_end(self, x):\n"
               "        dist.all_reduce(x)\ndef fit(callbacks, x):\n    for cb in callbacks:\n        cb.on_end(x)\n"
@@ -458,6 +465,18 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A hook that all-reduces, registered only where a flag the constructor was handed holds.
+        Invalid("class Logger:\n    def __init__(self, enabled):\n        self.enabled = enabled\n"
+                "    def watch(self, model):\n        if not self.enabled:\n            return\n"
+                "        model.register_forward_hook(self._recorder('out'))\n    def _recorder(self, name):\n"
+                "        def hook(module, inputs, output):\n            dist.all_reduce(output.detach())\n"
+                "        return hook\ndef main(model):\n    Logger(enabled=rank == 0).watch(model)",
+                expected_message="register_forward_hook(), which registers 'hook', which calls dist.all_reduce() "
+                "(case.py:18) at every pass through what it hooks, is skipped on ranks where 'self.enabled' is false "
+                "(line 21 passes 'rank == 0', and it is computed from the rank): the 'return' at line 14 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout (those ranks run no collective here, while the others run "
+                "register_forward_hook (line 15) only)", range=(7, 9, 7, 59)),
         # A callback whose hook runs a collective, added to the list on some ranks only.
         Invalid("class Printer:\n    def on_end(self, x):\n        print(x)\nclass Syncer:\n    def on_end(self, x):\n"
                 "        dist.all_reduce(x)\ndef fit(callbacks, x):\n    for cb in callbacks:\n        cb.on_end(x)\n"
@@ -1139,10 +1158,18 @@ def _exit_explaining(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
     where a test on their data always holds (`if not metrics: sys.exit(0)` ahead of it, in the
     worlds where `not metrics` holds: ranks.World.data)."""
     missing = set(analysis.worlds[site.scope]) - set(site.reached)
-    if layout.enclosing.get(site.statement) or any(world.data is None for world in missing):
+    if _apart_by_branch(analysis, site, layout) or any(world.data is None for world in missing):
         return None
     return next((e for e in analysis.exits[site.scope].skipping(site.call)
                  if e.reached & missing and _counts(analysis, e) and not _in_another_arm(analysis, layout, e, site)), None)
+
+
+def _apart_by_branch(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> bool:
+    """An `if` around the call tests something that differs between ranks (a rank test, or an
+    operand the divergence analysis records); `if isinstance(module, nn.Linear):` does not."""
+    return any(_decided_by_rank(analysis, site, chain)
+               or any(leaf in analysis.divergence.tests for test in chain.tests for leaf in boolean_leaves(test))
+               for chain, _ in layout.enclosing.get(site.statement, ()))
 
 
 def _missed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
