@@ -17,8 +17,9 @@ from typing import Callable, Mapping
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import Divergence, Varying
+from bcast_lint.analysis.divergence import MUTATORS, Divergence, Varying
 from bcast_lint.analysis.expressions import self_name
+from bcast_lint.analysis.walk import Visitor
 
 _MOST_ROUNDS = 4  # each round follows one more step from attribute to attribute
 
@@ -48,7 +49,9 @@ class ClassAttributes:
         if klass in self._held:
             return self._held[klass]
         self._held[klass] = {}  # while it is computed, a method's summary starts knowing nothing of it
-        methods = [m for m in klass.body.body if isinstance(m, cst.FunctionDef) and self_name(m) == "self"]
+        # A method that writes no attribute of `self` leaves only what it was started with.
+        methods = [m for m in klass.body.body if isinstance(m, cst.FunctionDef) and self_name(m) == "self"
+                   and _writes_self(m)]
         held: dict[cst.FunctionDef, dict[str, str]] = {}
         for _ in range(_MOST_ROUNDS):
             found = {method: self._run(method, _left_by_others(held, method)).held for method in methods}
@@ -70,3 +73,40 @@ def _left_by_others(held: Mapping[cst.FunctionDef, Mapping[str, str]], method: c
 
 def _keys(held: Mapping[cst.FunctionDef, Mapping[str, str]]) -> set:
     return {(method, key) for method, attributes in held.items() for key in attributes}
+
+
+def _writes_self(method: cst.FunctionDef) -> bool:
+    """Whether the method assigns, augments or mutates (`self.items.append(x)`) an attribute of
+    `self`, or an item of one."""
+    finder = _SelfWrites()
+    finder.walk(method.body)
+    return finder.found
+
+
+class _SelfWrites(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.found = self.found or any(_on_self(target.target) for target in node.targets)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.found = self.found or _on_self(node.target)
+
+    visit_AnnAssign = visit_AugAssign
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        self.found = self.found or (isinstance(func, cst.Attribute) and func.attr.value in MUTATORS
+                                    and _on_self(func.value))
+
+
+def _on_self(target: cst.BaseExpression) -> bool:
+    """`self.x`, `self.x.y`, `self.x[k]`, or a tuple holding one."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_on_self(element.value) for element in target.elements)
+    attribute = False
+    while isinstance(target, (cst.Attribute, cst.Subscript)):
+        attribute = attribute or isinstance(target, cst.Attribute)
+        target = target.value
+    return attribute and isinstance(target, cst.Name) and target.value == "self"

@@ -88,7 +88,7 @@ _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
 # Calls that, handed the rank, give each rank its own share of the items (unbalanced).
 _SHARES = frozenset({"shard", "islice", "split_dataset_by_node"})
 _LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
-_MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
+MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
 _SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
 
@@ -351,7 +351,7 @@ class _Pass:
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in MUTATORS):
             return varying
         key = _key(func.value)
         reason = self._why_controlled()
@@ -1117,7 +1117,7 @@ class _ChangedNames(Visitor):
         self.changed.update(_target_keys(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATORS:
             self.changed.update(filter(None, [_key(node.func.value)]))
 
 
