@@ -25,7 +25,7 @@ import libcst as cst
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
                                              self_name)
-from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds,
+from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, words_in, yields_in
 
@@ -102,6 +102,8 @@ CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
 SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
 DATA_WORK = "it works on data that differs between ranks"
+CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, and the first rank to write it "
+                        "changes what the others find")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
@@ -270,6 +272,7 @@ class _Pass:
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
+        self._branches = 0  # the `if` statements around the statement walked
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -445,6 +448,7 @@ class _Pass:
                 self._written.setdefault(text, written_by_some(text))
 
     def _If(self, statement: cst.If, varying: Varying) -> Varying:
+        self._note_checked_then_written(statement)
         # `if rank == 0 and x is None: raise`: argument validation on one rank, no class of its
         # own (exits.py); a raise on data that differs between ranks gets one.
         reason = self._test_reason(statement.test, varying, data_only=_raises(statement))
@@ -452,12 +456,16 @@ class _Pass:
             reason = None  # `if rank in group_ranks:` over every group: each rank joins one
         if reason == RANK and self._tried and (calls_in(statement.body) or statement.orelse is not None):
             self._tried[-1] = True  # only the ranks a rank test picks do this work of the `try`: they alone can fail
-        body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
-        orelse = varying
-        if isinstance(statement.orelse, cst.If):
-            orelse = self._under(reason, lambda: self._If(statement.orelse, varying))
-        elif statement.orelse is not None:
-            orelse = self._under(reason, lambda: self.block(_statements(statement.orelse.body), varying))
+        self._branches += 1
+        try:
+            body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
+            orelse = varying
+            if isinstance(statement.orelse, cst.If):
+                orelse = self._under(reason, lambda: self._If(statement.orelse, varying))
+            elif statement.orelse is not None:
+                orelse = self._under(reason, lambda: self.block(_statements(statement.orelse.body), varying))
+        finally:
+            self._branches -= 1
         several = self._several_processes_arm(statement.test)
         if several is not None:
             # `if ws > 1: x = all_gather(x)`: the other arm runs in a job of one process, where
@@ -470,6 +478,20 @@ class _Pass:
             body, orelse = _forget_shared(body, orelse, varying, keep=frozenset(apart))
             body = {**body, **{name: why for name, why in apart.items() if name in body}}
         return self._pad(statement.test, statement.body, _merge(body, orelse))
+
+    def _note_checked_then_written(self, statement: cst.If) -> None:
+        """`if not os.path.exists(cache): torch.save(x, cache)`, run by every rank on one path: the
+        first rank to write it changes what the others' checks find, so the test goes one way on
+        some ranks and the other way on the rest. (Inside another `if`, a rank test may have chosen
+        the one rank that checks and writes.)"""
+        if self._branches:
+            return
+        checked = {_code(path) for call in calls_in(statement.test) if last_name(call.func) in _FILE_CHECKS
+                   for path in [_checked_path(call)] if path is not None}
+        for call in calls_in(statement.body) if checked else ():
+            path = _written_path(call)
+            if path is not None and _code(path) in checked:
+                self._written.setdefault(_code(path), CHECKED_THEN_WRITTEN)
 
     def _several_processes_arm(self, test: cst.BaseExpression) -> Optional[bool]:
         """True when only the body of `if test:` runs in a job of several processes, False when
@@ -788,9 +810,7 @@ class _Pass:
         if qualified & _CLOCKS:
             return CLOCK
         if name in _FILE_CHECKS:
-            path = argument_value(call, 0)
-            if path is None and isinstance(call.func, cst.Attribute):
-                path = call.func.value  # Path(p).exists()
+            path = _checked_path(call)
             if path is not None:
                 why = self._written.get(_code(path)) or self.why(path, varying)
                 return FILE_OF_RANK if why == RANK else why
@@ -978,6 +998,30 @@ def _enumerated(loop: cst.For) -> tuple[Optional[cst.BaseExpression], cst.BaseEx
             and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
         return target.elements[0].value, target.elements[1].value
     return None, target
+
+
+def _checked_path(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The path a file check reads: `os.path.exists(p)`, `Path(p).exists()`."""
+    path = argument_value(call, 0)
+    if path is None and isinstance(call.func, cst.Attribute):
+        path = call.func.value
+    return path
+
+
+def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The path a call writes a file to: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`
+    (not `open(p)` for reading, nor a directory made)."""
+    name = last_name(call.func)
+    if name == "open":
+        mode = argument_value(call, 1, "mode")
+        writing = isinstance(mode, cst.SimpleString) and any(c in mode.evaluated_value for c in "wax")
+        return argument_value(call, 0) if writing else None
+    if name in ("makedirs", "mkdir") or name not in _FILE_WRITES:
+        return None
+    position = _FILE_WRITES[name]
+    if position is None:
+        return call.func.value if isinstance(call.func, cst.Attribute) else None
+    return argument_value(call, position)
 
 
 def _reduces_to_minimum(call: cst.Call) -> bool:
@@ -1180,33 +1224,6 @@ def _evaluate_assuming(conditions: RankConditions, test: cst.BaseExpression, wor
     if decided is None:
         decided = conditions.evaluate(test, world)
     return value if decided is None else decided
-
-
-def setup_truth(test: cst.BaseExpression) -> Optional[bool]:
-    """The value, in a job of several processes, of a test that sets up distributed code:
-    `dist.is_initialized()`, `world_size > 1`, `args.distributed`, `distributed_type != NO`.
-    Code that runs collectives runs where these hold; None for any other test."""
-    if isinstance(test, cst.Call) and last_name(test.func) in ("is_initialized", "is_available",
-                                                               "is_torchelastic_launched"):
-        return True
-    if isinstance(test, (cst.Name, cst.Attribute)) and (last_name(test) or "").endswith("distributed"):
-        return True
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
-    if last_name(right) == "NO" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
-        return isinstance(operator, (cst.NotEqual, cst.IsNot))  # distributed_type != DistributedType.NO
-    if names_world_size(test.left) and isinstance(right, cst.Integer):
-        outcomes = {_compare_sizes(operator, size, int(right.value, 0)) for size in (2, 64)}
-        return outcomes.pop() if len(outcomes) == 1 else None
-    return None
-
-
-def _compare_sizes(operator, size: int, literal: int) -> Optional[bool]:
-    table = {cst.Equal: size == literal, cst.NotEqual: size != literal, cst.LessThan: size < literal,
-             cst.LessThanEqual: size <= literal, cst.GreaterThan: size > literal,
-             cst.GreaterThanEqual: size >= literal}
-    return table.get(type(operator))
 
 
 def _payload_keys(expr: Optional[cst.BaseExpression]) -> list:

@@ -246,6 +246,9 @@ class RankConditions:
             return self._evaluate_choice(expr, world, data, aliases)
         if isinstance(expr, cst.Name) and aliases and expr.value in aliases:
             return self._evaluate(aliases[expr.value], world, data, None)
+        setup = setup_truth(expr)  # `dist.is_initialized()`: true wherever a collective runs
+        if setup is not None:
+            return setup
         prop = self.property_name(expr)
         if prop:
             return world.has_property(prop)
@@ -331,9 +334,12 @@ class RankConditions:
             if left_value is None or members is None or not self.quantity(left):
                 return None
             return (left_value in members) == isinstance(operator, cst.In)
-        if isinstance(operator, (cst.Equal, cst.NotEqual)) and _is_string(left, right, self.quantity):
+        if _read_from_environment(left) and _digits(right) is not None:
+            right_value = _digits(right)  # `os.environ["RANK"] == "0"`: the variable's text
+        elif isinstance(operator, (cst.Equal, cst.NotEqual)) and _is_string(left, right, self.quantity):
             return isinstance(operator, cst.NotEqual)  # `rank == "cpu"`: a rank is no string
-        right_value = self._operand(right, world)
+        else:
+            right_value = self._operand(right, world)
         if left_value is None or right_value is None:
             return None
         if not (self.quantity(left) or self.quantity(right)):
@@ -495,6 +501,21 @@ def integer_literal(expr: cst.BaseExpression) -> Optional[int]:
     return None
 
 
+def _read_from_environment(expr: cst.BaseExpression) -> bool:
+    """`os.environ["RANK"]`, `os.environ.get("RANK", "0")`, `os.getenv("RANK")`: the variable's text."""
+    if isinstance(expr, cst.Subscript):
+        return _environment_quantity(expr) is not None
+    return isinstance(expr, cst.Call) and _is_environment_lookup(expr.func)
+
+
+def _digits(expr: cst.BaseExpression) -> Optional[int]:
+    """The number a string literal of digits spells (`"0"`), or None."""
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+        return int(text) if isinstance(text, str) and text.isdigit() else None
+    return None
+
+
 def _is_string(left: cst.BaseExpression, right: cst.BaseExpression, quantity) -> bool:
     """One side is the rank, the other a string literal."""
     return any(isinstance(a, cst.SimpleString) and quantity(b) for a, b in ((left, right), (right, left)))
@@ -549,3 +570,30 @@ class _ComparisonCollector(Visitor):
 
     def visit_Comparison(self, comparison: cst.Comparison) -> None:
         self.found.append(comparison)
+
+
+def setup_truth(test: cst.BaseExpression) -> Optional[bool]:
+    """The value, in a job of several processes, of a test that sets up distributed code:
+    `dist.is_initialized()`, `world_size > 1`, `args.distributed`, `distributed_type != NO`.
+    Code that runs collectives runs where these hold; None for any other test."""
+    if isinstance(test, cst.Call) and last_name(test.func) in ("is_initialized", "is_available",
+                                                               "is_torchelastic_launched"):
+        return True
+    if isinstance(test, (cst.Name, cst.Attribute)) and (last_name(test) or "").endswith("distributed"):
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if last_name(right) == "NO" and isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        return isinstance(operator, (cst.NotEqual, cst.IsNot))  # distributed_type != DistributedType.NO
+    if names_world_size(test.left) and isinstance(right, cst.Integer):
+        outcomes = {_compare_sizes(operator, size, int(right.value, 0)) for size in (2, 64)}
+        return outcomes.pop() if len(outcomes) == 1 else None
+    return None
+
+
+def _compare_sizes(operator, size: int, literal: int) -> Optional[bool]:
+    table = {cst.Equal: size == literal, cst.NotEqual: size != literal, cst.LessThan: size < literal,
+             cst.LessThanEqual: size <= literal, cst.GreaterThan: size > literal,
+             cst.GreaterThanEqual: size >= literal}
+    return table.get(type(operator))

@@ -183,6 +183,12 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A check of a path no rank writes here: every rank finds the same file.
+        Valid("def f(path):\n    if not os.path.exists(path):\n        print('missing', path)\n        dist.barrier()"),
+        # Written after the check, with the barrier after the branch: every rank reaches it.
+        Valid("def f(path, x):\n    if not os.path.exists(path):\n        torch.save(x, path)\n    dist.barrier()"),
+        # Not initialised, one process: the test is true in every process of a job.
+        Valid("def f():\n    if not dist.is_initialized():\n        return\n    dist.barrier()"),
         # A hook that runs a collective, registered on every rank.
         Valid("class Watch:\n    def attach(self, model):\n        for m in model.modules():\n"
               "            m.register_forward_hook(self._hook)\n    def _hook(self, module, inputs, output):\n"
@@ -465,6 +471,26 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # Every rank checks the file the branch writes: the first to write it sends the others past the barrier.
+        Invalid("def f(path, x):\n    if not os.path.exists(path):\n        torch.save(x, path)\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'os.path.exists(path)' is false (every rank "
+                "checks a path that the branch then writes, and the first rank to write it changes what the others "
+                "find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
+                "barrier (line 12) only, while the others run no collective here)", range=(4, 9, 4, 23)),
+        # In a job of several processes, `not dist.is_initialized()` is false: the rank test decides.
+        Invalid("def f():\n    if not dist.is_initialized() or dist.get_rank() == 0:\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'not dist.is_initialized() or dist.get_rank() "
+                "== 0' is true: the other ranks never join it and every rank hangs until the timeout (those ranks "
+                "run barrier (line 11) only, while the others run no collective here)", range=(3, 9, 3, 23),
+                expected_replacement="def f():\n    if not dist.is_initialized() or dist.get_rank() == 0:\n"
+                "        pass\n    dist.barrier()"),
+        # The environment variable's text compared with a digit string is a rank test.
+        Invalid("def f():\n    if os.environ.get('RANK', '0') == '0':\n        dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'os.environ.get('RANK', '0') == '0'' is true: "
+                "the other ranks never join it and every rank hangs until the timeout (those ranks run barrier "
+                "(line 11) only, while the others run no collective here)", range=(3, 9, 3, 23),
+                expected_replacement="def f():\n    if os.environ.get('RANK', '0') == '0':\n        pass\n"
+                "    dist.barrier()"),
         # A hook that all-reduces, registered only where a flag the constructor was handed holds.
         Invalid("class Logger:\n    def __init__(self, enabled):\n        self.enabled = enabled\n"
                 "    def watch(self, model):\n        if not self.enabled:\n            return\n"
