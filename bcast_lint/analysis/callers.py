@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import DATA, RANK, Divergence, Parameters
+from bcast_lint.analysis.divergence import LOCAL_DATA, RANK, Divergence, Parameters, is_own_batch
 
 
 def parameter_positions(func: cst.FunctionDef, method: bool) -> dict[str, Optional[int]]:
@@ -54,7 +54,7 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
     for call, divergence in calls:
         for name, value in bound_arguments(func, call, method):
             value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
-            if value_why == DATA or (value_why == RANK and not constructor):
+            if is_own_batch(value_why) and value_why != LOCAL_DATA or (value_why == RANK and not constructor):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
                 # a test on it is a rank test whose worlds the callee cannot tell, not data. (What
                 # a function handed the rank returns, `load_shard(rank)`, is that rank's own data.)

@@ -140,9 +140,14 @@ def is_handed_placeholder(reason: Optional[str]) -> bool:
     return isinstance(reason, RankKind)
 
 
+class OwnResult(str):
+    """What a project function computed from a rank's own data (`val = evaluate(model, loader)`):
+    its magnitude differs between ranks, its structure (None or not, its keys) does not."""
+
+
 def is_own_batch(reason: Optional[str]) -> bool:
     """A rank's own batch: its values differ, its structure (`labels is None`) does not."""
-    return reason in (DATA, LOCAL_DATA)
+    return reason in (DATA, LOCAL_DATA) or isinstance(reason, OwnResult)
 DATA = "it is computed from this rank's own batch of data"
 
 # Iterables that hand each rank its own share of the data: a loader (`train_loader`,
@@ -156,8 +161,10 @@ def returned_by(called: str, why: str) -> Optional[str]:
     """Why a call's result varies, given why what the function returns does there: None for the
     rank itself or a test on it (`return state.is_main_process`), which the rank conditions
     follow (a helper's truth) or leave alone."""
-    if why == RANK or is_own_batch(why):
+    if why == RANK:
         return None
+    if is_own_batch(why):
+        return OwnResult(f"{called} returns what it computed from this rank's own data")
     text = f"{called} returns something else on some ranks"
     return text if is_data_reason(why) else RankKind(text)
 
@@ -511,6 +518,8 @@ class _Pass:
                    or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
         undecided = [leaf for leaf in leaves if leaf not in decided]
         reasons = {leaf: self.why(leaf, varying) for leaf in undecided}
+        # A helper's result from a rank's own data differs in size, not in shape: `val < best`.
+        reasons = {leaf: why for leaf, why in reasons.items() if not isinstance(why, OwnResult) or _orders(leaf)}
         if self._control:
             # Inside a branch that already differs between ranks, a value set there tells no more.
             reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
@@ -998,6 +1007,13 @@ def _enumerated(loop: cst.For) -> tuple[Optional[cst.BaseExpression], cst.BaseEx
             and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
         return target.elements[0].value, target.elements[1].value
     return None, target
+
+
+def _orders(test: cst.BaseExpression) -> bool:
+    """`a < b`, `loss >= best`: a comparison of magnitudes."""
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
+        for target in test.comparisons)
 
 
 def _checked_path(call: cst.Call) -> Optional[cst.BaseExpression]:

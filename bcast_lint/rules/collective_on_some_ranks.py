@@ -183,6 +183,15 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A helper's result from a rank's own data, agreed with an all_reduce before the test.
+        Valid("def evaluate(model, loader):\n    total = 0.0\n    for x in loader:\n        total += model(x).item()\n"
+              "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
+              "        dist.all_reduce(model.weight)\n        val = torch.tensor([evaluate(model, loader)])\n"
+              "        dist.all_reduce(val)\n        if val.item() > 3:\n            break"),
+        # Its keys are alike on every rank: a test of what it holds sets no ranks apart.
+        Valid("def evaluate(model, loader):\n    return {'loss': sum(model(x).item() for x in loader)}\n"
+              "def train(model, loader):\n    metrics = evaluate(model, loader)\n    if 'loss' not in metrics:\n"
+              "        return\n    dist.barrier()"),
         # A check of a path no rank writes here: every rank finds the same file.
         Valid("def f(path):\n    if not os.path.exists(path):\n        print('missing', path)\n        dist.barrier()"),
         # Written after the check, with the barrier after the branch: every rank reaches it.
@@ -471,6 +480,14 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # Early stopping on a helper's result from the rank's own validation data.
+        Invalid("def evaluate(model, loader):\n    total = 0.0\n    for x in loader:\n        total += model(x).item()\n"
+                "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
+                "        dist.all_reduce(model.weight)\n        if evaluate(model, loader) > 3:\n            break",
+                expected_message="all_reduce() is skipped in the following iterations on ranks where "
+                "'evaluate(model, loader) > 3' is true ('evaluate()' returns what it computed from this rank's own "
+                "data): the 'break' at line 18 is taken only there, while the other ranks go on calling it, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(8, 9, 8, 38)),
         # Every rank checks the file the branch writes: the first to write it sends the others past the barrier.
         Invalid("def f(path, x):\n    if not os.path.exists(path):\n        torch.save(x, path)\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'os.path.exists(path)' is false (every rank "
