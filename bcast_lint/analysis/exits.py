@@ -24,7 +24,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import is_exit_call
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions
-from bcast_lint.analysis.walk import ScopeVisitor, Visitor
+from bcast_lint.analysis.walk import ScopeVisitor, Visitor, holds_own
 
 Loop = cst.CSTNode  # a For or While
 
@@ -205,34 +205,13 @@ def exiting_functions(module: cst.Module) -> frozenset:
 def _never_returns(function: cst.FunctionDef) -> bool:
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else (function.body,)
     last = body[-1] if body else None
-    if not isinstance(last, cst.SimpleStatementLine) or _Returns.within(function):
+    if not isinstance(last, cst.SimpleStatementLine) or holds_own(function, (cst.Return, cst.Yield)):
         return False
     final = last.body[-1]
     if isinstance(final, cst.Raise):
         return True
     return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and is_exit_call(final.value) \
         and not _succeeds(final.value)
-
-
-class _Returns(ScopeVisitor):
-    """Whether a function's own body returns or yields anywhere."""
-
-    visit_Lambda = ScopeVisitor.enters
-
-    def __init__(self, scope: cst.CSTNode) -> None:
-        self.scope = scope
-        self.found = False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
-
-    visit_Yield = visit_Return
-
-    @classmethod
-    def within(cls, function: cst.FunctionDef) -> bool:
-        finder = cls(function)
-        finder.walk(function)
-        return finder.found
 
 
 def rank_dependent_iterable(loop: Loop, conditions: RankConditions) -> Optional[cst.BaseExpression]:

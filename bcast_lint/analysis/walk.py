@@ -156,20 +156,29 @@ class ScopeVisitor(Visitor):
 
 def yields_in(node: cst.CSTNode) -> bool:
     """Whether `node` yields in its own code (not in a function or lambda defined there)."""
-    finder = _Yields(node)
+    return holds_own(node, (cst.Yield,))
+
+
+def holds_own(node: cst.CSTNode, kinds: tuple) -> bool:
+    """Whether `node`'s own code holds a `yield` or `return` of `kinds` (`(cst.Return, cst.Yield)`),
+    not counting the functions, classes and lambdas defined in it."""
+    finder = _ExitPoints(node, kinds)
     finder.walk(node)
     return finder.found
 
 
-class _Yields(ScopeVisitor):
+class _ExitPoints(ScopeVisitor):
     visit_Lambda = ScopeVisitor.enters
 
-    def __init__(self, scope: cst.CSTNode) -> None:
+    def __init__(self, scope: cst.CSTNode, kinds: tuple) -> None:
         self.scope = scope
+        self._kinds = kinds
         self.found = False
 
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
+    def _note(self, node: cst.CSTNode) -> None:
+        self.found = self.found or isinstance(node, self._kinds)
+
+    visit_Yield = visit_Return = _note
 
 
 def ends_in(body: cst.BaseSuite, kind: type) -> bool:
