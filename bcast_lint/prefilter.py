@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from bcast_lint.analysis import words
-from bcast_lint.analysis.apis import gated_call_words
+from bcast_lint.analysis.apis import MAPPED_PROPERTY_NAMES, gated_call_words
 from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
@@ -73,7 +73,13 @@ def may_have_findings(source: bytes) -> bool:
 
 
 def _gated_calls(source: bytes) -> tuple:
-    return tuple((word.encode(), _called(word)) for word in gated_call_words(source))
+    return tuple((word.encode(), _read(word) if word in MAPPED_PROPERTY_NAMES else _called(word))
+                 for word in gated_call_words(source))
+
+
+def _read(word: str) -> re.Pattern:
+    """`.word` not followed by more of a name: a property read (`trainer.log_dir`)."""
+    return re.compile(rb"(?<=\.)" + re.escape(word.encode()) + rb"(?!\w)")
 
 
 def _is_called(source: bytes, call: re.Pattern) -> bool:

@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import FORWARD_RUNS_COLLECTIVES, SETUP_METHOD, gated_call_words
+from bcast_lint.analysis.apis import FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, SETUP_METHOD, gated_call_words
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
 from bcast_lint.source import Source
 
@@ -37,8 +37,10 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     `helpers`: more names whose calls keep a function, those of project functions that may run a
     collective (analysis.context)."""
     lines: list[Optional[str]] = source.lines()
-    calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated_call_words(source.text)
-                                       | _wrappers(source.text) | helpers))
+    gated = gated_call_words(source.text)
+    calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
+                                       | _wrappers(source.text) | helpers)
+                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
@@ -114,6 +116,14 @@ def _ends_the_process(statement: ast.stmt) -> bool:
         return True
     call = last.value if isinstance(last, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
+
+
+def _lines_reading(lines: list[Optional[str]], properties: frozenset) -> set[int]:
+    """1-based numbers of the lines that read one of `properties` (`trainer.log_dir`)."""
+    if not properties:
+        return set()
+    pattern = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(properties))) + r")(?!\w)")
+    return {number for number, line in enumerate(lines, start=1) if line and pattern.search(line)}
 
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:

@@ -829,7 +829,7 @@ def build(corpus_dir: Path) -> dict:
     methods = {klass: {e["name"].rsplit(".", 1)[1] for e in entries.values()
                        if e["kind"] != "function" and e["name"].rsplit(".", 1)[0] == klass} for klass in classes}
     inherited = subclasses(index, methods)
-    names = set(entries) | classes | set(inherited)
+    names = set(entries) | classes | set(inherited) | set(HOOK_CLASSES)  # `L.Callback` is a hook class
     return {
         "generated_by": "scripts/generate_framework_map.py",
         "versions": {f.name: f.version for f in FRAMEWORKS},

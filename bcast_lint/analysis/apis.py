@@ -44,6 +44,7 @@ class Api:
     # A project function under a memoising decorator (`@functools.lru_cache`): its body, and so its
     # collective, runs only for arguments it has not seen before.
     memoised: str = ""
+    read: bool = False  # a property, read rather than called (`trainer.log_dir`)
 
     @property
     def short_name(self) -> str:
@@ -54,10 +55,11 @@ class Api:
         """How a message names the call: `all_reduce()`, or for a framework call, with the object it
         was called on and what it runs inside (`trainer.save_checkpoint(), which runs strategy.barrier()
         inside (lightning 2.6.6),`)."""
+        parentheses = "" if self.read else "()"
         if self.inside is None:
-            return f"{self.short_name}()"
+            return f"{self.short_name}{parentheses}"
         name = f"{self.receiver}.{self.short_name}" if self.receiver else self.short_name
-        return f"{name}(), which {self.inside},"
+        return f"{name}{parentheses}, which {self.inside},"
 
     @property
     def is_broadcast(self) -> bool:
@@ -254,6 +256,8 @@ _MAPPED_METHOD_WORDS.update({"pytorch_lightning": _MAPPED_METHOD_WORDS["lightnin
                              "lightning_fabric": _MAPPED_METHOD_WORDS["lightning"]})
 _MAPPED_METHOD_WORDS["torch.distributed"] = _MAPPED_METHOD_WORDS.pop("torch")
 MAPPED_METHOD_NAMES = frozenset().union(*_MAPPED_METHOD_WORDS.values())
+# Of those, the properties: read, not called (`trainer.log_dir`).
+MAPPED_PROPERTY_NAMES = frameworks.load().property_names()
 
 # Call names that count only in a file that names their module: `dcp.save(` is a collective,
 # `torch.save(` is not, and "save"/"load" alone would let half as many files again through the

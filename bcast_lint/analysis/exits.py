@@ -171,6 +171,8 @@ class _Collector(ScopeVisitor):
             self.found.order[node] = self._order
             self.found.loops[node] = tuple(self._loops)
 
+    visit_Attribute = visit_Call  # a property read (ModuleAnalysis._property_read)
+
 
 def _exit_kind(call: cst.Call) -> str:
     return "os._exit()" if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_exit" else "sys.exit()"

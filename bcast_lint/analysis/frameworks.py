@@ -99,6 +99,10 @@ class FrameworkMap:
     def method(self, owner: str, name: str) -> Optional[Entry]:
         return self.methods.get(owner, {}).get(name)
 
+    def property_names(self) -> frozenset:
+        """The short names of the mapped properties (`log_dir`)."""
+        return frozenset(entry.short_name for entry in self.entries.values() if entry.kind == "property")
+
     def classes(self) -> frozenset:
         return frozenset(self.methods)
 

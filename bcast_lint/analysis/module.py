@@ -47,7 +47,9 @@ T = TypeVar("T")
 
 @dataclass(eq=False)
 class CallSite:
-    """One call of a known collective, where it stands, and what reaches it in each world."""
+    """One call of a known collective, where it stands, and what reaches it in each world. A
+    property that runs one is read, not called: its `call` is the cst.Attribute read, with no
+    arguments."""
 
     call: cst.Call
     api: apis.Api
@@ -60,6 +62,8 @@ class CallSite:
     @property
     def payload(self) -> Optional[cst.BaseExpression]:
         """The value being broadcast (the first argument, or a wrapper's broadcast parameter)."""
+        if not isinstance(self.call, cst.Call):
+            return None
         if self.api.payload_keyword is not None:
             return argument_value(self.call, self.api.payload_position, self.api.payload_keyword)
         first = argument(self.call, 0)
@@ -72,12 +76,14 @@ class CallSite:
 
     @property
     def source(self) -> Optional[cst.BaseExpression]:
+        if not isinstance(self.call, cst.Call):
+            return None
         return argument_value(self.call, self.api.src_position, self.api.src_keyword)
 
     @property
     def group_argument(self) -> Optional[cst.Arg]:
         """The `group` argument as written, by keyword or at the API's position for it."""
-        return argument(self.call, self.api.group_position, "group")
+        return argument(self.call, self.api.group_position, "group") if isinstance(self.call, cst.Call) else None
 
     @property
     def group(self) -> Optional[cst.BaseExpression]:
@@ -160,6 +166,11 @@ class _CandidateCollector(Visitor):
         self.staggered = _staggered_context_managers(module) | imported_staggered
         self.taking_turns = _taking_turns(module)
         self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
+        # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
+        # a property of the module's own classes): a read runs the property's body.
+        self.property_words = _own_properties(module) | frameworks.load().property_names()
+        self.property_reads: list[_Candidate] = []
+        self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
     # The innermost statement around a call is where the data flow observes the call.
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -215,6 +226,7 @@ class _CandidateCollector(Visitor):
         self._main_first.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._not_reads.update(id(target.target) for target in node.targets)
         for target in node.targets:
             for bound, value in _pairs(target.target, node.value):
                 self._note_assignment(bound, value)
@@ -285,7 +297,12 @@ class _CandidateCollector(Visitor):
         made |= {(True, name) for _, name, value in self.self_assignments if _calls_one_of(value, self.call_words)}
         return [c for c in self.object_calls if (isinstance(c.call.func, cst.Attribute), c.name) in made]
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in self.property_words and id(node) not in self._not_reads and self._statements:
+            self.property_reads.append(self._candidate(node, node.attr.value))
+
     def visit_Call(self, node: cst.Call) -> None:
+        self._not_reads.add(id(node.func))
         if not self._statements or self._scopes[-1] in self.taking_turns:
             return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
@@ -302,6 +319,13 @@ class _CandidateCollector(Visitor):
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
         return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
                           self._decorators[-1], tuple(self._statements), klass or None)
+
+
+def _own_properties(module: cst.Module) -> frozenset[str]:
+    """The names of the properties of the module's top-level classes."""
+    return frozenset(member.name.value for statement in module.body if isinstance(statement, cst.ClassDef)
+                     for member in statement.body.body if isinstance(member, cst.FunctionDef)
+                     and any(last_name(d.decorator) in ("property", "cached_property") for d in member.decorators))
 
 
 def iterated_item(candidate: _Candidate) -> Optional[str]:
@@ -669,6 +693,9 @@ class ModuleAnalysis:
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
         self.calls += self._hook_registrations([c for c in candidates if c.name in hooks.REGISTRATIONS])
+        self._statements_around.update({c.call: c.statements for c in collector.property_reads})
+        self._positions.hint(collector.property_reads)
+        self.calls += [site for site in map(self._property_read, collector.property_reads) if site is not None]
         self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
@@ -729,6 +756,43 @@ class ModuleAnalysis:
                 found.append(CallSite(candidate.call, api, candidate.scope, candidate.statement,
                                       candidate.main_process_first, candidate.rank_decorator))
         return found
+
+    def _property_read(self, candidate: _Candidate) -> Optional[CallSite]:
+        """`trainer.log_dir` (a mapped property that runs a collective) or `stats.total` (a
+        property of the module's own class whose body runs one), read: the read is the call."""
+        read = candidate.call
+        api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope)
+        if api is None:
+            return None
+        return CallSite(read, api, candidate.scope, candidate.statement, candidate.main_process_first,
+                        candidate.rank_decorator)
+
+    def _mapped_property(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:
+        owner = self._receiver_class(read.value, scope)
+        entry = frameworks.load().method(owner, read.attr.value) if owner is not None else None
+        if entry is None or entry.kind != "property":
+            return None
+        return replace(_called_on(apis.framework_api(entry), read.value), read=True)
+
+    def _own_property(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:
+        """`self.total` in a method of the class, or `stats.total` for `stats = Stats(...)`."""
+        if self._context is None or self._context.index is None:
+            return None
+        receiver = read.value
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            klass = self._method_classes.get(scope)
+            names = {klass.name.value} if klass is not None else set()
+        elif isinstance(receiver, cst.Name):
+            names = {value.func.value for where, value in self._assigned(receiver.value)
+                     if where in (scope, self.module) and _constructs(value) and isinstance(value.func, cst.Name)}
+        else:
+            return None
+        for name in names:
+            ref = self._context.project.method(self._context.index, name, read.attr.value)
+            if ref is not None and self._context.summaries.may_run_collective(ref):
+                summary = self._context.summaries.of(ref)
+                return replace(summary.api, read=True) if summary is not None and summary.api else None
+        return None
 
     def _functions_of(self, scope: cst.CSTNode) -> dict[str, cst.FunctionDef]:
         """What a name means as a function in `scope`: the module's functions, those defined in

@@ -641,7 +641,9 @@ class CallChain:
     def __str__(self) -> str:
         analysis, site = self.analysis, self.site
         where = f"{os.path.basename(analysis.filename)}:{analysis.position(site.call).start.line}"
-        text = f"calls {analysis.code(site.call.func)}() ({where})"
+        call = site.call
+        text = f"calls {analysis.code(call.func)}() ({where})" if isinstance(call, cst.Call) else \
+            f"reads {analysis.code(call)} ({where})"  # a property
         then = site.api.via or site.api.inside  # a framework call's: what it runs inside
         return f"{text}, which {then}" if then else text
 

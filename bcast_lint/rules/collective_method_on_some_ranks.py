@@ -101,6 +101,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Read on every rank.
+        Valid("import lightning as L\nclass Report(L.Callback):\n    def on_fit_end(self, trainer, pl_module):\n"
+              "        path = trainer.log_dir\n        if trainer.is_global_zero:\n            print(path)"),
         # What the constructions hand the object is a plain optimizer: no collective inside.
         Valid("class Saver:\n    def __init__(self, optimizer):\n"
               "        self.optimizer, self.writer = optimizer, dist.get_rank() == 0\n    def save(self):\n"
@@ -305,6 +308,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A property that runs a collective (Trainer.log_dir broadcasts the directory), read on rank zero.
+        Invalid("import lightning as L\nclass Report(L.Callback):\n    def on_fit_end(self, trainer, pl_module):\n"
+                "        if trainer.is_global_zero:\n            print(trainer.log_dir)",
+                expected_message="trainer.log_dir, which runs strategy.broadcast() inside (lightning 2.6.6), runs only "
+                "on ranks where 'trainer.is_global_zero' is true: the other ranks never join it and every rank hangs "
+                "until the timeout (those ranks run log_dir (line 13) only, while the others run no collective here)",
+                range=(5, 19, 5, 34)),
         # What an object's attribute is, from what its constructions pass (`self.optimizer = optimizer`).
         Invalid("from torch.distributed.optim import ZeroRedundancyOptimizer\nclass Saver:\n"
                 "    def __init__(self, optimizer):\n        self.optimizer, self.writer = optimizer, dist.get_rank() == 0\n"

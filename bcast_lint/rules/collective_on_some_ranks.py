@@ -183,6 +183,11 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A property that runs no collective, read on rank 0 only; and one that does, read everywhere.
+        Valid("class Stats:\n    def __init__(self):\n        self.n = torch.zeros(1)\n    @property\n"
+              "    def local(self):\n        return self.n.item()\n    @property\n    def total(self):\n"
+              "        dist.all_reduce(self.n)\n        return self.n.item()\n"
+              "def f():\n    stats = Stats()\n    total = stats.total\n    if rank == 0:\n        print(stats.local, total)"),
         # A helper's result from a rank's own data, agreed with an all_reduce before the test.
         Valid("def evaluate(model, loader):\n    total = 0.0\n    for x in loader:\n        total += model(x).item()\n"
               "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
@@ -480,6 +485,13 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A property of the module's own class whose body all-reduces, read on rank 0 only.
+        Invalid("class Stats:\n    def __init__(self):\n        self.n = torch.zeros(1)\n    @property\n"
+                "    def total(self):\n        dist.all_reduce(self.n)\n        return self.n.item()\n"
+                "def f():\n    stats = Stats()\n    if rank == 0:\n        print(stats.total)",
+                expected_message="total runs only on ranks where 'rank == 0' is true: total calls dist.all_reduce() "
+                "(case.py:14), and the other ranks never join it and every rank hangs until the timeout (those ranks "
+                "run total (line 19) only, while the others run no collective here)", range=(11, 15, 11, 26)),
         # Early stopping on a helper's result from the rank's own validation data.
         Invalid("def evaluate(model, loader):\n    total = 0.0\n    for x in loader:\n        total += model(x).item()\n"
                 "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
