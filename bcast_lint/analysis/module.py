@@ -35,7 +35,7 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
-from bcast_lint.analysis.walk import Visitor, calls_in, every_call, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, every_call, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
@@ -279,7 +279,8 @@ class _CandidateCollector(Visitor):
                 root in self.imported_names or root == "self" or root in local_functions
                 or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
-                or candidate.name in hooks.REGISTRATIONS)
+                or candidate.name in hooks.REGISTRATIONS
+                or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
 
@@ -319,6 +320,14 @@ class _CandidateCollector(Visitor):
         klass = self._classes[-1] if isinstance(self._scopes[-1], cst.FunctionDef) else None
         return _Candidate(node, name, self._scopes[-1], self._statements[-1], self._main_first[-1],
                           self._decorators[-1], tuple(self._statements), klass or None)
+
+
+_TORCH = frameworks.load().versions["torch"]
+
+
+def _syncs_off(statement: cst.With) -> bool:
+    """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
+    return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
 
 
 def _own_properties(module: cst.Module) -> frozenset[str]:
@@ -725,7 +734,7 @@ class ModuleAnalysis:
         if api is None and self._context is not None:
             api = self._project_api(candidate)
         if api is None:
-            api = self._framework_method(candidate) or self._forward_of(candidate)
+            api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
         if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -1126,6 +1135,28 @@ class ModuleAnalysis:
             return None
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
         return _called_on(api, func)
+
+    def _wrapped_backward(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`loss.backward()` where `loss` comes from a forward pass of a DistributedDataParallel
+        wrapper in the same scope (`loss = F.mse_loss(ddp(x), y)`, one assignment deep): DDP's
+        reducer all-reduces the gradients in autograd hooks, unless inside `with ddp.no_sync():`."""
+        func = candidate.call.func
+        if candidate.name != "backward" or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
+                or any(isinstance(s, cst.With) and _syncs_off(s) for s in candidate.statements):
+            return None
+        values = [value for where, value in self._assigned(func.value.value) if where is candidate.scope]
+        values += [inner for value in values for name in names_read(value)
+                   for where, inner in self._assigned(name) if where is candidate.scope]
+        if not any(self._forward_of_ddp(call, candidate.scope) for value in values for call in every_call(value)):
+            return None
+        return apis.Api("torch.Tensor.backward", apis.HIDDEN, receiver=func.value.value,
+                        inside=f"runs the gradient all_reduce() of DDP's reducer inside (torch {_TORCH})")
+
+    def _forward_of_ddp(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        func = call.func
+        if not isinstance(func, cst.Name) and not _self_attribute(func):
+            return False
+        return self._receiver_class(func, scope) == "torch.nn.parallel.distributed.DistributedDataParallel"
 
     def _made_with_false(self, func: cst.BaseExpression, keyword: str) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""

@@ -50,7 +50,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     broadcasts the module's buffers (`nn/parallel/distributed.py:1782` `_sync_buffers`) unless it was
     made with `broadcast_buffers=False` or `forward_sync_buffers=False`; a method that calls it
     (`self.validate()` running `self.model(x)`) runs it too, and is flagged where it is called on
-    some ranks. `self.model.module(x)`, the module it wraps, runs no collective. Failing that, a few calls are
+    some ranks. `self.model.module(x)`, the module it wraps, runs no collective. `loss.backward()`,
+    where `loss` comes from such a forward in the same function (one assignment deep), runs DDP's
+    gradient all-reduce (its reducer's autograd hooks), except inside `with model.no_sync():`. Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
     `prepare_model`; `trainer` (or a `...Trainer(...)`) for transformers' `save_model` and Lightning's
@@ -101,6 +103,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Under no_sync() DDP's backward all-reduces nothing (gradient accumulation).
+        Valid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
+              "        with model.no_sync():\n            loss = F.mse_loss(model(x), y)\n"
+              "            if not torch.isfinite(loss):\n                continue\n            loss.backward()"),
+        # The loss of a model that is not wrapped: a backward with no collective.
+        Valid("import torch.nn.functional as F\ndef train(net, loader, opt):\n    for x, y in loader:\n"
+              "        loss = F.mse_loss(net(x), y)\n        if not torch.isfinite(loss):\n            continue\n"
+              "        loss.backward()"),
         # Read on every rank.
         Valid("import lightning as L\nclass Report(L.Callback):\n    def on_fit_end(self, trainer, pl_module):\n"
               "        path = trainer.log_dir\n        if trainer.is_global_zero:\n            print(path)"),
@@ -308,6 +319,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # DDP's backward all-reduces the gradients; a rank whose loss is not finite skips it.
+        Invalid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
+                "        loss = F.mse_loss(model(x), y)\n        if not torch.isfinite(loss):\n            continue\n"
+                "        loss.backward()\n        opt.step()",
+                expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer inside "
+                "(torch 2.13.0), is skipped on ranks where 'torch.isfinite(loss)' is false (it is computed from this "
+                "rank's own batch of data): the 'continue' at line 16 is taken only there, while the other ranks go "
+                "on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 9, 9, 24)),
         # A property that runs a collective (Trainer.log_dir broadcasts the directory), read on rank zero.
         Invalid("import lightning as L\nclass Report(L.Callback):\n    def on_fit_end(self, trainer, pl_module):\n"
                 "        if trainer.is_global_zero:\n            print(trainer.log_dir)",
