@@ -25,6 +25,7 @@ import libcst as cst
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
                                              self_name)
+from bcast_lint.analysis.names import root_name
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, words_in, yields_in
@@ -71,6 +72,10 @@ _EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unli
 _FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
                           "os.symlink", "os.link"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
+# Calls whose result has as many elements as the data selects, and calls that make a boolean mask.
+_DATA_SIZED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
+_MASKS = frozenset({"isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not", "gt", "lt", "ge",
+                    "le", "eq", "ne", "bool"})
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
@@ -102,6 +107,7 @@ CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
 SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
 DATA_WORK = "it works on data that differs between ranks"
+SELECTED = "a boolean mask keeps a data-dependent number of elements"
 CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, and the first rank to write it "
                         "changes what the others find")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
@@ -280,6 +286,7 @@ class _Pass:
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._branches = 0  # the `if` statements around the statement walked
+        self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -347,6 +354,7 @@ class _Pass:
         keys = _target_keys(target)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
+            (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
         self._world_sizes.discard(_key(target))
         if isinstance(target, cst.Name) and names_world_size(value):
             self._world_sizes.add(target.value)
@@ -881,6 +889,9 @@ class _Pass:
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
                       for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
+            if not _object_state(expr.value) and any(
+                    isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value) for element in expr.slice):
+                return SELECTED  # `values[mask]`
             if any(not isinstance(element.slice, cst.Slice) for element in expr.slice):
                 return self._piece_length(expr, varying)  # `per_rank[rank]`: one item
             return next(filter(None, (self.why(part, varying) for part in bounds)), None) \
@@ -925,8 +936,22 @@ class _Pass:
             return UNEVEN_ENTRY if table else UNEVEN_PIECE
         return None
 
+    def _is_mask(self, expr: cst.BaseExpression) -> bool:
+        """A boolean tensor a selection is made with: `scores > t`, `~done`, `torch.isfinite(x)`,
+        `completion_mask.bool()`, a name holding one or named so (`mask`, `batch.loss_mask`)."""
+        if isinstance(expr, (cst.Name, cst.Attribute)) and "mask" in (last_name(expr) or "").lower():
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value in self._masks
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+            return True
+        return isinstance(expr, cst.Comparison) or (isinstance(expr, cst.Call) and last_name(expr.func) in _MASKS)
+
     def _call_length(self, call: cst.Call, varying: Varying) -> Optional[str]:
         name = last_name(call.func)
+        selected = call.args[0].value if call.args else call.func.value if isinstance(call.func, cst.Attribute) else None
+        if name in _DATA_SIZED and selected is not None and not _object_state(selected):
+            return SELECTED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
         if name in _BALANCED or self._uniform_result(call) or (
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
@@ -1014,6 +1039,12 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _object_state(expr: cst.BaseExpression) -> bool:
+    """`self._physical_mesh_id`: what an object holds, set up alike on every rank more often than
+    not; a local or a parameter holds the step's data."""
+    return isinstance(expr, cst.Attribute) and root_name(expr) == "self"
 
 
 def _checked_path(call: cst.Call) -> Optional[cst.BaseExpression]:

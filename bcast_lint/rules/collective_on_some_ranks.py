@@ -183,6 +183,9 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The empty selection is padded with a placeholder and every rank gathers it.
+        Valid("def stats(values, mask):\n    picked = values[mask]\n"
+              "    low = picked.min() if picked.numel() > 0 else torch.zeros(())\n    return accelerator.gather(low)"),
         # A property that runs no collective, read on rank 0 only; and one that does, read everywhere.
         Valid("class Stats:\n    def __init__(self):\n        self.n = torch.zeros(1)\n    @property\n"
               "    def local(self):\n        return self.n.item()\n    @property\n    def total(self):\n"
@@ -485,6 +488,14 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A rank whose mask selects nothing returns before the all_reduce (trl#4041's shape).
+        Invalid("def masked_sum(values, mask):\n    picked = values[mask]\n    if picked.numel() == 0:\n"
+                "        return torch.zeros(())\n    total = picked.sum()\n    dist.all_reduce(total)\n    return total",
+                expected_message="all_reduce() is skipped on ranks where 'picked.numel() == 0' is true (a boolean "
+                "mask keeps a data-dependent number of elements): the 'return' at line 12 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout (those ranks run no collective here, while the others run all_reduce (line 14) only)",
+                range=(6, 5, 6, 27)),
         # A property of the module's own class whose body all-reduces, read on rank 0 only.
         Invalid("class Stats:\n    def __init__(self):\n        self.n = torch.zeros(1)\n    @property\n"
                 "    def total(self):\n        dist.all_reduce(self.n)\n        return self.n.item()\n"
