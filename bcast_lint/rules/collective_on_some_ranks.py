@@ -115,7 +115,25 @@ class CollectiveOnSomeRanks(Rule):
     A project function that returns before its collective on a test of a parameter
     (`if not metrics: return {}`) skips it on the ranks whose argument makes the test hold.
     A `while` whose test differs between ranks runs the collectives in it a different number of
-    times.
+    times. Also sources: a rank's own entry of a module's literal table (`SHARDS[rank]`), what a
+    boolean mask selects (`values[mask]`, then `if picked.numel() == 0: return`), a project
+    function's result from a rank's own data in a test of its size (`if evaluate(model, val) >
+    best:`), a file check on a path the branch itself writes (every rank checks, the first to
+    write changes what the others find), a rank test handed to a constructor
+    (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. A loop that breaks at a count
+    agreed with `all_reduce(..., op=MIN)` runs alike.
+
+    Code after a `yield` runs only where the caller resumes the generator: a generator's
+    collective after its last `yield` is reported where a consumer's loop can stop early on some
+    ranks (a `break` while it yields a number of items that differs between ranks), and a
+    `@contextmanager`'s collective after `yield` where the `with` body can fail on some ranks and
+    a `try` around it carries on (a `try`/`finally` around the `yield` runs it anyway).
+    Registering a hook that runs a collective (`module.register_forward_hook(hook)`, the hook
+    named or returned by a helper) is a collective of the ranks that register it: they run it at
+    every forward pass. A method called on a `for` loop's item (`for cb in callbacks:
+    cb.on_epoch_end()`) is the method of that name of the module's classes, so a callback whose
+    hook runs a collective, added on some ranks only, runs it there. Reading a property of the
+    module's classes whose body runs a collective is a call of it.
 
     Rank tests are read in the spellings of the frameworks too: Lightning's
     `trainer.is_global_zero` and `global_rank`, transformers' `Trainer.is_world_process_zero()` /

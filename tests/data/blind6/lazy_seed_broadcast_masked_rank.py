@@ -1,4 +1,4 @@
-# verify: error
+# verify: hang
 """A lazily agreed random seed whose broadcast runs at first use, and first use skips masked data.
 
 Modelled on radiocosmology/draco#384 (https://github.com/radiocosmology/draco/pull/384), prompted
