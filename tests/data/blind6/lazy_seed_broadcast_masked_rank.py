@@ -8,7 +8,9 @@ call and the others hung in the broadcast. Here `NoiseInjector.base_seed` is a p
 draws a seed on the main process and shares it with `accelerate.utils.broadcast` the first time
 it is read; `inject()` reads it only for baselines that have unflagged samples. Process 1's share
 of the baselines (from `split_between_processes`) is entirely flagged, so it never reads the
-seed, and process 0's broadcast meets process 1's next collective, the final `reduce`.
+seed, and process 0's broadcast meets process 1's next collective, the final `reduce` (8 bytes
+each, so gloo does not abort: measured, the job hangs with process 0 in the broadcast and
+process 1 in the all-reduce).
 """
 import random
 from dataclasses import dataclass, field
