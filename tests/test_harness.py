@@ -775,8 +775,8 @@ def _processes_running(program: Path) -> list:
 @pytest.mark.timeout(200)
 def test_verify_fix_on_the_readme_training_loop_proves_both_fixes_and_leaves_the_script_alone(tmp_path, capsys):
     """The README's example: BCL001 fails the original run at its line, BCL005 is masked by it;
-    with --unsafe-fixes both are fixed in a temporary copy that runs ok; the script is unchanged
-    and no copy is left beside it."""
+    with --unsafe-fixes both are fixed in a temporary copy that runs ok (BCL011's strided loop,
+    which has no fix, is even on 2 ranks); the script is unchanged and no copy is left beside it."""
     script = tmp_path / "train.py"
     script.write_bytes((FIXTURES / "BCL001" / "train_loop.py").read_bytes())
     before = script.read_bytes()
@@ -785,8 +785,9 @@ def test_verify_fix_on_the_readme_training_loop_proves_both_fixes_and_leaves_the
     assert script.read_bytes() == before and sorted(tmp_path.iterdir()) == [script]
     assert document["ok"] and document["fixed"] == 2
     assert document["fixed_copy"]["outcome"] == OK
-    bcl001, bcl005 = document["findings"]
+    bcl001, bcl011, bcl005 = document["findings"]
     assert (bcl001["code"], bcl001["line"], bcl001["fixed_ok"]) == ("BCL001", 15, True)
+    assert (bcl011["code"], bcl011["line"]) == ("BCL011", 32)  # no fix: uneven over 3 ranks, not over 2
     assert bcl001["original_events"][0].endswith(f"at {script}:15 (in accelerate.utils.broadcast)")
     assert (bcl005["code"], bcl005["fixed_ok"], bcl005["observed"]) == ("BCL005", True, False)
     assert document["original"]["events"][0]["findings"] == [{"code": "BCL001", "line": 15, "column": 11}]
