@@ -226,6 +226,10 @@ _CALLED_IMPLICITLY = frozenset({"forward"})
 # gloo with "128 vs 4 bytes"); made with either False, its forward under `torch.no_grad()` runs none
 # (the reducer's `prepare_for_forward` and `_rebuild_buckets` run only with grad enabled). torchmetrics'
 # Metric.forward syncs only with `dist_sync_on_step=True`, which the map cannot see.
+# Mapped methods that run no collective on an object made with one of these keywords false:
+# torchmetrics' compute syncs only `if self._to_sync`, set from `sync_on_compute` (metric.py:163).
+SWITCHED_OFF_BY = {"torchmetrics.metric.Metric.compute": ("sync_on_compute",)}
+
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),

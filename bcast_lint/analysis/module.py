@@ -1111,7 +1111,10 @@ class ModuleAnalysis:
         owner = self._receiver_class(func.value, candidate.scope)
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)
-            return _called_on(apis.framework_api(entry), func.value) if entry is not None else None
+            if entry is None or any(self._made_with_false(func.value, keyword)
+                                    for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+                return None  # `MeanSquaredError(sync_on_compute=False).compute()`
+            return _called_on(apis.framework_api(entry), func.value)
         receiver = last_name(func.value)
         if receiver is None or receiver == "self":
             return None  # inside the framework's own class, or a subclass: its own business

@@ -64,6 +64,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
     `HfArgumentParser((..., TrainingArguments)).parse_args_into_dataclasses()`; a callback's
     `control.should_save` is the same on every rank and is none.
+    torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
 
@@ -103,6 +104,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A torchmetrics metric made with sync_on_compute=False computes its local value: no collective.
+        Valid("from torchmetrics import MeanSquaredError\nclass Track:\n    def __init__(self):\n"
+              "        self.local = MeanSquaredError(sync_on_compute=False)\n    def show(self):\n"
+              "        if rank == 0:\n            print(self.local.compute())"),
         # Under no_sync() DDP's backward all-reduces nothing (gradient accumulation).
         Valid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
               "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
