@@ -451,13 +451,7 @@ class _Pass:
         if not self._control:
             return
         for call in calls:
-            position = _FILE_WRITES.get(last_name(call.func) or "", -1)
-            if position == -1:
-                continue
-            if position is None and isinstance(call.func, cst.Attribute):
-                path = call.func.value
-            else:
-                path = argument_value(call, position) if position is not None else None
+            path = _file_target(call)
             if path is not None:
                 text = _code(path)
                 self._written.setdefault(text, written_by_some(text))
@@ -1063,9 +1057,14 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
         mode = argument_value(call, 1, "mode")
         writing = isinstance(mode, cst.SimpleString) and any(c in mode.evaluated_value for c in "wax")
         return argument_value(call, 0) if writing else None
-    if name in ("makedirs", "mkdir") or name not in _FILE_WRITES:
+    return None if name in ("makedirs", "mkdir") else _file_target(call)
+
+
+def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The path a call of _FILE_WRITES names: an argument, or its receiver (`Path(p).touch()`)."""
+    position = _FILE_WRITES.get(last_name(call.func) or "", -1)
+    if position == -1:
         return None
-    position = _FILE_WRITES[name]
     if position is None:
         return call.func.value if isinstance(call.func, cst.Attribute) else None
     return argument_value(call, position)
