@@ -168,7 +168,7 @@ class _CandidateCollector(Visitor):
         self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
-        self.property_words = _own_properties(module) | frameworks.load().property_names()
+        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES
         self.property_reads: list[_Candidate] = []
         self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
