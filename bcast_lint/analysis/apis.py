@@ -230,6 +230,35 @@ _CALLED_IMPLICITLY = frozenset({"forward"})
 # torchmetrics' compute syncs only `if self._to_sync`, set from `sync_on_compute` (metric.py:163).
 SWITCHED_OFF_BY = {"torchmetrics.metric.Metric.compute": ("sync_on_compute",)}
 
+# The parameters through which a framework hands a hook this rank's own share of the data: the
+# batch of a step (Lightning's loop calls `validation_step(batch, batch_idx)` with what the rank's
+# distributed sampler gave it, fit_loop/evaluation_loop), a callback's batch and step outputs, the
+# `inputs` of a transformers Trainer's `compute_loss`/`training_step`/`prediction_step`.
+_STEPS = ("training_step", "validation_step", "test_step", "predict_step")
+_BATCH_HOOKS = ("on_train_batch_start", "on_validation_batch_start", "on_test_batch_start",
+                "on_predict_batch_start")
+_OUTPUT_HOOKS = ("on_train_batch_end", "on_validation_batch_end", "on_test_batch_end", "on_predict_batch_end")
+DATA_PARAMETERS = {
+    "lightning.pytorch.core.module.LightningModule": {
+        **{name: ("batch",) for name in (*_STEPS, *_BATCH_HOOKS, "on_before_batch_transfer",
+                                         "on_after_batch_transfer")},
+        **{name: ("outputs", "batch") for name in _OUTPUT_HOOKS}},
+    "lightning.pytorch.callbacks.callback.Callback": {
+        **{name: ("batch",) for name in _BATCH_HOOKS}, **{name: ("outputs", "batch") for name in _OUTPUT_HOOKS}},
+    "transformers.trainer.Trainer": {name: ("inputs",) for name in ("compute_loss", "training_step",
+                                                                    "prediction_step")},
+}
+
+# Methods a framework calls on some ranks only, by the framework's base class (short name, in the
+# packages named) they override: the method's collectives have no partner on the other ranks.
+# Lightning calls `prepare_data` on local rank 0 only (or global rank 0), while the others wait in
+# a barrier of their own (trainer/connectors/data_connector.py:94 and :101, lightning 2.6.6).
+SOME_RANKS_HOOKS = {
+    "prepare_data": (("lightning", "pytorch_lightning"), ("LightningDataModule", "LightningModule"),
+                     "Lightning calls on local rank 0 only, while the other ranks wait in a barrier of their "
+                     "own (lightning 2.6.6, trainer/connectors/data_connector.py:94)"),
+}
+
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),
@@ -273,7 +302,9 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
 # analysis.divergence's other sources all come from the rank), in a loop over a process's own share
 # of Accelerate's `split_between_processes`, or started with `async_op` and read before its wait
 # (BCL016).
-DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "split_between_processes")
+DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "split_between_processes",
+                         # a hook handed the rank's own batch (DATA_PARAMETERS)
+                         "_step(", "_batch_start(", "_batch_end(", "_batch_transfer(", "compute_loss(")
 # Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN
 # check): `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
 DATA_LOOP_WORDS = ("loader", "batches")

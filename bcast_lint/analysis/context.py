@@ -144,7 +144,7 @@ class FileContext:
         words = self._imported_helpers(index)
         calls = {qualname: _called_words(index.text(function)) for qualname, function in index.functions.items()}
         words |= self._inherited_helpers(index, calls)
-        found = words | COLLECTIVE_WORDS
+        found = words | COLLECTIVE_WORDS | index.gated_words  # `full_tensor(` where torch.distributed is imported
         changed = True
         while changed:  # a function calling a helper is a helper too
             changed = False

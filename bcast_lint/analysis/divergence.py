@@ -51,11 +51,21 @@ _SYNCHRONISING = frozenset({"broadcast", "broadcast_object_list", "all_reduce", 
 # Collectives whose result is the same on every rank (Accelerate returns it).
 _UNIFORM_RESULTS = frozenset({"broadcast", "broadcast_object_list", "gather", "gather_for_metrics",
                               "gather_object", "reduce", "pad_across_processes", "all_gather", "all_reduce"})
+# Method names that only a collective carries (`fabric.all_reduce`, `strategy.broadcast`,
+# `self.all_gather`): on a receiver the analysis cannot type, the result is still taken as the same
+# on every rank. Unlike `gather` or `reduce` (`tensor.gather(dim, index)`, `functools.reduce`), no
+# common non-collective method is named so; a wrong guess only silences the analysis.
+_COLLECTIVE_METHODS = frozenset({"all_reduce", "all_gather", "all_gather_object", "broadcast",
+                                 "broadcast_object_list", "gather_for_metrics"})
 # Collectives that hand every rank what each one sent.
 _GATHERING = frozenset({"all_gather", "all_gather_object", "all_gather_into_tensor"})
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
 _BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
                        "prepare", "prepare_data_loader"})
+# A model (or its configuration) loaded from wherever a rank was told: data-parallel training needs
+# the same model on every rank, so what it is (`model.tp_size`) does not differ between them, even
+# where each rank reads its own copy (`from_pretrained(init_dir_of(rank))`).
+_SHARED_MODELS = frozenset({"from_pretrained", "from_config"})
 _PASSING_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "sum", "min", "max", "abs", "round",
                                "range", "list", "tuple", "set", "dict", "sorted", "reversed", "enumerate",
                                "zip", "iter", "next", "any", "all", "divmod", "pow", "map", "filter", "repr"})
@@ -522,6 +532,9 @@ class _Pass:
         reasons = {leaf: self.why(leaf, varying) for leaf in undecided}
         # A helper's result from a rank's own data differs in size, not in shape: `val < best`.
         reasons = {leaf: why for leaf, why in reasons.items() if not isinstance(why, OwnResult) or _orders(leaf)}
+        # A rank's own batch has the structure every rank's has (one collate function, one
+        # dataset): `'labels' in batch`, `batch['mask'] is None` agree between ranks.
+        reasons = {leaf: why for leaf, why in reasons.items() if why != DATA or not _tests_structure(leaf)}
         if self._control:
             # Inside a branch that already differs between ranks, a value set there tells no more.
             reasons = {leaf: why for leaf, why in reasons.items() if why != CONTROL}
@@ -828,7 +841,7 @@ class _Pass:
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _PLACEMENT_METHODS:
             return self.why(receiver, varying) if receiver is not None else None
-        if name in _BALANCED:
+        if name in _BALANCED or name in _SHARED_MODELS:
             return None
         if name == "next" and len(call.args) == 2 and self.length_why(call.args[0].value, varying):
             return EXHAUSTED  # `next(it, None)` over an iterator whose length differs between ranks
@@ -989,7 +1002,10 @@ class _Pass:
     def _uniform_result(self, value: cst.BaseExpression) -> bool:
         """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
         site = self._collectives.get(value) if isinstance(value, cst.Call) else None
-        return site is not None and site.api.short_name in _UNIFORM_RESULTS and getattr(site, "group", None) is None
+        if site is None:  # a receiver the analysis cannot type: `fabric.all_reduce(t)` in a helper
+            return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _COLLECTIVE_METHODS
+        return site.api.short_name in _UNIFORM_RESULTS and getattr(site, "group", None) is None
 
 
 def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
@@ -1033,6 +1049,16 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _tests_structure(test: cst.BaseExpression) -> bool:
+    """`'labels' in batch`, `mask is None`, `isinstance(x, dict)`: what a value holds or is, not its magnitude."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _tests_structure(test.expression)
+    if isinstance(test, cst.Call):
+        return last_name(test.func) in ("isinstance", "hasattr", "callable")
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(target.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for target in test.comparisons)
 
 
 def _object_state(expr: cst.BaseExpression) -> bool:

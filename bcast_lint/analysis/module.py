@@ -22,7 +22,7 @@ from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
+from bcast_lint.analysis.divergence import (DATA, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
                                             returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -154,6 +154,8 @@ class _CandidateCollector(Visitor):
         self.object_calls: list[_Candidate] = []  # `ddp(x)`, `self.model(x)`: named by what they call
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
         self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
+        self.object_assignments: list[tuple] = []  # `callback.trainer = trainer`: scope, obj, x, value
+        self.type_tests: list[tuple] = []  # `isinstance(value, DTensor)`: scope, name, class
         self.local_predicates: list[tuple[str, cst.BaseExpression]] = []  # nested `def f(): return value`
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
@@ -236,6 +238,8 @@ class _CandidateCollector(Visitor):
             self.attribute_assignments.append((target.attr.value, value))
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             self.self_assignments.append((self._scopes[-1], target.attr.value, value))
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            self.object_assignments.append((self._scopes[-1], target.value.value, target.attr.value, value))
         elif isinstance(target, cst.Name):
             self.assignments.append((self._scopes[-1], target.value, value))
         elif isinstance(target, (cst.Tuple, cst.List)) and target.elements \
@@ -310,6 +314,8 @@ class _CandidateCollector(Visitor):
         if name in self.call_words:
             self.candidates.append(self._candidate(node, name))
             return
+        if name == "isinstance" and len(node.args) == 2 and isinstance(node.args[0].value, cst.Name):
+            self.type_tests.append((self._scopes[-1], node.args[0].value.value, node.args[1].value))
         candidate = self._candidate(node, name) if name is not None else None
         if isinstance(node.func, cst.Name) or _self_attribute(node.func):
             self.object_calls.append(candidate)
@@ -678,6 +684,8 @@ class ModuleAnalysis:
         self._assignments = collector.assignments
         self._first_items = collector.first_items
         self._self_assignments = collector.self_assignments
+        self._object_assignments = collector.object_assignments
+        self._type_tests = collector.type_tests
         self._method_classes = collector.method_classes
         self._training_arguments = TrainingArgumentsTests(
             module, _weak(self.qualified_names), self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
@@ -1234,7 +1242,11 @@ class ModuleAnalysis:
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
                 if mapped is not None:
                     return mapped
-        return self._mapped_instance(name)
+        # `value.full_tensor() if isinstance(value, DTensor) else value`: the scope tests what it is
+        # (anywhere in it; a mapped method of that class is called on it only where it is one).
+        tested = (self._mapped_class(klass, scope) for where, tested, klass in self._type_tests
+                  if where is scope and tested == name)
+        return next((mapped for mapped in tested if mapped is not None), None) or self._mapped_instance(name)
 
     def _mapped_instance(self, name: str) -> Optional[str]:
         """Linting a mapped framework itself: the class of one of its module variables (ignite's
@@ -1274,9 +1286,21 @@ class ModuleAnalysis:
                 self._class_of_name(value.value, method, depth + 1) if isinstance(value, cst.Name) else None
             if mapped is not None:
                 return mapped
+        for where, obj, name, value in self._object_assignments:  # `callback.trainer = trainer`
+            if name != attribute or klass is None or not self._instance_of(obj, where, klass):
+                continue
+            mapped = self._mapped_class(value.func, where) if isinstance(value, cst.Call) else \
+                self._class_of_name(value.value, where, depth + 1) if isinstance(value, cst.Name) else None
+            if mapped is not None:
+                return mapped
         framework_map = frameworks.load()
         return next((framework_map.canonical(qualified) for qualified, _ in self._summarised_attribute(attribute)
                      if framework_map.is_class(qualified)), None)
+
+    def _instance_of(self, name: str, scope: cst.CSTNode, klass: cst.ClassDef) -> bool:
+        """`name` holds an instance of this module's class `klass` in `scope` (`callback = Saver(...)`)."""
+        return any(isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                   and value.func.value == klass.name.value for where, value in self._assigned(name) if where is scope)
 
     def _typed_rank_test(self, expr: cst.Attribute) -> Optional[str]:
         """A rank test known by what its receiver is: `args.should_save` of a TrainingArguments."""
@@ -1379,8 +1403,11 @@ class ModuleAnalysis:
     def _varying_parameters(self, scope: cst.CSTNode, collectives: dict) -> Parameters:
         """The parameters of `scope` that this module's own calls of it pass values differing
         between ranks (analysis.callers)."""
-        if not isinstance(scope, cst.FunctionDef) or self._context is None or self._context.index is None:
+        if not isinstance(scope, cst.FunctionDef):
             return {}
+        handed = self._handed_data(scope)
+        if handed or self._context is None or self._context.index is None:
+            return handed
         reached = self.calls_of(scope)
         if not reached:
             return {}
@@ -1396,6 +1423,37 @@ class ModuleAnalysis:
 
         found = varying_parameters(scope, method, [(c.call, callers[c.scope]) for c in reached], describe)
         return {name: why for name, why in found.items() if name not in judged}
+
+    def some_ranks_hook(self, scope: cst.CSTNode) -> Optional[str]:
+        """How the framework calls `scope` on some ranks only, where it overrides such a method
+        (apis.SOME_RANKS_HOOKS: a LightningDataModule's `prepare_data`), or None."""
+        hook = apis.SOME_RANKS_HOOKS.get(scope.name.value) if isinstance(scope, cst.FunctionDef) else None
+        if hook is None:
+            return None
+        packages, classes, how = hook
+        return how if self._derives_from(self._method_classes.get(scope), packages, classes) else None
+
+    def _derives_from(self, klass: Optional[cst.ClassDef], packages: tuple, classes: tuple, depth: int = 0) -> bool:
+        """`class Data(pl.LightningDataModule)`, or a class of this module deriving from one."""
+        if klass is None or depth > 3:
+            return False
+        for base in klass.bases:
+            for qualified in self.qualified_names(base.value, self.module):
+                if qualified.split(".")[0] in packages and qualified.rsplit(".", 1)[-1] in classes:
+                    return True
+            local = next((s for s in self.module.body if isinstance(s, cst.ClassDef) and isinstance(base.value, cst.Name)
+                          and s.name.value == base.value.value), None)
+            if self._derives_from(local, packages, classes, depth + 1):
+                return True
+        return False
+
+    def _handed_data(self, method: cst.FunctionDef) -> Parameters:
+        """A framework hook's parameters that hold this rank's own batch (apis.DATA_PARAMETERS):
+        `batch` of a LightningModule's `validation_step`; the framework's loop is the caller."""
+        hook = self._mapped_base(self._method_classes.get(method), hooks=True)
+        names = apis.DATA_PARAMETERS.get(hook, {}).get(method.name.value, ()) if hook else ()
+        parameters = {param.name.value for param in method.params.params}
+        return {name: (DATA, None) for name in names if name in parameters}
 
     def arguments_for(self, scope: cst.CSTNode, parameter: str) -> list:
         """The values this module's own calls of the function `scope` pass as `parameter`."""

@@ -521,25 +521,46 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
 
 def _constructed_attributes(klass: ast.ClassDef, bindings: dict[str, str]) -> Iterable[tuple[str, tuple]]:
     """`self.attr = Ctor(...)` in the class's methods, as (attr, (Ctor's qualified name through the
-    module's imports, the keywords passed a literal False)): what a method analysed alone, for its
+    module's imports, the keywords passed a literal False)), and `self.attr = param` for a parameter
+    annotated with an imported class (`fabric: L.Fabric`): what a method analysed alone, for its
     summary, cannot see of its own class (`self.model = DDP(net)` in `__init__`)."""
     for member in klass.body:
         if not isinstance(member, _FUNCTIONS):
             continue
+        annotated = _annotated_parameters(member)
         for node in ast.walk(member):
-            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            if not isinstance(node, ast.Assign):
                 continue
-            called = dotted_name(node.value.func)
-            head, _, tail = (called or "").partition(".")
+            if isinstance(node.value, ast.Call):
+                made, false = dotted_name(node.value.func), frozenset(
+                    k.arg for k in node.value.keywords
+                    if k.arg and isinstance(k.value, ast.Constant) and k.value.value is False)
+            elif isinstance(node.value, ast.Name) and node.value.id in annotated:
+                made, false = annotated[node.value.id], frozenset()
+            else:
+                continue
+            head, _, tail = (made or "").partition(".")
             if head not in bindings:
                 continue
             qualified = bindings[head] + (f".{tail}" if tail else "")
-            false = frozenset(k.arg for k in node.value.keywords
-                              if k.arg and isinstance(k.value, ast.Constant) and k.value.value is False)
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "self":
                     yield target.attr, (qualified, false)
+
+
+def _annotated_parameters(function: ast.AST) -> dict[str, str]:
+    """A function's parameters annotated with a (dotted) name, or with one in quotes: name -> annotation."""
+    arguments = function.args
+    found = {}
+    for parameter in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        annotation = parameter.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            written = annotation.value.strip()
+            found[parameter.arg] = written if re.fullmatch(r"[A-Za-z_][\w.]*", written) else None
+        else:
+            found[parameter.arg] = dotted_name(annotation) if annotation is not None else None
+    return {name: annotation for name, annotation in found.items() if annotation}
 
 
 def dotted_name(node: ast.expr) -> Optional[str]:

@@ -104,6 +104,45 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A value made the same on every rank by a collective on a receiver not typed (a helper's
+        # `fabric` parameter) decides alike; a structure test on a rank's own batch agrees.
+        Valid("""
+            import lightning as L
+            def validate(fabric, model, loader):
+                total = 0.0
+                for x in loader:
+                    total += model(x).item()
+                return fabric.all_reduce(torch.tensor(total))
+            class Best:
+                def __init__(self, fabric: L.Fabric):
+                    self.fabric = fabric
+                    self.best = float('inf')
+                def update(self, loss, state):
+                    if loss >= self.best:
+                        return
+                    self.best = loss
+                    self.fabric.save('best.ckpt', state)
+            def fit(fabric, model, val_loader):
+                Best(fabric).update(validate(fabric, model, val_loader), {'model': model})
+            """),
+        Valid("""
+            import lightning as L
+            class M(L.LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    if 'labels' in batch:
+                        self.log('loss', self(batch), sync_dist=True)
+                    if batch_idx == 0:
+                        self.log('first', self(batch), sync_dist=True)
+            """),
+        Valid("""
+            from torch.distributed.tensor import DTensor
+            def full_state(model):
+                return {k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in model.state_dict().items()}
+            def export(model, path):
+                state = full_state(model)
+                if rank == 0:
+                    torch.save(state, path)
+            """),
         # A torchmetrics metric made with sync_on_compute=False computes its local value: no collective.
         Valid("from torchmetrics import MeanSquaredError\nclass Track:\n    def __init__(self):\n"
               "        self.local = MeanSquaredError(sync_on_compute=False)\n    def show(self):\n"
@@ -324,6 +363,73 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A method whose class holds a Fabric (an annotated parameter) returns early on a value
+        # that differs between ranks: reported on the collective it skips.
+        Invalid("""
+            import lightning as L
+            class Best:
+                def __init__(self, fabric: L.Fabric):
+                    self.fabric = fabric
+                    self.best = float('inf')
+                def update(self, loss, state):
+                    if loss >= self.best:
+                        return
+                    self.best = loss
+                    self.fabric.save('best.ckpt', state)
+            def validate(model, loader):
+                total = 0.0
+                for x in loader:
+                    total += model(x).item()
+                return total
+            def fit(fabric, model, val_loader):
+                Best(fabric).update(validate(model, val_loader), {'model': model})
+            """, expected_message="self.fabric.save(), which runs strategy.save_checkpoint() inside (lightning 2.6.6), "
+                "runs only where 'loss >= self.best' is false: update() returns before it otherwise, and its call at "
+                "line 25 passes 'validate(model, val_loader)' as 'loss', which can differ between ranks ('validate()' "
+                "returns what it computed from this rank's own data), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout", range=(10, 9, 10, 45)),
+        # Lightning hands a step its rank's own batch.
+        Invalid("""
+            import lightning as L
+            class M(L.LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    x, y = batch
+                    if y.sum() > 0:
+                        self.log('positive', self(x), sync_dist=True)
+            """, expected_message="self.log(), which runs strategy.reduce() inside (lightning 2.6.6), runs only on "
+                "ranks where 'y.sum() > 0' is true (it is computed from this rank's own batch of data): "
+                f"{_HANG} (those ranks run log (line 14) only, while the others run no collective here)",
+                range=(6, 13, 6, 58)),
+        # An attribute set from outside the class (`callback.trainer = trainer`) is typed too.
+        Invalid("""
+            from transformers import Trainer, TrainerCallback
+            class Samples(TrainerCallback):
+                def __init__(self):
+                    self.trainer = None
+                def on_evaluate(self, args, state, control, **kwargs):
+                    if not state.is_world_process_zero:
+                        return
+                    self.trainer.predict(self.samples)
+            def main(model, args):
+                callback = Samples()
+                trainer = Trainer(model=model, args=args, callbacks=[callback])
+                callback.trainer = trainer
+                trainer.train()
+            """, expected_message="self.trainer.predict(), which runs evaluation_loop() inside (transformers 5.25.0), "
+                f"runs only on ranks where 'state.is_world_process_zero' is true: {_HANG} (those ranks run predict "
+                "(line 16) only, while the others run no collective here)", range=(8, 9, 8, 43)),
+        # `isinstance(v, DTensor)` says what `v` is; the helper's call is what the main rank runs.
+        Invalid("""
+            from torch.distributed.tensor import DTensor
+            def full_state(model):
+                return {k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in model.state_dict().items()}
+            def export(model, path):
+                if rank == 0:
+                    torch.save(full_state(model), path)
+            """, expected_message="full_state(), which calls v.full_tensor() (case.py:11), which runs "
+                "funcol.all_gather_single() inside (torch 2.13.0), runs only on ranks where 'rank == 0' is true: "
+                f"{_HANG} (those ranks run full_state (line 14) only, while the others run no collective here)",
+                range=(6, 20, 6, 37)),
         # DDP's backward all-reduces the gradients; a rank whose loss is not finite skips it.
         Invalid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"

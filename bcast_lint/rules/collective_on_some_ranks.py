@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -12,6 +13,7 @@ from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import RANK
 from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
+from bcast_lint.analysis.summaries import CallChain
 from bcast_lint.analysis.walk import Visitor, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -201,6 +203,22 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Lightning calls `setup` on every rank; a rank's own batch has every rank's structure.
+        Valid("""
+            import lightning.pytorch as pl
+            class Data(pl.LightningDataModule):
+                def prepare_data(self):
+                    download()
+                def setup(self, stage):
+                    dist.barrier()
+            """),
+        Valid("""
+            def f(loader):
+                for batch in loader:
+                    if 'labels' not in batch or batch['mask'] is None:
+                        continue
+                    dist.all_reduce(batch['labels'])
+            """),
         # The empty selection is padded with a placeholder and every rank gathers it.
         Valid("def stats(values, mask):\n    picked = values[mask]\n"
               "    low = picked.min() if picked.numel() > 0 else torch.zeros(())\n    return accelerator.gather(low)"),
@@ -506,6 +524,16 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # Lightning calls `prepare_data` on local rank 0 only.
+        Invalid("""
+            import lightning as L
+            class Data(L.LightningDataModule):
+                def prepare_data(self):
+                    download()
+                    dist.barrier()
+            """, expected_message="barrier() is called in 'prepare_data', which Lightning calls on local rank 0 "
+                "only, while the other ranks wait in a barrier of their own (lightning 2.6.6, "
+                f"trainer/connectors/data_connector.py:94): {_HANG}", range=(5, 9, 5, 23)),
         # A rank whose mask selects nothing returns before the all_reduce (trl#4041's shape).
         Invalid("def masked_sum(values, mask):\n    picked = values[mask]\n    if picked.numel() == 0:\n"
                 "        return torch.zeros(())\n    total = picked.sum()\n    dist.all_reduce(total)\n    return total",
@@ -769,10 +797,10 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("def gather_metrics(local):\n    if not local:\n        return {}\n    out = [None] * 2\n"
                 "    dist.all_gather_object(out, local)\n    return out\n"
                 "def f(layers):\n    mine = layers[rank::2]\n    return gather_metrics({n: 1 for n in mine})",
-                expected_message="gather_metrics() calls dist.all_gather_object() (case.py:13) only where "
-                "'not local' is false: it returns before that otherwise, and '{n: 1 for n in mine}', passed as "
-                "'local', can differ between ranks (it is computed from the rank), so the ranks' calls stop "
-                "pairing up and every rank hangs until the timeout", range=(9, 12, 9, 48)),
+                expected_message="all_gather_object() runs only where 'not local' is false: gather_metrics() "
+                "returns before it otherwise, and its call at line 17 passes '{n: 1 for n in mine}' as 'local', "
+                "which can differ between ranks (it is computed from the rank), so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout", range=(5, 5, 5, 39)),
         Invalid("def evaluate(model, loader):\n" + "".join(f"    step_{i} = {i}\n" for i in range(70))
                 + "    return accelerator.gather_for_metrics(model(loader))\ndef f(model, loader):\n"
                 "    if accelerator.is_main_process:\n        print(evaluate(model, loader))",
@@ -860,9 +888,8 @@ class CollectiveOnSomeRanks(Rule):
                 "every rank hangs until the timeout",
                 range=(5, 5, 5, 36)),
         Invalid("for batch in loader:\n    if rank == 0 and batch is None:\n        continue\n    dist.all_reduce(batch)",
-                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true (it is "
-                "computed from this rank's own batch of data): the 'continue' at line 11 is taken only there, while "
-                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                expected_message="all_reduce() is skipped on ranks where 'rank == 0 and batch is None' is true: the "
+                "'continue' at line 11 is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(4, 5, 4, 27)),
         Invalid("def f(x):\n    for part in x:\n        if local_rank == 0 and part is None:\n            return\n"
                 "        dist.all_reduce(part)",
@@ -1118,10 +1145,10 @@ class CollectiveOnSomeRanks(Rule):
                 "            return\n        dist.barrier()\n"
                 "def evaluate(model):\n    if dist.get_rank() != 0:\n        return {}\n    return {'loss': model()}\n"
                 "def f(model):\n    Hook().after_eval(evaluate(model))",
-                expected_message="after_eval() calls dist.barrier() (case.py:13) only where 'metrics.get('loss') is "
-                "None' is false: it returns before that otherwise, and 'evaluate(model)', passed as 'metrics', can "
-                "differ between ranks ('evaluate()' returns something else on some ranks), so the ranks' calls stop "
-                "pairing up and every rank hangs until the timeout", range=(11, 5, 11, 39)),
+                expected_message="barrier() runs only where 'metrics.get('loss') is None' is false: after_eval() "
+                "returns before it otherwise, and its call at line 19 passes 'evaluate(model)' as 'metrics', which "
+                "can differ between ranks ('evaluate()' returns something else on some ranks), so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout", range=(5, 9, 5, 23)),
         # Save-on-crash: only the rank whose work raised enters the handler.
         Invalid("class Runner:\n    def train(self, loader):\n        for batch in loader:\n"
                 "            dist.all_reduce(batch)\n    def save(self):\n        dist.barrier()\n"
@@ -1150,10 +1177,14 @@ class CollectiveOnSomeRanks(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
+        skipped_inside: set = set()
         for site in self.sites(analysis):
             if site.rank_decorator is not None:
                 yield Report(site.call, _decorated_message(analysis, site),
                              help="Call it on every rank, outside the decorated function")
+            elif analysis.some_ranks_hook(site.scope) is not None:
+                yield Report(site.call, _hook_message(analysis, site),
+                             help="Call it on every rank: in a hook every rank runs (Lightning's `setup`)")
             elif site.main_process_first is not None:
                 yield Report(site.call, _main_first_message(analysis, site),
                              help="Move it after the with block")
@@ -1183,7 +1214,9 @@ class CollectiveOnSomeRanks(Rule):
                     continue
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
-                    yield Report(site.call, early, help=_EXIT_HELP)
+                    if early[0] not in skipped_inside:  # one report per collective, for its first caller
+                        skipped_inside.add(early[0])
+                        yield Report(*early, help=_EXIT_HELP)
                     continue
                 skipped = resumption.unresumed(analysis, site.call, site.scope)
                 if skipped is not None:
@@ -1262,24 +1295,49 @@ def _missed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     for arg in site.call.args:
         reason = analysis.divergence.value_at(site.call, arg.value)
         if reason is not None:
-            return (f"{site.api.called} {site.api.via} only where its cache misses: it is memoised "
+            return (f"{_reaching(site)} only where its cache misses: it is memoised "
                     f"({site.api.memoised}), and '{analysis.code(arg.value)}' can differ between ranks ({reason}): "
                     f"the ranks miss it at different calls, {_UNEVEN}")
     return None
 
 
-def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optional[tuple[cst.CSTNode, str]]:
     """A project function that returns before its collective on a test of a parameter, called
     with an argument that differs between ranks (`gather_metrics(local)` returning early on an
-    empty `local`): the message, or None."""
+    empty `local`): where to report it and the message, or None. The report goes on the collective
+    itself where the function is in this module (the line a reader looks at), else on the call."""
     for parameter, position, test in site.api.returns_early_on:
         argument = argument_value(site.call, position, parameter)
         reason = analysis.divergence.why_at(site.call, argument) if argument is not None else None
-        if reason is not None:
-            return (f"{site.api.called} {site.api.via} only where '{test}' is false: it returns before that "
-                    f"otherwise, and '{analysis.code(argument)}', passed as '{parameter}', can differ between "
-                    f"ranks ({reason}), {_UNEVEN}")
+        if reason is None:
+            continue
+        passed = f"'{analysis.code(argument)}' as '{parameter}', which can differ between ranks ({reason}), {_UNEVEN}"
+        inner = _collective_behind(analysis, site)
+        if inner is not None:
+            line = analysis.position(site.call).start.line
+            return inner.call, (f"{inner.api.called} runs only where '{test}' is false: {site.api.short_name}() "
+                                f"returns before it otherwise, and its call at line {line} passes {passed}")
+        return site.call, (f"{_reaching(site)} only where '{test}' is false: it returns before that otherwise, and "
+                           f"this call passes {passed}")
     return None
+
+
+def _reaching(site: CallSite) -> str:
+    """"update() calls dist.barrier() (x.py:9)"; for a framework call, what the function calls and
+    what that runs inside, then "runs it"."""
+    return f"{site.api.called} {site.api.via}" if site.api.via else f"{site.api.called} runs it"
+
+
+def _collective_behind(analysis: ModuleAnalysis, site: CallSite) -> Optional[CallSite]:
+    """The collective a call of this module's own function runs (its summary's call chain), as a
+    call site of this module, or None where the function lives elsewhere."""
+    chain = site.api.via if isinstance(site.api.via, CallChain) else site.api.inside
+    if not isinstance(chain, CallChain) or os.path.abspath(chain.analysis.filename) != os.path.abspath(analysis.filename):
+        return None
+    line = chain.analysis.position(chain.site.call).start.line
+    code = chain.analysis.code(chain.site.call)
+    return next((inner for inner in analysis.calls if inner.call is not site.call
+                 and analysis.position(inner.call).start.line == line and analysis.code(inner.call) == code), None)
 
 
 def _in_another_arm(analysis: ModuleAnalysis, layout: "_Layout", exit_: Exit, site: CallSite) -> bool:
@@ -1444,6 +1502,11 @@ def _decorated_message(analysis: ModuleAnalysis, site: CallSite) -> str:
     owner = f"'{site.scope.name.value}'" if isinstance(site.scope, cst.FunctionDef) else "the function"
     return (f"{site.api.called} is called in {owner}, which @{decorator} runs on some ranks "
             f"only: {_HANG}")
+
+
+def _hook_message(analysis: ModuleAnalysis, site: CallSite) -> str:
+    return (f"{site.api.called} is called in '{site.scope.name.value}', which {analysis.some_ranks_hook(site.scope)}: "
+            f"{_HANG}")
 
 
 def _main_first_message(analysis: ModuleAnalysis, site: CallSite) -> str:
