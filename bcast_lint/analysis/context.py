@@ -15,8 +15,8 @@ from bcast_lint.analysis.apis import CATALOG
 from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.project import CALLED, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
-from bcast_lint.analysis.words import (COLLECTIVE_WORDS, loops_over_data, mentions_collective, names_collective,
-                                     names_rank)
+from bcast_lint.analysis.words import (COLLECTIVE_WORDS, DRAW_WORDS, loops_over_data, mentions_collective,
+                                     names_collective, names_rank, seeds_per_rank)
 from bcast_lint.source import Source
 
 
@@ -50,7 +50,8 @@ class FileContext:
             klass, _, name = qualname.rpartition(".")
             text = self.index.text(function) if function is not None else ""
             self._rank_dependent[qualname] = function is None or self._names_rank(text, klass) \
-                or self._called_with_varying_values(name) or _HANDLER.search(text) is not None
+                or self._called_with_varying_values(name) or _HANDLER.search(text) is not None \
+                or (any(word in text for word in DRAW_WORDS) and seeds_per_rank(self.index.source.text))
         return self._rank_dependent[qualname]
 
     def _names_rank(self, text: str, klass: str) -> bool:
@@ -154,6 +155,8 @@ class FileContext:
                 klass, _, method = qualname.rpartition(".")
                 made = bool(klass) and f"{klass}(" in index.source.text
                 new = {f"self.{method}" if klass else qualname, *((method,) if made else ())}
+                if method in ("forward", "__call__") and made:  # `self.norm = Norm(w)`, then `self.norm(x)`
+                    new |= _holders(index.source.text, klass)
                 words |= new
                 found |= new
                 del calls[qualname]
@@ -260,3 +263,10 @@ def file_context(summaries: Summaries, filename: str, source: Source, tree: ast.
     project.touched = set()
     index = project.index(os.path.abspath(filename), source, tree)
     return FileContext(project, summaries, index)
+
+
+def _holders(text: str, klass: str) -> set[str]:
+    """The names and `self.` attributes assigned an instance of `klass`, or a container holding one
+    (`self.body = nn.Sequential(nn.Linear(w, w), Norm(w))`), on the assignment's first line."""
+    pattern = r"^[ \t]*((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*\b" + re.escape(klass) + r"[ \t]*\("
+    return set(re.findall(pattern, text, re.M))

@@ -62,6 +62,13 @@ _GATHERING = frozenset({"all_gather", "all_gather_object", "all_gather_into_tens
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
 _BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
                        "prepare", "prepare_data_loader"})
+# The process's random generators, their draws, and tensors' in-place draws.
+_GLOBAL_RANDOM_MODULES = frozenset({"torch", "random", "numpy.random"})
+_DRAWS = frozenset({"rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "rand_like",
+                    "randn_like", "randint_like", "random", "uniform", "choice", "choices", "shuffle", "sample",
+                    "permutation", "gauss", "randrange", "poisson"})
+_IN_PLACE_DRAWS = frozenset({"bernoulli_", "uniform_", "normal_", "random_", "exponential_", "geometric_",
+                             "cauchy_", "log_normal_"})
 # A model (or its configuration) loaded from wherever a rank was told: data-parallel training needs
 # the same model on every rank, so what it is (`model.tp_size`) does not differ between them, even
 # where each rank reads its own copy (`from_pretrained(init_dir_of(rank))`).
@@ -125,6 +132,7 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
+RANDOM = "it is drawn from a random generator the module seeds with the rank"
 
 
 class RankKind(str):
@@ -545,6 +553,11 @@ class _Pass:
             # false on some ranks whatever the step, unknown on the others.
             recorded.update({leaf: RANK for leaf in undecided if leaf not in recorded and isinstance(leaf, cst.Call)
                              and any(self._conditions.evaluate(leaf, w) is not None for w in worlds)})
+        data_reasons = [why for why in recorded.values() if is_data_reason(why)]
+        if data_reasons and not configuration:
+            # `self.training and torch.rand(()) < p`, `over_time or step >= max_steps`: where the
+            # other operands (alike on every rank) let it, the data decides, as a rank test would.
+            recorded.update({leaf: data_reasons[0] for leaf in undecided if leaf not in recorded})
         if not recorded and undecided and decided and not configuration and not data_only \
                 and self._rank_splits(test, worlds):
             # `rank == 0 or flag`: where the flag is false, only rank 0 goes in.
@@ -833,6 +846,8 @@ class _Pass:
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK
+        if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
+            return RANDOM
         if name in _FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:
@@ -1049,6 +1064,16 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _draws_from_the_process(call: cst.Call, qualified: set) -> bool:
+    """A draw from the process's own generators (`torch.rand(())`, `random.random()`,
+    `np.random.rand()`, `x.bernoulli_(p)`), not from a `generator=` handed to it."""
+    if any(arg.keyword is not None and arg.keyword.value == "generator" for arg in call.args):
+        return False
+    if any(name.rpartition(".")[0] in _GLOBAL_RANDOM_MODULES and name.rpartition(".")[2] in _DRAWS for name in qualified):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _IN_PLACE_DRAWS
 
 
 def _tests_structure(test: cst.BaseExpression) -> bool:

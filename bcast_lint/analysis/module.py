@@ -36,7 +36,7 @@ from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, names_read, path_to
-from bcast_lint.analysis.words import names_collective, names_rank
+from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
@@ -698,6 +698,7 @@ class ModuleAnalysis:
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
         self._dispatched: dict[cst.Call, bool] = {}  # see _dispatched_method
+        self._module_calls: set[cst.Call] = set()  # see _called_module
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
@@ -724,6 +725,8 @@ class ModuleAnalysis:
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
+        whole = context.index.source.text if context is not None and context.index is not None else self.source.text
+        self.conditions.seeded_per_rank = seeds_per_rank(whole)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self._run_data_flow()
@@ -758,7 +761,7 @@ class ModuleAnalysis:
             local = root is not None and self._resolver.binds_locally(root, candidate.scope)
             self._targets[key] = self._context.target(candidate.call.func, qualified, candidate.klass,
                                                       local, worth) or self._constructed_method(candidate) \
-                or self._dispatched_method(candidate)
+                or self._dispatched_method(candidate) or self._called_module(candidate)
         return self._targets[key]
 
     def _hook_registrations(self, candidates: list[_Candidate]) -> list[CallSite]:
@@ -868,6 +871,27 @@ class ModuleAnalysis:
         klass = classes.pop()
         return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
 
+    def _called_module(self, candidate: _Candidate):
+        """`self.norm(x)`, `block(x)` for an instance of a project class, or of a container made of
+        them (`nn.Sequential(nn.Linear(...), CrossReplicaNorm(w))`): calling it runs `forward`
+        (nn.Module's `__call__`) or `__call__`; the first of the classes' that may run a collective."""
+        func = candidate.call.func
+        if isinstance(func, cst.Name):
+            made = [value for scope, value in self._assigned(func.value) if scope in (candidate.scope, self.module)]
+        elif _is_self_attribute(func):
+            made = [made for method, name, value in self._self_assignments if name == func.attr.value
+                    for made in self._handed_in(method, value)]
+        else:
+            return None
+        for construction in (inner for value in made for inner in _constructions_in(value)):
+            qualified = self.qualified_names(construction.func, candidate.scope)
+            for method in ("forward", "__call__"):
+                ref = self._context.method_of(construction.func, qualified, method)
+                if ref is not None and self._context.summaries.may_run_collective(ref):
+                    self._module_calls.add(candidate.call)
+                    return ref
+        return None
+
     def _assigned(self, name: str) -> list:
         """(scope, value) of each `name = value` in the module (an index: the receivers' lookups
         scanned every assignment, the square of the module)."""
@@ -910,6 +934,8 @@ class ModuleAnalysis:
             summary = self._context.summaries.of(target)
             if summary is None or (summary.group and _passes(candidate.call, summary.group)):
                 return None  # over the caller's own group: see summaries._on_a_group
+            if summary.api is not None and candidate.call in self._module_calls:  # `self.norm(x)`: "norm()"
+                return replace(summary.api, qualified_name=last_name(candidate.call.func))
             return summary.api
         return None
 
@@ -1820,6 +1846,21 @@ def _entry_lengths(table: cst.BaseExpression) -> list:
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _constructions_in(value: cst.BaseExpression, depth: int = 0) -> Iterator[cst.Call]:
+    """The constructions `value` is or holds as a container's items: `Norm(w)`, and those in
+    `nn.Sequential(nn.Linear(...), Norm(w))`, `nn.ModuleList([Block() for _ in range(n)])`."""
+    if not _constructs(value) or depth > 2:
+        return
+    yield value
+    for arg in value.args:
+        item = arg.value
+        if isinstance(item, (cst.ListComp, cst.GeneratorExp)):
+            item = item.elt
+        elements = [element.value for element in item.elements] if isinstance(item, (cst.List, cst.Tuple)) else [item]
+        for element in elements:
+            yield from _constructions_in(element, depth + 1)
 
 
 def _constructs(value: cst.BaseExpression) -> bool:

@@ -149,6 +149,8 @@ class RankConditions:
         # Module-level names bound once to a literal table (`SHARDS = {0: [5, 7], 1: [8, 3, 13]}`)
         # -> whether its entries differ in length: a rank's own entry is its own data.
         self.tables: dict[str, bool] = {}
+        # The module seeds the process's random generators with the rank (words.seeds_per_rank).
+        self.seeded_per_rank = False
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

@@ -517,7 +517,9 @@ def _wrapper_api(analysis, ref: FunctionRef, func, site, payload: str, positions
 
 # An `if` on these runs alike on every rank of a job: the usual guard of a wrapper
 # (`if dist.is_available() and dist.is_initialized():`), not a decision about the data.
-_SETUP_WORDS = ("is_initialized", "is_available", "world_size", "num_processes", "distributed")
+# A module's training mode (`if self.training:`) is the same on every rank: a forward that syncs
+# statistics only in training (a cross-replica norm) is a collective for its callers.
+_SETUP_WORDS = ("is_initialized", "is_available", "world_size", "num_processes", "distributed", "self.training")
 
 
 def _data_conditional(func: cst.FunctionDef) -> set:

@@ -58,6 +58,26 @@ def loops_over_data(text: Text) -> bool:
     return any(word in text for word in loop_words) and pattern.search(text) is not None
 
 
+# Seeding the process's random generators with the rank (`torch.manual_seed(seed + rank)`,
+# `set_seed(seed, device_specific=True)`, which adds the process index): every draw from them
+# differs between ranks (analysis.divergence's RANDOM). A dedicated `torch.Generator()` is not one.
+_GLOBAL_SEEDING = r"(?<![\w.])(?:torch\.(?:cuda\.)?manual_seed(?:_all)?|random\.seed|np\.random\.seed|numpy\.random\.seed" \
+                  r"|set_seed|seed_everything)[ \t]*\(([^)\r\n]*)"
+_SEEDING_FORMS = {str: re.compile(_GLOBAL_SEEDING), bytes: re.compile(_GLOBAL_SEEDING.encode())}
+_PER_RANK = {str: ("rank", "process_index", "device_specific=True", "workerseed"),
+             bytes: (b"rank", b"process_index", b"device_specific=True", b"workerseed")}
+# Draws from the process's generators: torch's, Python's `random`, numpy's legacy global state.
+DRAW_WORDS = ("rand(", "randn(", "randint(", "randperm(", "bernoulli(", "multinomial(", "random(", "uniform(",
+              "choice(", "shuffle(", "sample(", "normal(")
+
+
+def seeds_per_rank(text: Text) -> bool:
+    """Whether the text seeds the process's random generators with a value of the rank."""
+    seed_word = "seed" if isinstance(text, str) else b"seed"
+    return seed_word in text and any(word in match.group(1) for match in _SEEDING_FORMS[type(text)].finditer(text)
+                                     for word in _PER_RANK[type(text)])
+
+
 def mentions_collective(text: Text) -> bool:
     """Whether a word named like a collective occurs at all (substring tests only)."""
     return any(word in text for word in _COLLECTIVE_FORMS[type(text)])

@@ -203,6 +203,45 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Drawn from a generator seeded alike, or from torch's own where no rank seeds it: alike.
+        Valid("""
+            from torch import nn
+            class Norm(nn.Module):
+                def forward(self, x):
+                    dist.all_reduce(x)
+                    return x
+            class Block(nn.Module):
+                def __init__(self, width, p, drops):
+                    super().__init__()
+                    self.p, self.drops = p, drops
+                    self.norm = Norm()
+                def forward(self, x):
+                    if torch.rand((), generator=self.drops) < self.p:
+                        return x
+                    return self.norm(x)
+            def main():
+                torch.manual_seed(1234 + rank)
+                Block(4, 0.1, torch.Generator().manual_seed(7))(torch.ones(4))
+            """),
+        Valid("""
+            from torch import nn
+            class Norm(nn.Module):
+                def forward(self, x):
+                    dist.all_reduce(x)
+                    return x
+            class Block(nn.Module):
+                def __init__(self, p):
+                    super().__init__()
+                    self.p = p
+                    self.norm = Norm()
+                def forward(self, x):
+                    if torch.rand(()) < self.p:
+                        return x
+                    return self.norm(x)
+            def main():
+                torch.manual_seed(1234)
+                Block(0.1)(torch.ones(4))
+            """),
         # Lightning calls `setup` on every rank; a rank's own batch has every rank's structure.
         Valid("""
             import lightning.pytorch as pl
@@ -524,6 +563,32 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A module seeded with the rank draws differently on each rank; calling a module runs its
+        # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
+        Invalid("""
+            from torch import nn
+            class Norm(nn.Module):
+                def forward(self, x):
+                    if self.training:
+                        dist.all_reduce(x)
+                    return x
+            class Block(nn.Module):
+                def __init__(self, width, p):
+                    super().__init__()
+                    self.p = p
+                    self.body = nn.Sequential(nn.Linear(width, width), Norm())
+                def forward(self, x):
+                    if self.training and torch.rand(()) < self.p:
+                        return x
+                    return x + self.body(x)
+            def main():
+                torch.manual_seed(1234 + rank)
+                Block(4, 0.1)(torch.ones(4))
+            """, expected_message="body() is skipped on ranks where 'self.training and "
+                "torch.rand(()) < self.p' is true (it is drawn from a random generator the module seeds with the "
+                "rank): the 'return' at line 22 is taken only there, while the other ranks go on calling it, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run no collective "
+                "here, while the others run body (line 23) only)", range=(15, 20, 15, 32)),
         # Lightning calls `prepare_data` on local rank 0 only.
         Invalid("""
             import lightning as L
