@@ -304,6 +304,7 @@ GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "
 # (BCL016).
 DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op", "split_between_processes",
                          "device_specific",  # accelerate's set_seed: seeds each process apart (words.seeds_per_rank)
+                         "find_executable_batch_size",  # each process settles on its own size
                          # a hook handed the rank's own batch (DATA_PARAMETERS)
                          "_step(", "_batch_start(", "_batch_end(", "_batch_transfer(", "compute_loss(")
 # Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN

@@ -62,6 +62,8 @@ _GATHERING = frozenset({"all_gather", "all_gather_object", "all_gather_into_tens
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).
 _BALANCED = frozenset({"DistributedSampler", "DistributedBatchSampler", "ElasticDistributedSampler",
                        "prepare", "prepare_data_loader"})
+# Decorators that retry the function with what fits this process's free memory.
+_PER_PROCESS_DECORATORS = frozenset({"find_executable_batch_size"})
 # The process's random generators, their draws, and tensors' in-place draws.
 _GLOBAL_RANDOM_MODULES = frozenset({"torch", "random", "numpy.random"})
 _DRAWS = frozenset({"rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "rand_like",
@@ -133,6 +135,7 @@ SET_ORDER = "a set of strings or objects iterates in an order salted per process
 FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
+MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 
 
 class RankKind(str):
@@ -236,6 +239,9 @@ class Divergence:
     # the calls of expression statements (`sys.exit(1)`, a helper that exits).
     failing: set = field(default_factory=set)
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
+    # Those whose tests or `try` statements differ through data each rank holds (is_data_reason),
+    # not only through the rank and values alike on every rank of a job (`and not evaluate`).
+    data_scopes: set = field(default_factory=set)
     states: dict = field(default_factory=dict)  # collective call -> (its scope's pass, what varies there)
     # Why what the scope returns, or how many items it holds, can differ between ranks (a
     # function's summary reads them; see returned_by).
@@ -260,6 +266,7 @@ class Divergence:
         self.failing_withs.update(other.failing_withs)
         self.failing |= other.failing
         self.scopes |= other.scopes
+        self.data_scopes |= other.data_scopes
         self.states.update(other.states)
 
     def why_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
@@ -567,6 +574,8 @@ class _Pass:
         if recorded:
             self.found.tests.update(recorded)
             self.found.scopes.add(self._scope)
+            if any(map(is_data_reason, recorded.values())):
+                self.found.data_scopes.add(self._scope)
             return next(iter(recorded.values()))
         # A rank test every rank answers alike (`int(os.environ.get("LOCAL_RANK", -1)) != -1`:
         # launched at all) does not set ranks apart.
@@ -661,6 +670,7 @@ class _Pass:
         if reason is not None:
             self.found.raising[statement] = reason
             self.found.scopes.add(self._scope)
+            self.found.data_scopes.add(self._scope)
         outcomes = [self._under(reason, lambda h=handler: self.block(_statements(h.body), _merge(varying, body_end)))
                     for handler in statement.handlers]
         if statement.orelse is not None:
@@ -848,6 +858,8 @@ class _Pass:
             return CLOCK
         if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
             return RANDOM
+        if self._probes_memory(call):
+            return MEMORY
         if name in _FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:
@@ -882,6 +894,16 @@ class _Pass:
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
+
+    def _probes_memory(self, call: cst.Call) -> bool:
+        """`probe()` for a function of this scope decorated with Accelerate's
+        `@find_executable_batch_size`: it halves the batch size until it fits in this process's
+        memory, so each process settles on its own (utils/memory.py, accelerate 1.15.0)."""
+        if not isinstance(call.func, cst.Name) or not isinstance(self._scope, cst.FunctionDef):
+            return False
+        return any(isinstance(statement, cst.FunctionDef) and statement.name.value == call.func.value
+                   and any(last_name(_decorator_called(d.decorator)) in _PER_PROCESS_DECORATORS for d in statement.decorators)
+                   for statement in _statements(self._scope.body))
 
     def _names_rank(self, expr: cst.BaseExpression) -> bool:
         """The rank itself (`rank`, `dist.get_rank()`, `args.local_rank`), not a value made from it."""
@@ -1064,6 +1086,11 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _decorator_called(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    """`find_executable_batch_size` for `@find_executable_batch_size(starting_batch_size=8)`."""
+    return decorator.func if isinstance(decorator, cst.Call) else decorator
 
 
 def _draws_from_the_process(call: cst.Call, qualified: set) -> bool:

@@ -439,13 +439,13 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
             worlds) -> tuple[Optional[apis.Api], Optional[str]]:
     """The function as a collective (a broadcast of one of its parameters, or another collective)
     when every world that calls it reaches the collective, and its group parameter."""
-    everywhere = [site for site in analysis.calls_in(func) if site.rank_decorator is None
-                  and site.main_process_first is None and set(site.reached) == set(worlds)
-                  and not _on_a_group(analysis, site, func)]
-    conditional = _data_conditional(func)
-    everywhere = [site for site in everywhere if site.statement not in conditional]
+    sites = [site for site in analysis.calls_in(func) if site.rank_decorator is None
+             and site.main_process_first is None and not _on_a_group(analysis, site, func)]
+    conditional = _data_conditional(func, lambda test: _decided_by_rank(analysis, test, worlds))
+    sites = [site for site in sites if site.statement not in conditional]
+    everywhere = [site for site in sites if set(site.reached) == set(worlds)]
     if not everywhere:
-        return None, None
+        return _in_turns(analysis, ref, sites, worlds), None
     positions = parameter_positions(func, "." in ref.qualname)
     for site in everywhere:
         if site.api.is_broadcast:
@@ -463,6 +463,24 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     else:
         api = apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
     return api, _group_parameter(analysis, site, func)
+
+
+def _in_turns(analysis, ref: FunctionRef, sites: list, worlds) -> Optional[apis.Api]:
+    """The function as a collective where no one call reaches every rank, but every rank runs as
+    many of them, each on its own branch of rank tests: the "rank 0 first" pair, a barrier for
+    the others before the work and one for rank 0 after it (transformers' load_and_cache_examples).
+    A caller that runs it on some ranks only leaves the others' partners missing."""
+    if not sites or not worlds:
+        return None
+    counts = {sum(world in site.reached for site in sites) for world in worlds}
+    if len(counts) != 1 or counts == {0}:
+        return None
+    return apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, sites[0]))
+
+
+def _decided_by_rank(analysis, test: cst.BaseExpression, worlds) -> bool:
+    """A test every world answers from the rank alone (`args.local_rank == 0`)."""
+    return bool(worlds) and all(analysis.conditions.evaluate(test, world) is not None for world in worlds)
 
 
 def _early_returns(func: cst.FunctionDef, site, positions: dict) -> tuple:
@@ -522,10 +540,11 @@ def _wrapper_api(analysis, ref: FunctionRef, func, site, payload: str, positions
 _SETUP_WORDS = ("is_initialized", "is_available", "world_size", "num_processes", "distributed", "self.training")
 
 
-def _data_conditional(func: cst.FunctionDef) -> set:
-    """The statements of `func` that run only when an `if` on the data (not a setup guard) lets
-    them: a collective there runs for some arguments only (composer's `get_file` runs one only
-    without an object store), so the function is no collective for every caller."""
+def _data_conditional(func: cst.FunctionDef, decided: Callable[[cst.BaseExpression], bool]) -> set:
+    """The statements of `func` that run only when an `if` on the data (not a setup guard, nor a
+    test the rank alone `decided`) lets them: a collective there runs for some arguments only
+    (composer's `get_file` runs one only without an object store), so the function is no
+    collective for every caller."""
     found: set = set()
 
     def block(statements, guarded: bool) -> None:
@@ -533,7 +552,7 @@ def _data_conditional(func: cst.FunctionDef) -> set:
             if guarded:
                 found.add(statement)
             if isinstance(statement, cst.If):
-                inner = guarded or not _is_setup_guard(statement.test)
+                inner = guarded or not (_is_setup_guard(statement.test) or decided(statement.test))
                 block(_suite(statement.body), inner)
                 orelse = statement.orelse
                 if isinstance(orelse, cst.If):

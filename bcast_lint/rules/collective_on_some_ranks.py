@@ -203,6 +203,32 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The "rank 0 first" pair, skipped alike on every rank of a job where `evaluate` is true.
+        Valid("""
+            def load_features(args, split, evaluate=False):
+                if args.local_rank not in [-1, 0] and not evaluate:
+                    dist.barrier()
+                features = build(split)
+                if args.local_rank == 0 and not evaluate:
+                    dist.barrier()
+                return features
+            """),
+        # The batch size each process found, agreed as the least of them.
+        Valid("""
+            from accelerate.utils import find_executable_batch_size
+            def detect(start):
+                @find_executable_batch_size(starting_batch_size=start)
+                def probe(batch_size):
+                    check_memory(batch_size)
+                    return batch_size
+                found = torch.tensor([probe()])
+                dist.all_reduce(found, op=dist.ReduceOp.MIN)
+                return int(found.item())
+            def score(items):
+                size = detect(64)
+                for i in range(0, len(items), size):
+                    accelerator.reduce(torch.ones(1))
+            """),
         # Drawn from a generator seeded alike, or from torch's own where no rank seeds it: alike.
         Valid("""
             from torch import nn
@@ -563,6 +589,40 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A function whose ranks each run one barrier of a "rank 0 first" pair, called by rank 0 only.
+        Invalid("""
+            def load_features(args, split):
+                if args.local_rank not in [-1, 0]:
+                    dist.barrier()
+                features = build(split)
+                if args.local_rank == 0:
+                    dist.barrier()
+                return features
+            def main(args):
+                train = load_features(args, 'train')
+                if args.local_rank in [-1, 0]:
+                    dev = load_features(args, 'dev')
+            """, expected_message="load_features() runs only on ranks where 'args.local_rank in "
+                "[-1, 0]' is true: load_features() calls dist.barrier() (case.py:11), and the other ranks never join "
+                "it and every rank hangs until the timeout (those ranks run load_features (line 17) then "
+                "load_features (line 19), while the others run load_features (line 17) only)", range=(11, 15, 11, 41)),
+        # find_executable_batch_size settles on what fits each process's own free memory.
+        Invalid("""
+            from accelerate.utils import find_executable_batch_size
+            def detect(start):
+                @find_executable_batch_size(starting_batch_size=start)
+                def probe(batch_size):
+                    check_memory(batch_size)
+                    return batch_size
+                return probe()
+            def score(items):
+                size = detect(64)
+                for i in range(0, len(items), size):
+                    accelerator.reduce(torch.ones(1))
+            """, expected_message="reduce() runs a different number of times on different ranks: "
+                "the loop at line 18 iterates over 'range(0, len(items), size)', whose length can differ between "
+                "ranks ('detect()' returns something else on some ranks), so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout", range=(11, 9, 11, 42)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
@@ -1311,6 +1371,10 @@ def _runs_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> bool:
         return False  # a nested function may run it on the other ranks: where it is called is unknown
     partners = [other for other in analysis.calls_in(site.scope)
                 if other is not site and other.api.short_name == name and reached - set(other.reached)]
+    if partners and site.scope not in analysis.divergence.data_scopes:
+        # The scope's tests split the data worlds only through values alike on every rank of a job
+        # (`and not evaluate`, a parameter): ranks of one job share their world's `data`.
+        missing = {world for world in missing if world.data in {w.data for w in reached}}
     return any(not any(world in other.reached for other in partners) for world in missing)
 
 
