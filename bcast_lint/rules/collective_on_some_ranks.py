@@ -605,7 +605,12 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="load_features() runs only on ranks where 'args.local_rank in "
                 "[-1, 0]' is true: load_features() calls dist.barrier() (case.py:11), and the other ranks never join "
                 "it and every rank hangs until the timeout (those ranks run load_features (line 17) then "
-                "load_features (line 19), while the others run load_features (line 17) only)", range=(11, 15, 11, 41)),
+                "load_features (line 19), while the others run load_features (line 17) only)", range=(11, 15, 11, 41),
+                expected_replacement="def load_features(args, split):\n    if args.local_rank not in [-1, 0]:\n"
+                "        dist.barrier()\n    features = build(split)\n    if args.local_rank == 0:\n"
+                "        dist.barrier()\n    return features\ndef main(args):\n"
+                "    train = load_features(args, 'train')\n    if args.local_rank in [-1, 0]:\n        pass\n"
+                "    dev = load_features(args, 'dev')"),
         # find_executable_batch_size settles on what fits each process's own free memory.
         Invalid("""
             from accelerate.utils import find_executable_batch_size
