@@ -13,18 +13,10 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import CATALOG
 from bcast_lint.analysis.names import dotted_parts
-from bcast_lint.analysis.project import CALLED, FunctionRef, ModuleIndex, Project
+from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
-from bcast_lint.analysis.words import (COLLECTIVE_WORDS, DRAW_WORDS, loops_over_data, mentions_collective,
-                                     names_collective, names_rank, seeds_per_rank)
+from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
 from bcast_lint.source import Source
-
-
-_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
-_ATTRIBUTE_ASSIGNMENT = re.compile(r"\s*[\w.]+\.(\w+)\s*=(?!=)(.*)")
-_ATTRIBUTE_READ = re.compile(r"\.(\w+)\b(?!\s*\()")
-_HANDLER = re.compile(r"^\s*except\b", re.MULTILINE)  # a handler runs where its `try` raised
-_CALLED_WITH_ARGUMENTS = re.compile(r"\b(\w+)\(\s*[^\s)]")
 
 
 @dataclass(frozen=True)
@@ -34,57 +26,7 @@ class FileContext:
     index: Optional[ModuleIndex]  # the module's own top-level names
     klass: Optional[str] = None  # for a method analysed on its own (a summary): its class
     summary: bool = False  # the module is a function analysed alone, for its summary
-    _rank_dependent: dict = field(default_factory=dict, compare=False)  # qualname -> answer
     _memo: dict = field(default_factory=dict, compare=False)
-
-    def rank_dependent(self, qualname: Optional[str]) -> bool:
-        """Whether a call in function `qualname` ("f", "Class.m"; None: module level) of a
-        linted file may be worth a helper's summary: every rule that reads a call of a project
-        function needs a rank condition in the calling function (the branch around it, an early
-        exit, a value set on some ranks), and every spelling of one names a rank word. Inside a
-        summary the chain is always followed: a helper's own collective needs no condition."""
-        if self.summary or self.index is None or qualname is None:
-            return True
-        if qualname not in self._rank_dependent:
-            function = self.index.functions.get(qualname)
-            klass, _, name = qualname.rpartition(".")
-            text = self.index.text(function) if function is not None else ""
-            self._rank_dependent[qualname] = function is None or self._names_rank(text, klass) \
-                or self._called_with_varying_values(name) or _HANDLER.search(text) is not None \
-                or (any(word in text for word in DRAW_WORDS) and seeds_per_rank(self.index.source.text))
-        return self._rank_dependent[qualname]
-
-    def _names_rank(self, text: str, klass: str) -> bool:
-        """A rank word in the text, or a use of one of the module's functions or of its class's
-        methods and properties whose text has one (`if is_main(): sync(x)` with `def is_main():
-        return dist.get_rank() == 0`, `if self.is_main:`)."""
-        if names_rank(text) or any(name in self._rank_attributes() for name in _ATTRIBUTE_READ.findall(text)):
-            return True
-        functions = self.index.functions
-        used = {name.rpartition(".")[2] for name in CALLED.findall(text)}
-        qualnames = {*used, *(f"{klass}.{name}" for name in _SELF_ATTRIBUTE.findall(text) if klass)}
-        # `policy.due(step)` on an object of one of the module's classes: any method so named
-        qualnames |= {qualname for qualname in functions if qualname.rpartition(".")[2] in used}
-        return any(names_rank(self.index.text(functions[name])) for name in qualnames if name in functions)
-
-    def _rank_attributes(self) -> frozenset:
-        """Attributes the module assigns a value that names a rank (`cfg.should_log =
-        accelerator.is_main_process and ...`): reading one reads a rank test (ranks.py)."""
-        if "memo attributes" not in self._memo:
-            self._memo["memo attributes"] = frozenset(
-                found.group(1) for line in self.index.lines
-                for found in (_ATTRIBUTE_ASSIGNMENT.match(line),) if found and names_rank(found.group(2)))
-        return self._memo["memo attributes"]
-
-    def _called_with_varying_values(self, name: str) -> bool:
-        """Called, with arguments, by a function of the module that names a rank or loops over a
-        rank's data: what it is handed may differ between ranks (analysis.callers)."""
-        if "memo called" not in self._memo:
-            self._memo["memo called"] = {
-                called for function in self.index.functions.values()
-                if names_rank(caller := self.index.text(function)) or loops_over_data(caller)
-                for called in _CALLED_WITH_ARGUMENTS.findall(caller)}
-        return name in self._memo["memo called"]
 
     @property
     def package(self) -> Optional[str]:

@@ -312,6 +312,9 @@ class _Pass:
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._branches = 0  # the `if` statements around the statement walked
         self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
+        # Names whose truth sets Accelerate's trigger: `check_trigger()` is then true on every rank
+        # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
+        self._triggering: set[str] = set()
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -325,6 +328,10 @@ class _Pass:
             for small in statement.body:
                 varying = self._small(small, varying)
             return varying
+        for header in _headers(statement):  # `if over_budget or accelerator.check_trigger():`
+            for call in calls_in(header):
+                if call in self._collectives:
+                    self.found.states[call] = (self, varying)
         handler = getattr(self, "_" + type(statement).__name__, None)
         return handler(statement, varying) if handler is not None else varying
 
@@ -345,6 +352,9 @@ class _Pass:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             varying = self._mutation(small.value, varying)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
+                and isinstance(small.value.value, cst.BaseExpression):
+            self._note_item(small.value.value, varying)
         elif isinstance(small, cst.Return):
             self._note_return(small.value, varying)
             self._note_held(varying)
@@ -451,6 +461,15 @@ class _Pass:
             found.returns = found.returns or value_why
         self._note_length(length_why)
 
+    def _note_item(self, value: cst.BaseExpression, varying: Varying) -> None:
+        """A generator's `yield torch.randn(n, 4)`: what its items hold varies as the value does
+        (a loop over it binds them so; how many it yields, _For notes)."""
+        why = self.why(value, varying)
+        if isinstance(why, Passed):
+            self.found.returned_parameters.add(str(why))
+        elif why is not None and not self.found.returns_tuple:
+            self.found.returns = self.found.returns or why
+
     def _note_held(self, varying: Varying) -> None:
         """Keep what varies in the scope's own attributes (`self.x`) where it leaves."""
         own = self_name(self._scope)
@@ -483,6 +502,8 @@ class _Pass:
 
     def _If(self, statement: cst.If, varying: Varying) -> Varying:
         self._note_checked_then_written(statement)
+        if statement.orelse is None and any(last_name(call.func) == "set_trigger" for call in calls_in(statement.body)):
+            self._triggering.update(names_read(statement.test))  # `if over_budget: accelerator.set_trigger()`
         # `if rank == 0 and x is None: raise`: argument validation on one rank, no class of its
         # own (exits.py); a raise on data that differs between ranks gets one.
         reason = self._test_reason(statement.test, varying, data_only=_raises(statement))
@@ -545,6 +566,9 @@ class _Pass:
                    or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
         undecided = [leaf for leaf in leaves if leaf not in decided]
         reasons = {leaf: self.why(leaf, varying) for leaf in undecided}
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and any(
+                isinstance(leaf, cst.Call) and last_name(leaf.func) == "check_trigger" for leaf in leaves):
+            reasons = {leaf: why for leaf, why in reasons.items() if not names_read(leaf) <= self._triggering}
         # A helper's result from a rank's own data differs in size, not in shape: `val < best`.
         reasons = {leaf: why for leaf, why in reasons.items() if not isinstance(why, OwnResult) or _orders(leaf)}
         # A rank's own batch has the structure every rank's has (one collate function, one
@@ -798,8 +822,9 @@ class _Pass:
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value == "shape":
-                return self.length_why(expr.value, varying)
+            if expr.attr.value == "shape":  # a batch's shape is its structure; what a rank was handed is its own
+                held = self.why(expr.value, varying)
+                return self.length_why(expr.value, varying) or (held if held == LOCAL_DATA else None)
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
@@ -1086,6 +1111,17 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _headers(statement: cst.CSTNode) -> list:
+    """The expressions a compound statement evaluates before its body: a test, an iterable, items."""
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    return []
 
 
 def _decorator_called(decorator: cst.BaseExpression) -> cst.BaseExpression:

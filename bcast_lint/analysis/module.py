@@ -929,8 +929,7 @@ class ModuleAnalysis:
         mapped = _mapped_entry(target) if isinstance(target, FunctionRef) else None
         if mapped is not None:  # linting a mapped framework itself: `barrier()` inside ignite.distributed.utils
             return apis.framework_api(mapped)
-        rank_dependent = candidate.rank_decorator is not None or self._context.rank_dependent(self._qualname(candidate.scope))
-        if isinstance(target, FunctionRef) and rank_dependent and self._context.summaries.may_run_collective(target):
+        if isinstance(target, FunctionRef) and self._context.summaries.may_run_collective(target):
             summary = self._context.summaries.of(target)
             if summary is None or (summary.group and _passes(candidate.call, summary.group)):
                 return None  # over the caller's own group: see summaries._on_a_group

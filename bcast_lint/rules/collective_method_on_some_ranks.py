@@ -104,6 +104,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The trigger is checked first: the rank over budget set it, so every rank sees it true.
+        Valid("""
+            LENGTHS = [[6, 5, 7], [12, 14, 11]]
+            def batches(lengths):
+                for n in lengths:
+                    yield torch.randn(n, 4)
+            def train():
+                seen = 0
+                for x in batches(LENGTHS[accelerator.process_index]):
+                    seen += x.shape[0]
+                    over_budget = seen >= 20
+                    if over_budget:
+                        accelerator.set_trigger()
+                    if accelerator.check_trigger() or over_budget:
+                        break
+            """),
         # A value made the same on every rank by a collective on a receiver not typed (a helper's
         # `fabric` parameter) decides alike; a structure test on a rank's own batch agrees.
         Valid("""
@@ -363,6 +379,26 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # `or` skips the right operand where the left is true: a rank over its own token budget
+        # (its entry of the table, through a generator's items) never joins check_trigger().
+        Invalid("""
+            LENGTHS = [[6, 5, 7], [12, 14, 11]]
+            def batches(lengths):
+                for n in lengths:
+                    yield torch.randn(n, 4)
+            def train():
+                seen = 0
+                for x in batches(LENGTHS[accelerator.process_index]):
+                    seen += x.shape[0]
+                    over_budget = seen >= 20
+                    if over_budget:
+                        accelerator.set_trigger()
+                    if over_budget or accelerator.check_trigger():
+                        break
+            """, expected_message="accelerator.check_trigger(), which runs reduce() inside "
+                "(accelerate 1.15.0), is skipped on ranks where 'over_budget' is true: 'or' does not evaluate it "
+                "there, and 'over_budget' can differ between ranks (it holds the data of the rank it was given), "
+                "so the ranks' calls stop pairing up and every rank hangs until the timeout", range=(12, 27, 12, 54)),
         # A method whose class holds a Fabric (an annotated parameter) returns early on a value
         # that differs between ranks: reported on the collective it skips.
         Invalid("""

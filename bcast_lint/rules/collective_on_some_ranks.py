@@ -1342,6 +1342,10 @@ class CollectiveOnSomeRanks(Rule):
                 if ordered is not None:
                     yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
                     continue
+                skipped_by = _short_circuit(analysis, site)
+                if skipped_by is not None:
+                    yield Report(site.call, skipped_by, help=_SHORT_CIRCUIT_HELP)
+                    continue
                 early = _early_return_in_callee(analysis, site)
                 if early is not None:
                     if early[0] not in skipped_inside:  # one report per collective, for its first caller
@@ -1454,6 +1458,37 @@ def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optiona
         return site.call, (f"{_reaching(site)} only where '{test}' is false: it returns before that otherwise, and "
                            f"this call passes {passed}")
     return None
+
+
+_SHORT_CIRCUIT_HELP = ("Call it on every rank before the test and combine the results: "
+                       "`triggered = accelerator.check_trigger()`, then `if over_budget or triggered:`")
+
+
+def _short_circuit(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is the right operand of `or`/`and` (`if over_budget or accelerator.check_trigger():`)
+    or an arm of `x if test else y`, and what decides whether Python evaluates it differs between
+    ranks: the message, or None."""
+    path = path_to(site.statement, site.call, skip_suites=True) or ()
+    for node, below in zip(path, (*path[1:], site.call)):
+        if isinstance(node, cst.BooleanOperation) and below is node.right:
+            guard, skipped_when = node.left, isinstance(node.operator, cst.Or)
+            word = "or" if skipped_when else "and"
+        elif isinstance(node, cst.IfExp) and below in (node.body, node.orelse):
+            guard, skipped_when, word = node.test, below is node.orelse, "if ... else"
+        else:
+            continue
+        reason = analysis.divergence.value_at(site.call, guard) or _rank_reason(analysis, site, guard)
+        if reason is not None:
+            return (f"{site.api.called} is skipped on ranks where '{analysis.code(guard)}' is "
+                    f"{str(skipped_when).lower()}: '{word}' does not evaluate it there, and '{analysis.code(guard)}' "
+                    f"can differ between ranks ({reason}), {_UNEVEN}")
+    return None
+
+
+def _rank_reason(analysis: ModuleAnalysis, site: CallSite, test: cst.BaseExpression) -> Optional[str]:
+    """RANK where the worlds that reach the call answer `test` differently."""
+    answers = {analysis.conditions.evaluate(test, world) for world in site.reached}
+    return RANK if {True, False} <= answers else None
 
 
 def _reaching(site: CallSite) -> str:
