@@ -19,7 +19,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, SETUP_METHOD, gated_call_words
+from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, SETUP_METHOD,
+                                      gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
 from bcast_lint.source import Source
 
@@ -147,9 +148,15 @@ _CALLED = re.compile(r"(?<!\w)(\w+)\s*\(")
 
 
 def _sent_attributes(lines: list, statement: ast.ClassDef, calling: list[int]) -> set[str]:
-    """`weights` for `broadcast(self.weights)` on a collective's line inside the class."""
+    """`weights` for `broadcast(self.weights)` on a collective's line inside the class, and the
+    attributes the methods holding one test (`if not self.pending: return` before it)."""
     inside = calling[bisect_left(calling, statement.lineno):bisect_right(calling, statement.end_lineno)]
-    return {name for number in inside for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
+    found = {name for number in inside for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
+    for member in statement.body:
+        if isinstance(member, _FUNCTIONS) and _mentions(member, inside):
+            found |= {name for number in range(member.lineno, member.end_lineno + 1)
+                      if _TEST.match(lines[number - 1] or "") for name in _SELF_ATTRIBUTE.findall(lines[number - 1])}
+    return found
 
 
 def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) -> set[int]:
@@ -158,12 +165,13 @@ def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) 
     if not attributes:
         return set()
     pattern = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(attributes)))
-                         + r")\s*(?:[-+*/|&]?=(?!=))")
+                         + r")(?:\s*(?:[-+*/|&]?=(?!=))|\.(?:" + "|".join(sorted(MUTATORS)) + r")\s*\(|\[[^\]\n]*\]\s*=(?!=))")
     return {number for number in range(statement.lineno, statement.end_lineno + 1)
             if lines[number - 1] and pattern.search(lines[number - 1])}
 
 
 _SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
+_TEST = re.compile(r"\s*(?:if|elif|while)\b")
 
 
 def _aliases(text: str) -> set[str]:

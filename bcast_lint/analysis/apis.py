@@ -310,6 +310,8 @@ DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op"
 # Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN
 # check): `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
 DATA_LOOP_WORDS = ("loader", "batches")
+# Methods that add to a container in place (`items.append(x)`): how many it holds changes.
+MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 
 # Every spelling of a rank condition contains one of these (ranks.py): `get_rank()`, `RANK` in
 # the environment, `process_index`, `is_main_process`, `is_last_process`, `on_main_process`,

@@ -17,7 +17,8 @@ from typing import Callable, Mapping
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import MUTATORS, Divergence, Varying
+from bcast_lint.analysis.apis import MUTATORS
+from bcast_lint.analysis.divergence import Divergence, Varying
 from bcast_lint.analysis.expressions import self_name
 from bcast_lint.analysis.walk import Visitor
 

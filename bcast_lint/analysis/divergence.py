@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import DATA_LOOP_WORDS
+from bcast_lint.analysis.apis import DATA_LOOP_WORDS, MUTATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
                                              self_name)
 from bcast_lint.analysis.names import root_name
@@ -112,7 +112,6 @@ _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
 # Calls that, handed the rank, give each rank its own share of the items (unbalanced).
 _SHARES = frozenset({"shard", "islice", "split_dataset_by_node"})
 _LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
-MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
 _SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
 

@@ -1883,7 +1883,13 @@ def _attribute_definitions(module: cst.Module, assignments) -> dict[str, cst.Bas
     properties = [(member.name.value, returned)
                   for klass in module.body if isinstance(klass, cst.ClassDef)
                   for member in klass.body.body for returned in (_property_return(member),) if returned is not None]
-    return _agreed([*assignments, *properties])
+    # A literal is a starting value (`self.pending = []`, later appended to), not a test it holds.
+    return {name: value for name, value in _agreed([*assignments, *properties]).items()
+            if not isinstance(value, _LITERALS) or (isinstance(value, cst.Name) and value.value not in _CONSTANTS)}
+
+
+_LITERALS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.SimpleString, cst.Name)
+_CONSTANTS = ("None", "True", "False")
 
 
 def _property_return(member: cst.CSTNode) -> Optional[cst.BaseExpression]:

@@ -203,6 +203,26 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A queue every rank fills alike: empty on all ranks or on none.
+        Valid("""
+            class WriteBack:
+                def __init__(self, heads):
+                    self.heads = heads
+                    self.pending = []
+                def insert(self, kv):
+                    self.pending.append(kv)
+                def flush(self):
+                    if not self.pending:
+                        return 0
+                    done = torch.tensor([len(self.pending)])
+                    dist.all_reduce(done, op=dist.ReduceOp.MIN)
+                    return int(done.item())
+            def main():
+                cache = WriteBack(list(range(rank, 3, dist.get_world_size())))
+                for step in range(4):
+                    cache.insert(step)
+                    cache.flush()
+            """),
         # The "rank 0 first" pair, skipped alike on every rank of a job where `evaluate` is true.
         Valid("""
             def load_features(args, split, evaluate=False):
@@ -589,6 +609,32 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # One method fills a queue on some ranks (its share of the heads), another returns early on
+        # an empty queue before its all_reduce (sglang's write-back check).
+        Invalid("""
+            class WriteBack:
+                def __init__(self, heads):
+                    self.heads = heads
+                    self.pending = []
+                def insert(self, kv):
+                    if len(self.heads) > 1:
+                        self.pending.append(kv)
+                def flush(self):
+                    if not self.pending:
+                        return 0
+                    done = torch.tensor([len(self.pending)])
+                    dist.all_reduce(done, op=dist.ReduceOp.MIN)
+                    return int(done.item())
+            def main():
+                cache = WriteBack(list(range(rank, 3, dist.get_world_size())))
+                for step in range(4):
+                    cache.insert(step)
+                    cache.flush()
+            """, expected_message="all_reduce() is skipped on ranks where 'self.pending' is false "
+                "(it is set under a condition that differs between ranks): the 'return' at line 18 is taken only "
+                "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout (those ranks run no collective here, while the others run all_reduce "
+                "(line 20) only)", range=(12, 9, 12, 52)),
         # A function whose ranks each run one barrier of a "rank 0 first" pair, called by rank 0 only.
         Invalid("""
             def load_features(args, split):
