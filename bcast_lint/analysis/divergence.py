@@ -128,6 +128,8 @@ DATA_WORK = "it works on data that differs between ranks"
 SELECTED = "a boolean mask keeps a data-dependent number of elements"
 CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, and the first rank to write it "
                         "changes what the others find")
+WRITTEN_AFTER = ("every rank checks a path that the function writes after it, before any collective makes the "
+                 "ranks wait for each other: a rank that gets to the check after the write finds it")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
@@ -314,12 +316,17 @@ class _Pass:
         # Names whose truth sets Accelerate's trigger: `check_trigger()` is then true on every rank
         # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
         self._triggering: set[str] = set()
+        self._following: list[Sequence[cst.CSTNode]] = []  # per block walked: the statements after the current one
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
     def block(self, statements: Sequence[cst.CSTNode], varying: Varying) -> Varying:
-        for statement in statements:
-            varying = self.statement(statement, varying)
+        for index, statement in enumerate(statements):
+            self._following.append(statements[index + 1:])
+            try:
+                varying = self.statement(statement, varying)
+            finally:
+                self._following.pop()
         return varying
 
     def statement(self, statement: cst.CSTNode, varying: Varying) -> Varying:
@@ -546,6 +553,21 @@ class _Pass:
             path = _written_path(call)
             if path is not None and _code(path) in checked:
                 self._written.setdefault(_code(path), CHECKED_THEN_WRITTEN)
+        # `if path.exists(): return ...`, then a write of it before any collective (a cache that
+        # rank 0 fills): a rank that gets to the check after the write finds the file.
+        for call in self._writes_before_a_collective() if checked else ():
+            path = _written_path(call)
+            if path is not None and _code(path) in checked:
+                self._written.setdefault(_code(path), WRITTEN_AFTER)
+
+    def _writes_before_a_collective(self) -> Iterator[cst.Call]:
+        """The calls of the statements after the current one in its block, up to the first that
+        holds a collective: nothing makes a rank wait for the others before them."""
+        for statement in self._following[-1] if self._following else ():
+            calls = calls_in(statement)
+            if any(call in self._collectives for call in calls):
+                return
+            yield from calls
 
     def _several_processes_arm(self, test: cst.BaseExpression) -> Optional[bool]:
         """True when only the body of `if test:` runs in a job of several processes, False when
@@ -1164,13 +1186,13 @@ def _checked_path(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The path a call writes a file to: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`
-    (not `open(p)` for reading, nor a directory made)."""
+    (not `open(p)` for reading, nor a directory made or written into: `save_pretrained(d)`)."""
     name = last_name(call.func)
     if name == "open":
         mode = argument_value(call, 1, "mode")
         writing = isinstance(mode, cst.SimpleString) and any(c in mode.evaluated_value for c in "wax")
         return argument_value(call, 0) if writing else None
-    return None if name in ("makedirs", "mkdir") else _file_target(call)
+    return None if name in ("makedirs", "mkdir", "save_pretrained", "save_checkpoint") else _file_target(call)
 
 
 def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:

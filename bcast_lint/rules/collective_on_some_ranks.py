@@ -203,6 +203,31 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The write comes after a collective every rank joins (the broadcast, a barrier): every
+        # rank has checked by then.
+        Valid("""
+            from pathlib import Path
+            def load_kernel(name):
+                path = Path('/shared/kernels') / f'{name}.py'
+                if path.exists():
+                    return path.read_text()
+                holder = [None]
+                if rank == 0:
+                    holder[0] = render(name)
+                dist.broadcast_object_list(holder, src=0)
+                if rank == 0:
+                    path.write_text(holder[0])
+                return holder[0]
+            """),
+        Valid("""
+            def resume(model, path):
+                if os.path.exists(path):
+                    model.load_state_dict(torch.load(path))
+                dist.barrier()
+                train(model)
+                if rank == 0:
+                    torch.save(model.state_dict(), path)
+            """),
         # A queue every rank fills alike: empty on all ranks or on none.
         Valid("""
             class WriteBack:
@@ -609,6 +634,26 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # A cache file rank 0 writes before the broadcast: a rank that checks after the write finds
+        # it and leaves (unsloth-zoo's compiled-kernel cache).
+        Invalid("""
+            from pathlib import Path
+            def load_kernel(name):
+                path = Path('/shared/kernels') / f'{name}.py'
+                if path.exists():
+                    return path.read_text()
+                holder = [None]
+                if rank == 0:
+                    holder[0] = render(name)
+                    path.write_text(holder[0])
+                dist.broadcast_object_list(holder, src=0)
+                return holder[0]
+            """, expected_message="broadcast_object_list() is skipped on ranks where "
+                "'path.exists()' is true (every rank checks a path that the function writes after it, before any "
+                "collective makes the ranks wait for each other: a rank that gets to the check after the write finds "
+                "it): the 'return' at line 13 is taken only there, while the other ranks go on calling it, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run no collective "
+                "here, while the others run broadcast_object_list (line 18) only)", range=(10, 5, 10, 46)),
         # One method fills a queue on some ranks (its share of the heads), another returns early on
         # an empty queue before its all_reduce (sglang's write-back check).
         Invalid("""
