@@ -206,8 +206,15 @@ class PassedLength(str):
     """A summary's marker: how many items the value holds varies as the parameter's does."""
 
 
+class HandedData(str):
+    """A parameter's reason where its callers pass a rank's own data (`autotune(x)` with `x` of
+    the rank's shard): work on it can fail on that rank alone, as on the data itself."""
+
+
 def passed_as(text: str, why: str) -> str:
     """A parameter's reason, of the kind of the argument's."""
+    if why in (DATA, LOCAL_DATA) or isinstance(why, HandedData):
+        return HandedData(text)
     return text if is_data_reason(why) else RankKind(text)
 
 
@@ -736,7 +743,7 @@ class _Pass:
             if self._races(call, varying):
                 return RACE
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
-            if any(self.why(value, varying) in (DATA, LOCAL_DATA) for value in paths):
+            if any(_own_data(self.why(value, varying)) for value in paths):
                 return RAISES
             if last_name(call.func) not in _READS:
                 continue
@@ -1132,6 +1139,11 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _own_data(why: Optional[str]) -> bool:
+    """A rank's own batch or the data it was given, here or through a caller."""
+    return why in (DATA, LOCAL_DATA) or isinstance(why, HandedData)
 
 
 def _headers(statement: cst.CSTNode) -> list:

@@ -14,7 +14,7 @@ from bcast_lint.analysis.divergence import RANK
 from bcast_lint.analysis.expressions import argument_value
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
-from bcast_lint.analysis.walk import Visitor, names_read, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -203,6 +203,17 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The work that can fail comes after the try's last collective: every rank has joined it.
+        Valid("""
+            def autotune(loader, tiles):
+                for batch in loader:
+                    try:
+                        dist.barrier()
+                        elapsed = bench(batch)
+                    except ValueError:
+                        elapsed = float('inf')
+                    dist.barrier()
+            """),
         # The write comes after a collective every rank joins (the broadcast, a barrier): every
         # rank has checked by then.
         Valid("""
@@ -634,6 +645,22 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
     )
     INVALID = (
+        # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
+        # carries on: the failing rank jumps past the second (flashinfer's autotuner).
+        Invalid("""
+            def autotune(loader, tiles):
+                for batch in loader:
+                    try:
+                        dist.barrier()
+                        elapsed = bench(batch)
+                        dist.barrier()
+                    except ValueError:
+                        elapsed = float('inf')
+                    dist.barrier()
+            """, expected_message="barrier() is skipped on ranks where the work before it in the "
+                "'try' at line 11 fails (work in the 'try' block can fail on some ranks only): 'bench()' can raise "
+                "there alone, and the handler goes on without it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(6, 13, 6, 27)),
         # A cache file rank 0 writes before the broadcast: a rank that checks after the write finds
         # it and leaves (unsloth-zoo's compiled-kernel cache).
         Invalid("""
@@ -1433,6 +1460,10 @@ class CollectiveOnSomeRanks(Rule):
                 if ordered is not None:
                     yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
                     continue
+                failed_before = _skipped_by_a_failure(analysis, site)
+                if failed_before is not None:
+                    yield Report(site.call, failed_before, help=_FAILURE_HELP)
+                    continue
                 skipped_by = _short_circuit(analysis, site)
                 if skipped_by is not None:
                     yield Report(site.call, skipped_by, help=_SHORT_CIRCUIT_HELP)
@@ -1548,6 +1579,34 @@ def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optiona
                                 f"returns before it otherwise, and its call at line {line} passes {passed}")
         return site.call, (f"{_reaching(site)} only where '{test}' is false: it returns before that otherwise, and "
                            f"this call passes {passed}")
+    return None
+
+
+_FAILURE_HELP = ("Keep the collectives out of the 'try' and agree on the outcome: catch the failure around the "
+                 "work alone, then run the collective on every rank")
+
+
+def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call follows, in a `try` body, work that can fail on some ranks only (Divergence.raising),
+    and a handler swallows the failure: the ranks that failed jump past the call, and no handler
+    runs the same collective for them (flashinfer's autotuner: barriers around a benchmark)."""
+    collectives = {other.call for other in analysis.calls_in(site.scope)}
+    for statement, reason in analysis.divergence.raising.items():
+        handlers = getattr(statement, "handlers", ())
+        if not handlers or all(ends_in(handler.body, cst.Raise) for handler in handlers):
+            continue
+        body = list(statement.body.body)
+        index = next((i for i, part in enumerate(body) if part is site.statement or path_to(part, site.call)), None)
+        if not index:
+            continue
+        work = [call for part in body[:index] for call in calls_in(part) if call not in collectives]
+        in_handlers = {other.api.short_name for other in analysis.calls_in(site.scope)
+                       if any(path_to(handler, other.call) for handler in handlers)}
+        if work and site.api.short_name not in in_handlers:
+            line = analysis.position(statement).start.line
+            return (f"{site.api.called} is skipped on ranks where the work before it in the 'try' at line {line} "
+                    f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and the handler goes "
+                    f"on without it, {_UNEVEN}")
     return None
 
 
