@@ -104,6 +104,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # An accumulation length every rank shares: the switch goes alike everywhere.
+        Valid("""
+            import lightning as L
+            def train(fabric: L.Fabric, model, micro, accum):
+                for i, x in enumerate(micro):
+                    accumulating = (i + 1) % accum != 0
+                    with fabric.no_backward_sync(model, enabled=accumulating):
+                        fabric.backward(model(x).sum())
+            """),
         # The trigger is checked first: the rank over budget set it, so every rank sees it true.
         Valid("""
             LENGTHS = [[6, 5, 7], [12, 14, 11]]
@@ -379,6 +388,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Each rank's own accumulation length decides when no_backward_sync lets backward synchronise.
+        Invalid("""
+            import lightning as L
+            SEQ_LEN = [32, 16]
+            def train(fabric: L.Fabric, model, micro):
+                accum = 64 // SEQ_LEN[fabric.global_rank]
+                for i, x in enumerate(micro):
+                    accumulating = (i + 1) % accum != 0
+                    with fabric.no_backward_sync(model, enabled=accumulating):
+                        fabric.backward(model(x).sum())
+            """, expected_message="fabric.backward(), which runs strategy.backward() inside "
+                "(lightning 2.6.6), synchronises the gradients only on ranks where 'accumulating' is false "
+                "('fabric.no_backward_sync' switches it off elsewhere), and 'accumulating' can differ between ranks "
+                "(it holds the data of the rank it was given), so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(8, 13, 8, 44)),
         # `or` skips the right operand where the left is true: a rank over its own token budget
         # (its entry of the table, through a generator's items) never joins check_trigger().
         Invalid("""

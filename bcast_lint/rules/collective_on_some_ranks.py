@@ -11,7 +11,7 @@ from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import RANK
-from bcast_lint.analysis.expressions import argument_value
+from bcast_lint.analysis.expressions import argument_value, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
 from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, names_read, path_to
@@ -1460,6 +1460,10 @@ class CollectiveOnSomeRanks(Rule):
                 if ordered is not None:
                     yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
                     continue
+                switched = _sync_switched_apart(analysis, site)
+                if switched is not None:
+                    yield Report(site.call, switched, help=_SWITCH_HELP)
+                    continue
                 failed_before = _skipped_by_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
@@ -1579,6 +1583,33 @@ def _early_return_in_callee(analysis: ModuleAnalysis, site: CallSite) -> Optiona
                                 f"returns before it otherwise, and its call at line {line} passes {passed}")
         return site.call, (f"{_reaching(site)} only where '{test}' is false: it returns before that otherwise, and "
                            f"this call passes {passed}")
+    return None
+
+
+_SWITCH_HELP = ("Decide when to synchronise from values alike on every rank (a step count, an agreed "
+                "accumulation length), or agree on the decision with a collective first")
+_BACKWARDS = frozenset({"backward", "manual_backward"})
+_SYNC_SWITCHES = frozenset({"no_backward_sync", "no_sync"})
+
+
+def _sync_switched_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """`with fabric.no_backward_sync(model, enabled=is_accumulating): fabric.backward(loss)`: the
+    backward all-reduces the gradients only where `enabled` is false, and `enabled` differs between
+    ranks (each rank's own accumulation length): the message, or None."""
+    if site.api.short_name not in _BACKWARDS:
+        return None
+    for node in analysis.ancestors(site):
+        for item in node.items if isinstance(node, cst.With) else ():
+            switch = item.item
+            if not (isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES):
+                continue
+            enabled = argument_value(switch, 1, "enabled")
+            reason = enabled is not None and (analysis.divergence.value_at(site.call, enabled)
+                                              or _rank_reason(analysis, site, enabled))
+            if reason:
+                return (f"{site.api.called} synchronises the gradients only on ranks where '{analysis.code(enabled)}' "
+                        f"is false ('{analysis.code(switch.func)}' switches it off elsewhere), and "
+                        f"'{analysis.code(enabled)}' can differ between ranks ({reason}), {_UNEVEN}")
     return None
 
 
