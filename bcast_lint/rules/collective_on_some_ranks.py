@@ -1622,9 +1622,10 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
     and a handler swallows the failure: the ranks that failed jump past the call, and no handler
     runs the same collective for them (flashinfer's autotuner: barriers around a benchmark)."""
     collectives = {other.call for other in analysis.calls_in(site.scope)}
+    around = set(map(id, analysis.ancestors(site)))
     for statement, reason in analysis.divergence.raising.items():
         handlers = getattr(statement, "handlers", ())
-        if not handlers or all(ends_in(handler.body, cst.Raise) for handler in handlers):
+        if id(statement) not in around or not handlers or all(ends_in(h.body, cst.Raise) for h in handlers):
             continue
         body = list(statement.body.body)
         index = next((i for i, part in enumerate(body) if part is site.statement or path_to(part, site.call)), None)
