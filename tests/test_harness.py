@@ -62,12 +62,12 @@ def finished(rank, watched=(), destroyed=False, initialized=True, initialized_by
                  initialized_by=initialized_by)
 
 
-def run(*events_per_rank, timed_out=False, fatal=(), stderr=()):
+def run(*events_per_rank, timed_out=False, fatal=(), stderr=(), stopped_at=None):
     ranks = tuple(
         RankLog(rank, tuple(events), dict(fatal).get(rank, ""), dict(stderr).get(rank, ""))
         for rank, events in enumerate(events_per_rank)
     )
-    return Run(len(ranks), timed_out, None if timed_out else 0, ranks)
+    return Run(len(ranks), timed_out, None if timed_out else 0, ranks, stopped_at=stopped_at)
 
 
 def test_identical_values_are_ok():
@@ -149,6 +149,19 @@ def test_a_timeout_is_a_hang_saying_who_waits_where():
         "rank 0: waiting in torch.distributed.broadcast at s.py:5",
         "rank 1: waiting in torch.distributed.barrier at s.py:7",
     )
+
+
+def test_a_failure_the_harness_kill_caused_leaves_a_hang_saying_where_the_rank_waited():
+    # On a loaded machine the kill of a hung job reaches rank 0 first, and rank 1's wait fails with
+    # "Connection reset by peer" before it is killed in turn: still the hang it was.
+    reset = "RuntimeError: Connection reset by peer"
+    failed = Event(protocol.EXIT, 1, 9.0, call=0, family=OTHER_COLLECTIVE, op="torch.distributed.all_reduce",
+                   site="s.py:9", error=reset)  # fmt: skip
+    ranks = ([enter(0, 0, site="s.py:5")], [enter(1, 0, site="s.py:9", op="torch.distributed.all_reduce"), failed])
+    result = judge(run(*ranks, timed_out=True, stopped_at=8.0))
+    assert result.outcome == HANG
+    assert result.details[1] == "rank 1: waiting in torch.distributed.all_reduce at s.py:9"
+    assert judge(run(*ranks, timed_out=True, stopped_at=9.5)).outcome == ERROR  # it failed before the kill
 
 
 def test_a_rank_that_finished_while_another_waits_is_a_hang():

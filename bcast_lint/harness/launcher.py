@@ -79,11 +79,11 @@ def launch(
         commands = [torchrun_command(script, nproc, port, script_args, nnodes, node) for node in range(nnodes)]
         outputs = [Path(record_dir) / f"torchrun-{node}.log" for node in range(nnodes)]
         stalled = Stall(record_dir, nproc * nnodes)
-        timed_out, returncode = run_jobs(commands, job_environment(record_dir, check, shown), timeout, outputs,
-                                         stalled)
+        timed_out, returncode, stopped_at = run_jobs(commands, job_environment(record_dir, check, shown), timeout,
+                                                     outputs, stalled)
         ranks = tuple(collect_rank(record_dir, rank) for rank in range(nproc * nnodes))
         launcher_output = "".join(_tail(output) for output in outputs)[-TAIL_CHARS:]
-        return Run(nproc * nnodes, timed_out, returncode, ranks, launcher_output, nnodes)
+        return Run(nproc * nnodes, timed_out, returncode, ranks, launcher_output, nnodes, stopped_at)
 
 
 def torchrun_command(
@@ -128,9 +128,10 @@ def job_environment(record_dir: str, check: tuple[str, ...], shown: str | None =
 def run_jobs(
     commands: list[list[str]], env: dict[str, str], timeout: float, outputs: list[Path],
     stalled: Callable[[], bool] = lambda: False,
-) -> tuple[bool, int | None]:
+) -> tuple[bool, int | None, float | None]:
     """Run every agent to completion or kill them all at the timeout, or once `stalled()` says
-    the job is hung: (timed out, the first non-zero exit status among the agents, else 0)."""
+    the job is hung: (timed out, the first non-zero exit status among the agents, else 0, the
+    time.time() at which the kill began where it timed out)."""
     deadline = time.monotonic() + timeout
     jobs: list[subprocess.Popen] = []
     try:
@@ -142,14 +143,14 @@ def run_jobs(
                 ))  # fmt: skip
         while any(job.poll() is None for job in jobs):
             if time.monotonic() >= deadline or stalled():
-                return True, None
+                return True, None, time.time()
             time.sleep(_POLL_SECONDS)
         statuses = [job.returncode for job in jobs]
     finally:
         for job in jobs:
             if job.poll() is None:  # timed out, or the caller was interrupted (pytest-timeout, ^C)
                 kill_job(job)
-    return False, next((status for status in statuses if status), 0)
+    return False, next((status for status in statuses if status), 0), None
 
 
 class Stall:

@@ -139,3 +139,6 @@ class Run:
     ranks: tuple[RankLog, ...]
     launcher_output: str = ""  # tail of torchrun's own output, for failures before any script ran
     nnodes: int = 1
+    # time.time() when the launcher found the job hung and began to kill it: what a rank records
+    # after it (a peer's socket closed under it) is the kill's doing, not the script's.
+    stopped_at: float | None = None

@@ -282,7 +282,7 @@ def judge(run: Run) -> VerifyResult:
         "ranks": tuple(_rank_info(state) for state in states),
         "reached": _reached(run),
     }
-    failed = [state for state in states if _failed(state)]
+    failed = [state for state in states if _failed(state) and not _killed_by_the_harness(state, run)]
     if failed:
         events = _failure_events(failed) + _whereabouts([s for s in states if s not in failed])
         return VerifyResult(ERROR, tuple(events), outputs=_outputs(failed), **common)
@@ -309,6 +309,13 @@ def _rank_info(state: RankState) -> RankInfo:
 
 def _failed(state: RankState) -> bool:
     return state.failure is not None or (bool(state.fatal) and state.finished is None)
+
+
+def _killed_by_the_harness(state: RankState, run: Run) -> bool:
+    """A failure recorded once the launcher began to kill a hung job: the killed peer's socket
+    closed under this rank ("Connection reset by peer"), which says nothing of the script. On a
+    loaded machine a rank may write it before it is killed in turn."""
+    return run.stopped_at is not None and state.failure is not None and state.failure.time >= run.stopped_at
 
 
 def _failure_events(failed: list[RankState]) -> list[RuntimeEvent]:
@@ -404,11 +411,12 @@ def _whereabouts(states: list[RankState]) -> list[RuntimeEvent]:
     for state in states:
         if state.finished is not None:
             events.append(RuntimeEvent(f"rank {state.rank}: finished the script, waiting for the other ranks"))
-        elif state.waiting_in is not None:
-            site = state.waiting_in.site
+        elif state.waiting_in is not None or (state.failure is not None and state.failure.op):
+            # A rank whose wait the harness's kill broke (_killed_by_the_harness) waited there too.
+            waiting = state.waiting_in or state.failure
             # The helpers' calls on the way are where a finding at the call of one sits.
-            events.append(RuntimeEvent(f"rank {state.rank}: waiting in {state.waiting_in.op} at {site}",
-                                       (site, *state.waiting_in.callers), (site,)))
+            events.append(RuntimeEvent(f"rank {state.rank}: waiting in {waiting.op} at {waiting.site}",
+                                       (waiting.site, *waiting.callers), (waiting.site,)))
         elif state.started:
             events.append(RuntimeEvent(f"rank {state.rank}: running script code, not in a collective the harness "
                                        "records (DDP's gradient all-reduce is not recorded, for one)"))
