@@ -46,7 +46,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
            and not (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement))]
-    cut = _keeping_constructions(lines, tree, cut)
+    cut = _keeping_factories(lines, tree, _keeping_constructions(lines, tree, cut))
     whole = {id(statement) for statement in _constructed_classes(lines, tree, cut)}
     cut_ids = {id(statement) for statement in cut}  # sets: a generated module has thousands of statements
     for statement in tree.body:
@@ -92,6 +92,23 @@ def _keeping_constructions(lines: list, tree: ast.Module, cut: list) -> list:
     constructing = sorted(_lines_with_calls(lines, kept_classes)) if kept_classes else []
     return [statement for statement in cut
             if not (isinstance(statement, _FUNCTIONS) and _mentions(statement, constructing))]
+
+
+def _keeping_factories(lines: list, tree: ast.Module, cut: list) -> list:
+    """`cut` without the functions that construct a class of the module and that the kept code
+    calls (`loader = build_loader()`, which hands `DataLoader` a sampler of the module's own that
+    strides by the rank): what they return is read with the class (analysis.module), which a
+    summary of the function alone cannot see. The class is then kept too (_constructed_classes)."""
+    classes = {statement.name for statement in tree.body if isinstance(statement, ast.ClassDef)}
+    functions = {statement.name: statement for statement in cut if isinstance(statement, _FUNCTIONS)}
+    if not classes or not functions:
+        return cut
+    cut_lines = {number for statement in cut for number in range(statement.lineno, statement.end_lineno + 1)}
+    called = {name for number in _lines_with_calls(lines, functions) if number not in cut_lines
+              for name in _CALLED.findall(lines[number - 1]) if name in functions}
+    factories = {id(functions[name]) for name in called
+                 if _mentions(functions[name], sorted(_lines_with_calls(lines, classes)))}
+    return [statement for statement in cut if id(statement) not in factories]
 
 
 def _constructed_classes(lines: list, tree: ast.Module, cut: list) -> list[ast.ClassDef]:

@@ -696,6 +696,7 @@ class ModuleAnalysis:
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
+        self._functions_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_functions
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
         self._dispatched: dict[cst.Call, bool] = {}  # see _dispatched_method
         self._module_calls: set[cst.Call] = set()  # see _called_module
@@ -987,10 +988,24 @@ class ModuleAnalysis:
             return why  # a sampler of one's own, striding by its rank
         candidate = self._project_calls.get(call) if arguments else None
         target = self._target(candidate) if candidate is not None else None
-        if not isinstance(target, FunctionRef):
+        summary = self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
+        passed = summary.passed_on(arguments, length) if summary is not None else None
+        return passed or (self._own_function_length(call) if length else None)
+
+    def _own_function_length(self, call: cst.Call) -> Optional[str]:
+        """Why how many items what a function of this module returns differs between ranks, read
+        with this module's classes, which its summary (the function's text alone) cannot see:
+        `DataLoader(ds, sampler=StridedSampler(ds, world, rank))` with the sampler a class here.
+        Its parameters are not seeded: what this call passes is the summary's (passed_on)."""
+        candidate = self._project_calls.get(call)
+        target = self._target(candidate) if candidate is not None else None
+        if not isinstance(target, FunctionRef) or "." in target.qualname or target.path != self._context.index.path:
             return None
-        summary = self._context.summaries.of(target)
-        return summary.passed_on(arguments, length) if summary is not None else None
+        function = self._own_functions().get(target.qualname)
+        if function is None:
+            return None
+        why = self._method_returned(function, callers=False)[1]
+        return returned_by(f"'{self.code(call.func)}()'", why) if why else None
 
     def _own_method_returns(self, call: cst.Call, length: bool) -> Optional[str]:
         """Why what a method of one of this module's classes returns (or how many items) differs
@@ -1005,16 +1020,16 @@ class ModuleAnalysis:
         returns, returns_length = self._method_returned(method)
         return returns_length if length else returns
 
-    def _method_returned(self, method: cst.FunctionDef) -> tuple[Optional[str], Optional[str]]:
+    def _method_returned(self, method: cst.FunctionDef, callers: bool = True) -> tuple[Optional[str], Optional[str]]:
         """(why what `method` returns differs between ranks, why how many items it holds does),
-        read with what its object holds; unknown for a method that (indirectly) calls itself and
-        deep in a chain of methods."""
+        read with what its object holds (and, with `callers`, what this module's calls of it
+        pass); unknown for a method that (indirectly) calls itself and deep in a chain of methods."""
         if method not in self._method_returns:
             if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
                 return None, None
             self._method_returns_running.add(method)
             try:
-                found = self._method_pass(method, self.attributes.entry(method))
+                found = self._method_pass(method, self.attributes.entry(method), callers)
             finally:
                 self._method_returns_running.discard(method)
             self._method_returns[method] = (found.returns, found.returns_length)
@@ -1042,6 +1057,12 @@ class ModuleAnalysis:
             self._methods_by_name = {f"{klass.name.value}.{method.name.value}": method
                                      for method, klass in self._method_classes.items() if id(klass) in top}
         return self._methods_by_name
+
+    def _own_functions(self) -> dict[str, cst.FunctionDef]:
+        """"function" -> the function, for this module's top-level functions."""
+        if self._functions_by_name is None:
+            self._functions_by_name = {s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)}
+        return self._functions_by_name
 
     def inlined_return(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What the project function `call` calls returns, when its body is one `return`, with
