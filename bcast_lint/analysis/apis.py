@@ -376,3 +376,9 @@ _NAMES_MODULE = {module: tuple({True: re.compile(pattern), False: re.compile(pat
 # Methods taken to run before a class's other methods: what they assign to `self` is there when a
 # later method broadcasts it (analysis.module follows such attributes; reduce.py keeps them).
 SETUP_METHOD = re.compile(r"__init__$|_*(setup|init|initialize|build|prepare|load|configure)(_|$)|on_\w*start$")
+
+
+
+# `generate()` arguments that can hold every rank's output to one length (`min_new_tokens` equal
+# to `max_new_tokens`): with one of them the length is not known to differ.
+LENGTH_FLOORS = frozenset({"min_new_tokens", "min_length"})

@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import DATA_LOOP_WORDS, MUTATORS
+from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, MUTATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
                                              self_name)
 from bcast_lint.analysis.names import root_name
@@ -168,6 +168,23 @@ def is_handed_placeholder(reason: Optional[str]) -> bool:
     return isinstance(reason, RankKind)
 
 
+class SequenceLength(str):
+    """How long each item is, not how many there are: what a model's `generate()` returns holds
+    one sequence per prompt (as many on every rank), each as long as the rank's prompts make it.
+    Its shape differs between ranks; a loop over it or its `len()` does not."""
+
+
+GENERATED = SequenceLength("it is what a model's generate() returns, whose sequences end where each rank's "
+                           "prompts make them end")
+
+
+def generates_uneven_lengths(call: cst.Call) -> bool:
+    """`model.generate(ids, max_new_tokens=32)`, a model's own or the project's: sequences that
+    end where each rank's prompts make them end (unless held to a minimum length)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate" and not any(
+        arg.keyword is not None and arg.keyword.value in LENGTH_FLOORS for arg in call.args)
+
+
 class OwnResult(str):
     """What a project function computed from a rank's own data (`val = evaluate(model, loader)`):
     its magnitude differs between ranks, its structure (None or not, its keys) does not."""
@@ -194,6 +211,10 @@ def returned_by(called: str, why: str) -> Optional[str]:
     if is_own_batch(why):
         return OwnResult(f"{called} returns what it computed from this rank's own data")
     text = f"{called} returns something else on some ranks"
+    if why not in (CONTROL, None) and not isinstance(why, (Passed, PassedLength)):
+        text += f", as {why}"  # what makes it differ, named where it starts
+    if isinstance(why, SequenceLength):
+        return SequenceLength(text)
     return text if is_data_reason(why) else RankKind(text)
 
 
@@ -211,10 +232,17 @@ class HandedData(str):
     the rank's shard): work on it can fail on that rank alone, as on the data itself."""
 
 
+def counted(why: Optional[str]) -> Optional[str]:
+    """Why how many items there are differs, leaving out how long each one is (SequenceLength)."""
+    return None if isinstance(why, SequenceLength) else why
+
+
 def passed_as(text: str, why: str) -> str:
     """A parameter's reason, of the kind of the argument's."""
     if why in (DATA, LOCAL_DATA) or isinstance(why, HandedData):
         return HandedData(text)
+    if isinstance(why, SequenceLength):
+        return SequenceLength(text)
     return text if is_data_reason(why) else RankKind(text)
 
 
@@ -641,7 +669,7 @@ class _Pass:
                    for value in (True, False))
 
     def _For(self, loop: cst.For, varying: Varying) -> Varying:
-        count = self.length_why(loop.iter, varying)  # how many times the body runs
+        count = counted(self.length_why(loop.iter, varying))  # how many times the body runs
         if count is not None and self._stops_at_agreed_minimum(loop):
             self.found.capped[loop] = (loop.iter, count)
             count = None
@@ -903,7 +931,7 @@ class _Pass:
         if name in _SETUP_CALLS or self._uniform_result(call):
             return None
         if name == "len" and call.args:
-            return self.length_why(call.args[0].value, varying)
+            return counted(self.length_why(call.args[0].value, varying))
         if name in _SIZES and isinstance(call.func, cst.Attribute):
             return self.length_why(call.func.value, varying)  # `shard.numel()`
         qualified = self._qualified_names(call)
@@ -1005,7 +1033,8 @@ class _Pass:
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             loop = expr.for_in
             filtered = self.why(loop.iter, varying) if loop.ifs else None  # a filter of items that differ
-            return self.length_why(loop.iter, varying) or filtered or next(
+            # one item per item iterated: as many as there are sequences, however long each is
+            return counted(self.length_why(loop.iter, varying)) or filtered or next(
                 filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
@@ -1046,6 +1075,8 @@ class _Pass:
 
     def _call_length(self, call: cst.Call, varying: Varying) -> Optional[str]:
         name = last_name(call.func)
+        if generates_uneven_lengths(call):
+            return GENERATED
         selected = call.args[0].value if call.args else call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _DATA_SIZED and selected is not None and not _object_state(selected):
             return SELECTED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)

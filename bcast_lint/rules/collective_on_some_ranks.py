@@ -203,6 +203,33 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # generate() hands back one sequence per prompt on every rank: a loop over them, or over
+        # their count, runs as often everywhere; padded across processes, their length agrees.
+        Valid("""
+            def collect(model, batch):
+                out = model.generate(batch, max_new_tokens=8)
+                for seq in out:
+                    dist.all_reduce(seq.sum())
+                for i in range(len(out)):
+                    dist.barrier()
+                out = accelerator.pad_across_processes(out, dim=1)
+                if out.shape[1] > 4:
+                    dist.barrier()
+            """),
+        # The factory's sampler hands every rank the same number of items.
+        Valid("""
+            from torch.utils.data import DataLoader, Sampler
+            class FixedSampler(Sampler):
+                def __init__(self, dataset, world, rank):
+                    self.count = len(dataset) // world
+                def __iter__(self):
+                    return iter(range(self.count))
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=2, sampler=FixedSampler(dataset, dist.get_world_size(), rank))
+            def evaluate(model, dataset):
+                for (x,) in make_loader(dataset):
+                    dist.all_reduce(model(x).sum())
+            """),
         # The work that can fail comes after the try's last collective: every rank has joined it.
         Valid("""
             def autotune(loader, tiles):
@@ -744,8 +771,52 @@ class CollectiveOnSomeRanks(Rule):
                     accelerator.reduce(torch.ones(1))
             """, expected_message="reduce() runs a different number of times on different ranks: "
                 "the loop at line 18 iterates over 'range(0, len(items), size)', whose length can differ between "
-                "ranks ('detect()' returns something else on some ranks), so the ranks' calls stop pairing up and "
+                "ranks ('detect()' returns something else on some ranks, as each process finds it for the memory it "
+                "has free (find_executable_batch_size)), so the ranks' calls stop pairing up and "
                 "every rank hangs until the timeout", range=(11, 9, 11, 42)),
+        # A factory hands the loop a loader whose sampler, a class of the module, strides by the rank.
+        Invalid("""
+            from torch.utils.data import DataLoader, Sampler
+            class StridedSampler(Sampler):
+                def __init__(self, dataset, world, rank):
+                    self.dataset, self.world, self.rank = dataset, world, rank
+                def __iter__(self):
+                    return iter(range(self.rank, len(self.dataset), self.world))
+            def make_loader(dataset):
+                return DataLoader(dataset, batch_size=2, sampler=StridedSampler(dataset, dist.get_world_size(), rank))
+            def evaluate(model, dataset):
+                for (x,) in make_loader(dataset):
+                    dist.all_reduce(model(x).sum())
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 18 iterates over 'make_loader(dataset)', whose length can differ between ranks ('make_loader()' "
+                "returns something else on some ranks, as each rank takes its own share of the items, and the shares "
+                "differ in length unless they divide evenly), so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout", range=(11, 9, 11, 40)),
+        # generate() ends each rank's sequences where its prompts make them end: a test on their
+        # length sends the ranks different ways, in the function or in a helper handed them.
+        Invalid("""
+            def pad_all(tokens):
+                if tokens.shape[1] < 8:
+                    tokens = accelerator.pad_across_processes(tokens, dim=1)
+                return tokens
+            def collect(model, batch):
+                return pad_all(model.generate(batch))
+            """, expected_message="pad_across_processes() runs only on ranks where 'tokens.shape[1] < 8' is true "
+                "(line 14 passes 'model.generate(batch)', and it is what a model's generate() returns, whose sequences "
+                "end where each rank's prompts make them end): the other ranks never join it and every rank hangs "
+                "until the timeout (those ranks run pad_across_processes (line 11) only, while the others run no "
+                "collective here)", range=(3, 18, 3, 65)),
+        Invalid("""
+            def collect(model, batch):
+                out = model.generate(batch)
+                if out.size(1) >= 8:
+                    return
+                dist.barrier()
+            """, expected_message="barrier() is skipped on ranks where 'out.size(1) >= 8' is true (it is what a "
+                "model's generate() returns, whose sequences end where each rank's prompts make them end): the "
+                "'return' at line 12 is taken only there, while the other ranks go on calling it, so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout (those ranks run no collective here, while "
+                "the others run barrier (line 13) only)", range=(5, 5, 5, 19)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.divergence import CONTROL
+from bcast_lint.analysis.divergence import CONTROL, generates_uneven_lengths
 from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
@@ -47,9 +47,6 @@ _SIZE_KEEPING = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "lo
                  "log", "sigmoid", "softmax", "log_softmax", "squeeze", "unsqueeze", "view", "reshape"}
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _MAX_DEPTH = 3
-# `generate()` arguments that can hold every rank's output to one length (`min_new_tokens` equal
-# to `max_new_tokens`): with one of them the length is not known to differ.
-_LENGTH_FLOORS = frozenset({"min_new_tokens", "min_length"})
 
 
 class GatherRankDependentShape(Rule):
@@ -112,6 +109,9 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # One length per generated sequence: as many on every rank as there were prompts.
+        Valid("def collect(model, batch):\n    ids = model.generate(batch)\n"
+              "    lengths = torch.tensor([len(x) for x in ids])\n    return accelerator.gather(lengths)"),
         Valid("logits = model(batch)\nall_logits = accelerator.gather(logits)"),
         Valid("confident = scores[scores > 0.5]\npadded = accelerator.pad_across_processes(confident)\n"
               "everything = accelerator.gather(padded)"),
@@ -340,7 +340,7 @@ def _is_mask(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
 
 
 def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, depth: int) -> Optional[str]:
-    if _generates(call):
+    if generates_uneven_lengths(call):
         return ".generate() stops where each rank's sequences end, so the length of what it returns depends on " \
                "the rank's prompts"
     if analysis.calls_project_function(call):
@@ -360,13 +360,6 @@ def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, dept
     if method in _SIZE_KEEPING or method in ("argmax", "argmin") and _keeps_size(call):
         return _varying(analysis, site, call.func.value, depth)
     return None
-
-
-def _generates(call: cst.Call) -> bool:
-    """`model.generate(ids, max_new_tokens=32)`, a model's own or the project's: sequences that
-    end where each rank's prompts make them end (unless held to a minimum length)."""
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate" and not any(
-        arg.keyword is not None and arg.keyword.value in _LENGTH_FLOORS for arg in call.args)
 
 
 def _keeps_size(call: cst.Call) -> bool:

@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.divergence import CONTROL
+from bcast_lint.analysis.divergence import CONTROL, counted
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World
@@ -95,6 +95,9 @@ class ObjectListMismatch(Rule):
 
     code = "BCL013"
     VALID = (
+        # One generated sequence per prompt: as many objects on every rank, whatever their lengths.
+        Valid("def share(model, prompts):\n    ids = model.generate(prompts)\n"
+              "    dist.broadcast_object_list(ids, src=0)"),
         Valid("def agree(root):\n    names = [None] * len(os.listdir(root))\n    dist.broadcast_object_list(names, src=0)"),
         Valid("def payload(src):\n    if dist.get_rank() == src:\n        return [load_config(), load_vocab()]\n"
               "    return [None, None]\ndef share(src=0):\n    objs = payload(src)\n"
@@ -299,7 +302,8 @@ def _length_mismatch(analysis: ModuleAnalysis, site: CallSite) -> Optional[Repor
 def _varying_length(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
     """The list's length comes from what differs between ranks (`[None] * len(my_items)` with
     `my_items` a rank's own share): the source's and a receiver's lengths can differ."""
-    reason = analysis.divergence.length_at(site.call, site.payload)
+    # How many objects, not how long each is: generate()'s sequences are one per prompt everywhere.
+    reason = counted(analysis.divergence.length_at(site.call, site.payload))
     if reason is None or reason == CONTROL:
         return None  # set in a rank's own branch: the usual source/receiver split, judged above
     name = analysis.code(site.payload)
