@@ -137,6 +137,7 @@ FILE_OF_RANK = "it checks a path named after the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
+SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 
 
 class RankKind(str):
@@ -874,13 +875,15 @@ class _Pass:
             if quantity or self._conditions.property_name(expr):
                 return RANK
         if isinstance(expr, cst.Name):
-            return varying.get(expr.value)
+            return varying.get(expr.value) or (SIGNALLED if expr.value in self._conditions.signalled.names else None)
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "shape":  # a batch's shape is its structure; what a rank was handed is its own
                 held = self.why(expr.value, varying)
                 return self.length_why(expr.value, varying) or (held if held == LOCAL_DATA else None)
+            if expr.attr.value in self._conditions.signalled.attributes:
+                return SIGNALLED
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)

@@ -33,6 +33,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
+from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, names_read, path_to
@@ -728,6 +729,7 @@ class ModuleAnalysis:
         self.conditions.tables = _literal_tables(module, collector.assignments)
         whole = context.index.source.text if context is not None and context.index is not None else self.source.text
         self.conditions.seeded_per_rank = seeds_per_rank(whole)
+        self.conditions.signalled = signalled(whole)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self._run_data_flow()

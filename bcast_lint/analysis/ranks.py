@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
+from bcast_lint.analysis.signals import NOTHING
 from bcast_lint.analysis.walk import Visitor
 
 RANK = "rank"
@@ -151,6 +152,8 @@ class RankConditions:
         self.tables: dict[str, bool] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
+        # What the module's signal handlers set (signals.signalled): it differs between ranks.
+        self.signalled = NOTHING
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

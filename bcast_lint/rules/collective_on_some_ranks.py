@@ -203,6 +203,33 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The flag a signal handler set is all-reduced before any rank acts on it; a handler
+        # that sets nothing leaves the flag as it was.
+        Valid("""
+            import signal
+            STOP = False
+            def on_term(signum, frame):
+                global STOP
+                STOP = True
+            signal.signal(signal.SIGTERM, on_term)
+            def train(x):
+                flag = torch.tensor([1.0 if STOP else 0.0])
+                dist.all_reduce(flag)
+                if flag.item() > 0:
+                    return
+                dist.all_reduce(x)
+            """),
+        Valid("""
+            import signal
+            STOP = False
+            def on_term(signum, frame):
+                print("terminating")
+            signal.signal(signal.SIGTERM, on_term)
+            def train(x):
+                if STOP:
+                    return
+                dist.all_reduce(x)
+            """),
         # generate() hands back one sequence per prompt on every rank: a loop over them, or over
         # their count, runs as often everywhere; padded across processes, their length agrees.
         Valid("""
@@ -817,6 +844,36 @@ class CollectiveOnSomeRanks(Rule):
                 "'return' at line 12 is taken only there, while the other ranks go on calling it, so the ranks' calls "
                 "stop pairing up and every rank hangs until the timeout (those ranks run no collective here, while "
                 "the others run barrier (line 13) only)", range=(5, 5, 5, 19)),
+        # A signal reaches each process on its own (a preemption notice, `kill -USR1 <pid>`): the
+        # flag its handler sets differs between ranks.
+        Invalid("""
+            import signal
+            STOP = False
+            def on_term(signum, frame):
+                global STOP
+                STOP = True
+            signal.signal(signal.SIGTERM, on_term)
+            def train(x):
+                if STOP:
+                    return
+                dist.all_reduce(x)
+            """, expected_message="all_reduce() is skipped on ranks where 'STOP' is true (a signal handler sets it, "
+                "and a signal reaches each process on its own): the 'return' at line 17 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout (those ranks run no collective here, while the others run all_reduce (line 18) only)",
+                range=(10, 5, 10, 23)),
+        Invalid("""
+            import signal
+            import threading
+            stop = threading.Event()
+            signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())
+            def train(x):
+                if stop.is_set():
+                    dist.barrier()
+            """, expected_message="barrier() runs only on ranks where 'stop.is_set()' is true (a signal handler sets "
+                "it, and a signal reaches each process on its own): the other ranks never join it and every rank hangs "
+                "until the timeout (those ranks run barrier (line 15) only, while the others run no collective here)",
+                range=(7, 9, 7, 23)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
