@@ -19,8 +19,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, SETUP_METHOD,
-                                      gated_call_words)
+from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
+                                      PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
 from bcast_lint.source import Source
 
@@ -49,6 +49,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     cut = _keeping_factories(lines, tree, _keeping_constructions(lines, tree, cut))
     whole = {id(statement) for statement in _constructed_classes(lines, tree, cut)}
     cut_ids = {id(statement) for statement in cut}  # sets: a generated module has thousands of statements
+    # A LightningModule's `train_dataloader` decides how often its per-batch hooks run.
+    loader_methods, own_sampler = frozenset(PER_BATCH_HOOKS.values()), bool(OWN_SAMPLER.search(source.text))
     for statement in tree.body:
         # A decorator may run what it wraps on some ranks only (`main_only`).
         if (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement)) or id(statement) in whole:
@@ -60,7 +62,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
             members = [member for member in statement.body
                        if isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
                        and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
-                       and not _mentions(member, assigning) and not _is_property(member)]
+                       and not _mentions(member, assigning) and not _is_property(member)
+                       and not (member.name in loader_methods and own_sampler)]
             for member in _not_called_by_the_rest(lines, statement, members):
                 _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]

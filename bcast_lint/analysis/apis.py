@@ -249,6 +249,18 @@ DATA_PARAMETERS = {
                                                                     "prediction_step")},
 }
 
+# A LightningModule's hooks Lightning calls once per batch of the loader its `*_dataloader` method
+# returns (lightning 2.6.6, loops/training_epoch_loop.py, loops/evaluation_loop.py): a collective
+# in one runs as often as that loader has batches. With `use_distributed_sampler=False`, Lightning
+# leaves the loader's sampler as the module made it (trainer/connectors/data_connector.py:197).
+PER_BATCH_HOOKS = {
+    **{hook: "train_dataloader" for hook in ("training_step", "on_train_batch_start", "on_train_batch_end")},
+    **{hook: "val_dataloader" for hook in ("validation_step", "on_validation_batch_start", "on_validation_batch_end")},
+    **{hook: "test_dataloader" for hook in ("test_step", "on_test_batch_start", "on_test_batch_end")},
+    **{hook: "predict_dataloader" for hook in ("predict_step", "on_predict_batch_start", "on_predict_batch_end")},
+}
+OWN_SAMPLER = re.compile(r"\buse_distributed_sampler\s*=\s*False\b")
+
 # Methods a framework calls on some ranks only, by the framework's base class (short name, in the
 # packages named) they override: the method's collectives have no partner on the other ranks.
 # Lightning calls `prepare_data` on local rank 0 only (or global rank 0), while the others wait in

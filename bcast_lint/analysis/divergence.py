@@ -344,6 +344,7 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
@@ -433,8 +434,11 @@ class _Pass:
             self._made_from[target.value] = frozenset(names_read(value))
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
         self._world_sizes.discard(_key(target))
+        self._multiples.pop(_key(target), None)
         if isinstance(target, cst.Name) and names_world_size(value):
             self._world_sizes.add(target.value)
+        if isinstance(target, cst.Name) and self._multiple_of(value):
+            self._multiples[target.value] = self._multiple_of(value)
         for key in keys:
             if _is_split(value) and isinstance(target, cst.Name):
                 self._split_of[key] = value
@@ -1016,6 +1020,7 @@ class _Pass:
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
+                      and not self._even_strides(element.slice)
                       for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
             if not _object_state(expr.value) and any(
                     isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value) for element in expr.slice):
@@ -1042,6 +1047,25 @@ class _Pass:
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
+
+    def _multiple_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`w` for `n // w * w`, `w * (n // w)`, or a name holding one: a count cut to a multiple
+        of `w` (its code)."""
+        if isinstance(expr, cst.Name):
+            return self._multiples.get(expr.value)
+        if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
+            return None
+        for quotient, factor in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(quotient, cst.BinaryOperation) and isinstance(quotient.operator, cst.FloorDivide) \
+                    and _code(factor) == _code(quotient.right):
+                return _code(factor)
+        return None
+
+    def _even_strides(self, index: cst.Slice) -> bool:
+        """`items[rank:usable:world]` with `usable` cut to a multiple of `world`: every start below
+        `world` takes as many items (the rank's own start is one)."""
+        return index.step is not None and index.upper is not None and not isinstance(index.step, cst.Integer) \
+            and self._multiple_of(index.upper) == _code(index.step)  # (a literal step may be below the rank)
 
     def _window(self, index: cst.Slice, varying: Varying) -> bool:
         """`x[rank * n:(rank + 1) * n]`: both ends move with the rank alone, a window of one

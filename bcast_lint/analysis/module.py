@@ -1481,6 +1481,25 @@ class ModuleAnalysis:
         packages, classes, how = hook
         return how if self._derives_from(self._method_classes.get(scope), packages, classes) else None
 
+    def uneven_batches_hook(self, scope: cst.CSTNode) -> Optional[str]:
+        """How the framework calls `scope` a different number of times on different ranks: a
+        LightningModule's per-batch hook (apis.PER_BATCH_HOOKS) runs once per batch of the loader
+        its class's `*_dataloader` method returns, where that loader's length differs between
+        ranks (a sampler of the module's own, striding by the rank) and the Trainer keeps it
+        (`use_distributed_sampler=False`); or None."""
+        loader_name = apis.PER_BATCH_HOOKS.get(scope.name.value) if isinstance(scope, cst.FunctionDef) else None
+        klass = self._method_classes.get(scope) if loader_name else None
+        if klass is None or not self._derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+            return None
+        whole = self._context.index.source.text if self._context is not None and self._context.index is not None \
+            else self.source.text
+        loader = next((m for m in klass.body.body if isinstance(m, cst.FunctionDef) and m.name.value == loader_name), None)
+        if loader is None or not apis.OWN_SAMPLER.search(whole):
+            return None
+        why = self._method_returned(loader)[1]
+        return f"Lightning calls '{scope.name.value}' once per batch of '{loader_name}()', whose length can differ " \
+               f"between ranks ({why})" if why else None
+
     def _derives_from(self, klass: Optional[cst.ClassDef], packages: tuple, classes: tuple, depth: int = 0) -> bool:
         """`class Data(pl.LightningDataModule)`, or a class of this module deriving from one."""
         if klass is None or depth > 3:

@@ -104,6 +104,49 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Lightning hands each rank its share of the loader unless told not to; a sampler of the
+        # module's own that cuts the items to a multiple of the world size hands out even shares.
+        Valid("""
+            import lightning as L
+            from torch.utils.data import DataLoader, Sampler
+            class Strided(Sampler):
+                def __init__(self, n, rank, world):
+                    self.indices = list(range(rank, n, world))
+                def __iter__(self):
+                    return iter(self.indices)
+                def __len__(self):
+                    return len(self.indices)
+            class M(L.LightningModule):
+                def train_dataloader(self):
+                    return DataLoader(DATA, sampler=Strided(len(DATA), self.global_rank, self.trainer.world_size))
+                def training_step(self, batch, batch_idx):
+                    loss = self.net(batch).mean()
+                    self.log("loss", loss, sync_dist=True)
+                    return loss
+            def main():
+                L.Trainer(devices=2).fit(M())
+            """),
+        Valid("""
+            import lightning as L
+            from torch.utils.data import DataLoader, Sampler
+            class Strided(Sampler):
+                def __init__(self, n, rank, world):
+                    usable = n // world * world
+                    self.indices = list(range(n))[rank:usable:world]
+                def __iter__(self):
+                    return iter(self.indices)
+                def __len__(self):
+                    return len(self.indices)
+            class M(L.LightningModule):
+                def train_dataloader(self):
+                    return DataLoader(DATA, sampler=Strided(len(DATA), self.global_rank, self.trainer.world_size))
+                def training_step(self, batch, batch_idx):
+                    loss = self.net(batch).mean()
+                    self.log("loss", loss, sync_dist=True)
+                    return loss
+            def main():
+                L.Trainer(devices=2, use_distributed_sampler=False).fit(M())
+            """),
         # An accumulation length every rank shares: the switch goes alike everywhere.
         Valid("""
             import lightning as L
@@ -388,6 +431,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A per-batch hook runs once per batch of the module's own loader, kept as it is made.
+        Invalid("""
+            import lightning as L
+            from torch.utils.data import DataLoader, Sampler
+            class Strided(Sampler):
+                def __init__(self, n, rank, world):
+                    self.indices = list(range(rank, n, world))
+                def __iter__(self):
+                    return iter(self.indices)
+                def __len__(self):
+                    return len(self.indices)
+            class M(L.LightningModule):
+                def train_dataloader(self):
+                    return DataLoader(DATA, sampler=Strided(len(DATA), self.global_rank, self.trainer.world_size))
+                def training_step(self, batch, batch_idx):
+                    loss = self.net(batch).mean()
+                    self.log("loss", loss, sync_dist=True)
+                    return loss
+            def main():
+                L.Trainer(devices=2, use_distributed_sampler=False).fit(M())
+            """, expected_message="self.log(), which runs strategy.reduce() inside (lightning 2.6.6), runs a different number of times on "
+                "different ranks: Lightning calls 'training_step' once per batch of 'train_dataloader()', whose length "
+                "can differ between ranks (each rank takes its own share of the items, and the shares differ in length "
+                "unless they divide evenly), so the ranks' calls stop pairing up and every rank hangs until the timeout", range=(15, 9, 15, 47)),
         # Each rank's own accumulation length decides when no_backward_sync lets backward synchronise.
         Invalid("""
             import lightning as L
