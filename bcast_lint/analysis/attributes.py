@@ -18,7 +18,7 @@ from typing import Callable, Mapping
 import libcst as cst
 
 from bcast_lint.analysis.apis import MUTATORS
-from bcast_lint.analysis.divergence import Divergence, Varying
+from bcast_lint.analysis.divergence import CONTROL, Divergence, Varying
 from bcast_lint.analysis.expressions import self_name
 from bcast_lint.analysis.walk import Visitor
 
@@ -29,10 +29,16 @@ class ClassAttributes:
     """The attributes of each class of one module that hold a value differing between ranks."""
 
     def __init__(self, method_classes: Mapping[cst.FunctionDef, cst.ClassDef],
-                 run: Callable[[cst.FunctionDef, Varying], Divergence]):
-        """`run(method, attributes)`: the divergence pass of `method` started with `attributes`."""
+                 run: Callable[[cst.FunctionDef, Varying], Divergence],
+                 rank_test: Callable[[cst.BaseExpression], bool] = lambda test: False,
+                 bases: Callable[[cst.ClassDef], list] = lambda klass: []):
+        """`run(method, attributes)`: the divergence pass of `method` started with `attributes`;
+        `rank_test(test)`: whether the rank alone decides it; `bases(klass)`: the module's classes
+        `klass` derives from."""
         self._method_classes = method_classes
         self._run = run
+        self._rank_test = rank_test
+        self._bases = bases
         self._held: dict[cst.ClassDef, dict[cst.FunctionDef, dict[str, str]]] = {}
 
     def entry(self, scope: cst.CSTNode) -> dict[str, str]:
@@ -59,8 +65,26 @@ class ClassAttributes:
             if _keys(found) == _keys(held):
                 break
             held = found
+        for method in self._run_on_some_ranks(klass, methods):
+            written = held.setdefault(method, {})
+            for key in _self_writes(method):  # each set where the method ran, unset elsewhere
+                written.setdefault(key, CONTROL)
         self._held[klass] = held
         return held
+
+    def _run_on_some_ranks(self, klass: cst.ClassDef, methods: list) -> list:
+        """The `methods` that the class's own methods, and those of its bases in the module, call
+        (`self._write(...)`) only under a test on the rank: `Checkpointer.save` writes on rank 0
+        through `self._write`, and a subclass's `_write` that starts an upload thread and keeps it
+        in `self._writer` leaves it set there only."""
+        callers = [m for owner in (klass, *self._bases(klass)) for m in owner.body.body if isinstance(m, cst.FunctionDef)]
+        calls: dict[str, list] = {}
+        for caller in callers:
+            finder = _SelfCalls(self._rank_test)
+            finder.walk(caller.body)
+            for name, guarded in finder.calls:
+                calls.setdefault(name, []).append(guarded)
+        return [m for m in methods if calls.get(m.name.value) and all(calls[m.name.value])]
 
 
 def _left_by_others(held: Mapping[cst.FunctionDef, Mapping[str, str]], method: cst.FunctionDef) -> dict[str, str]:
@@ -74,6 +98,63 @@ def _left_by_others(held: Mapping[cst.FunctionDef, Mapping[str, str]], method: c
 
 def _keys(held: Mapping[cst.FunctionDef, Mapping[str, str]]) -> set:
     return {(method, key) for method, attributes in held.items() for key in attributes}
+
+
+class _SelfCalls(Visitor):
+    """`self.<name>(...)` calls, each with whether an `if` on the rank holds it."""
+
+    def __init__(self, rank_test: Callable[[cst.BaseExpression], bool]) -> None:
+        self.calls: list[tuple[str, bool]] = []
+        self._rank_test = rank_test
+        self._guards = 0
+
+    def visit_If(self, node: cst.If) -> bool:
+        guarded = self._rank_test(node.test)
+        self.walk(node.test)
+        self._guards += guarded
+        self.walk(node.body)
+        self._guards -= guarded
+        if node.orelse is not None:
+            self._guards += guarded
+            self.walk(node.orelse)
+            self._guards -= guarded
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.calls.append((func.attr.value, self._guards > 0))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function runs when it is called, not here
+
+
+def _self_writes(method: cst.FunctionDef) -> set[str]:
+    """The keys ("self.x") of the attributes the method assigns."""
+    finder = _SelfAssigned()
+    finder.walk(method.body)
+    return finder.keys
+
+
+class _SelfAssigned(Visitor):
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.keys.add(f"self.{target.attr.value}")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._target(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    visit_AnnAssign = visit_AugAssign
 
 
 def _writes_self(method: cst.FunctionDef) -> bool:

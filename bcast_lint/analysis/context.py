@@ -42,6 +42,8 @@ class FileContext:
             return None
         parts = dotted_parts(func)
         klass = klass or self.klass
+        if calls_super(func):  # `super().save(step)`: the base class's method
+            return self.project.super_method(index, klass, func.attr.value) if klass else None
         if parts and parts[0] == "self":
             return self.project.method(index, klass, parts[1]) if klass and len(parts) == 2 else None
         for name in qualified:
@@ -95,7 +97,8 @@ class FileContext:
                 # A method is called as `self.m(`: a bare `m` would keep every `x.m(` too, which
                 # only a module that makes an object of the class needs (`t = Tracker()`, `t.m(`).
                 klass, _, method = qualname.rpartition(".")
-                made = bool(klass) and f"{klass}(" in index.source.text
+                # (`super().m(` in a subclass calls it as a bare `m(` does.)
+                made = bool(klass) and (f"{klass}(" in index.source.text or f"super().{method}(" in index.source.text)
                 new = {f"self.{method}" if klass else qualname, *((method,) if made else ())}
                 if method in ("forward", "__call__") and made:  # `self.norm = Norm(w)`, then `self.norm(x)`
                     new |= _holders(index.source.text, klass)
@@ -212,3 +215,9 @@ def _holders(text: str, klass: str) -> set[str]:
     (`self.body = nn.Sequential(nn.Linear(w, w), Norm(w))`), on the assignment's first line."""
     pattern = r"^[ \t]*((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*\b" + re.escape(klass) + r"[ \t]*\("
     return set(re.findall(pattern, text, re.M))
+
+
+def calls_super(func: cst.BaseExpression) -> bool:
+    """`super().name` (or `super(Class, self).name`)."""
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+        and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"

@@ -20,7 +20,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from bcast_lint.analysis import apis, frameworks, hooks
 from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
-from bcast_lint.analysis.context import FileContext
+from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (DATA, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
                                             returned_by)
@@ -284,7 +284,7 @@ class _CandidateCollector(Visitor):
                 root in self.imported_names or root == "self" or root in local_functions
                 or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
-                or candidate.name in hooks.REGISTRATIONS
+                or candidate.name in hooks.REGISTRATIONS or calls_super(func)
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
@@ -716,7 +716,8 @@ class ModuleAnalysis:
         self._statements_around.update({c.call: c.statements for c in collector.property_reads})
         self._positions.hint(collector.property_reads)
         self.calls += [site for site in map(self._property_read, collector.property_reads) if site is not None]
-        self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass))
+        self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass), _weak(self._rank_test),
+                                          _weak(self._module_bases))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
         if not self.calls:
@@ -1480,6 +1481,25 @@ class ModuleAnalysis:
             return None
         packages, classes, how = hook
         return how if self._derives_from(self._method_classes.get(scope), packages, classes) else None
+
+    def _rank_test(self, test: cst.BaseExpression) -> bool:
+        """Whether the rank alone decides `test`, one way on some ranks and the other elsewhere."""
+        worlds = make_worlds(max(self.conditions.compared_literals(test), default=0))
+        outcomes = {self.conditions.evaluate(test, world) for world in worlds}
+        return None not in outcomes and len(outcomes) == 2
+
+    def _module_bases(self, klass: cst.ClassDef) -> list[cst.ClassDef]:
+        """The classes of this module that `klass` derives from, nearest first."""
+        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        found: list[cst.ClassDef] = []
+        pending = [klass]
+        while pending and len(found) < _NESTED_METHODS:
+            names = [base.value.value for base in pending.pop().bases if isinstance(base.value, cst.Name)]
+            for base in (classes[name] for name in names if name in classes):
+                if base not in found and base is not klass:
+                    found.append(base)
+                    pending.append(base)
+        return found
 
     def uneven_batches_hook(self, scope: cst.CSTNode) -> Optional[str]:
         """How the framework calls `scope` a different number of times on different ranks: a

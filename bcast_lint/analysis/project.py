@@ -342,6 +342,16 @@ class Project:
                     return method
         return None
 
+    def super_method(self, index: ModuleIndex, klass: str, name: str) -> Optional[FunctionRef]:
+        """What `super().name(...)` reaches in a method of `klass`: the method of its first base
+        of the project that defines or inherits it."""
+        for base in index.bases.get(klass, ()):
+            found = self._class(index, base, _MAX_RESOLUTION_STEPS)
+            method = self.method(*found, name, _MAX_BASE_HOPS - 1) if found is not None else None
+            if method is not None:
+                return method
+        return None
+
     def _class(self, index: ModuleIndex, name: str, steps: int) -> Optional[tuple[ModuleIndex, str]]:
         """The module and name of the project class `name` ("Base", "mod.Base") means in `index`."""
         if name in index.classes:

@@ -203,6 +203,24 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The base class calls `write` on every rank: what it leaves is set everywhere alike.
+        Valid("""
+            class Saver:
+                def write(self, state):
+                    torch.save(state, "ckpt.pt")
+                def save(self, state):
+                    self.write(state)
+                    dist.barrier()
+            class AsyncSaver(Saver):
+                def __init__(self):
+                    self.pending = None
+                def write(self, state):
+                    self.pending = start_upload(state)
+                def save(self, state):
+                    if self.pending is not None:
+                        return
+                    super().save(state)
+            """),
         # The flag a signal handler set is all-reduced before any rank acts on it; a handler
         # that sets nothing leaves the flag as it was.
         Valid("""
@@ -874,6 +892,43 @@ class CollectiveOnSomeRanks(Rule):
                 "it, and a signal reaches each process on its own): the other ranks never join it and every rank hangs "
                 "until the timeout (those ranks run barrier (line 15) only, while the others run no collective here)",
                 range=(7, 9, 7, 23)),
+        # `super().save()` runs the base class's save; the subclass's `write`, which the base
+        # calls on rank 0 only, leaves `self.pending` set there only.
+        Invalid("""
+            class Saver:
+                def write(self, state):
+                    torch.save(state, "ckpt.pt")
+                def save(self, state):
+                    if rank == 0:
+                        self.write(state)
+                    dist.barrier()
+            class AsyncSaver(Saver):
+                def __init__(self):
+                    self.pending = None
+                def write(self, state):
+                    self.pending = start_upload(state)
+                def save(self, state):
+                    if self.pending is not None:
+                        return
+                    super().save(state)
+            """, expected_message="save() is skipped on ranks where 'self.pending is not None' is "
+                "true (it is set under a condition that differs between ranks): the 'return' at line 23 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout (those ranks run no collective here, while the others run save (line "
+                "24) only)", range=(16, 9, 16, 28)),
+        Invalid("""
+            class Saver:
+                def save(self, state):
+                    dist.barrier()
+            class Quiet(Saver):
+                def save(self, state):
+                    if rank == 0:
+                        return
+                    super().save(state)
+            """, expected_message="save() runs only on ranks where 'rank == 0' is false: save() "
+                "calls dist.barrier() (case.py:11), and the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run save (line 16) only, while the others run no collective here)",
+                range=(8, 9, 8, 28)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
