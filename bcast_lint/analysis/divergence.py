@@ -384,6 +384,8 @@ class _Pass:
             if call in self._collectives:  # what varies where the collective starts
                 self.found.states[call] = (self, varying)
         if isinstance(small, cst.Assign):
+            if isinstance(small.value, cst.Call):  # `counts = self.counts.setdefault(task, zeros)`
+                varying = self._mutation(small.value, varying)
             for target in small.targets:
                 varying = self._assign(target.target, small.value, varying)
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
@@ -454,6 +456,8 @@ class _Pass:
             return varying
         key = _key(func.value)
         reason = self._why_controlled()
+        if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
+            reason = reason or self.why(call.args[0].value, varying)
         if key is None and isinstance(func.value, cst.Subscript):
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
             key = _key(func.value.value)
@@ -1443,9 +1447,12 @@ def _is_range(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and last_name(expr.func) == "range"
 
 
+LENGTH_KEY = "#len "
+
+
 def _length(key: str) -> str:
     """The key under which the state keeps why the number of items in `key` varies."""
-    return "#len " + key
+    return LENGTH_KEY + key
 
 
 def _key(expr: cst.BaseExpression) -> Optional[str]:

@@ -22,7 +22,7 @@ from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (DATA, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
+from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
                                             returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -1610,7 +1610,18 @@ class ModuleAnalysis:
         method differs in magnitude (`set_post_size(folder_size)`), which a test on whether the
         attribute is set at all (`gb_size() is None`) cannot tell apart from a value set on some
         ranks only."""
-        return self._method_pass(method, attributes, callers=method.name.value == "__init__")
+        if method.name.value == "__init__":
+            return self._method_pass(method, attributes)
+        own = self._method_pass(method, attributes, callers=False)
+        if not self._varying_parameters(method, {site.call: site for site in self.calls}):
+            return own
+        # How many entries a container attribute holds does follow what callers hand the method:
+        # `self.counts.setdefault(task, ...)` with `task` of each rank's own records.
+        handed = self._method_pass(method, attributes)
+        for key, why in handed.held.items():
+            if key.startswith(LENGTH_KEY):
+                own.held.setdefault(key, why)
+        return own
 
     # -- attributes followed across a class's methods ---------------------------------------
     def _setup_methods(self, scope: cst.CSTNode, keys: set) -> list:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -10,7 +11,7 @@ from bcast_lint.analysis import apis, resumption
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.divergence import RANK
+from bcast_lint.analysis.divergence import RANK, counted
 from bcast_lint.analysis.expressions import argument_value, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
@@ -203,6 +204,29 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A dict keyed by a fixed list of tasks, alike on every rank; a tensor is one collective.
+        Valid("""
+            TASKS = ("nli", "topic")
+            class PerTask:
+                def __init__(self):
+                    self.counts = {task: torch.zeros(2) for task in TASKS}
+                def update(self, task, hit):
+                    self.counts[task] += torch.tensor([float(hit), 1.0])
+                def totals(self):
+                    return accelerator.reduce(self.counts, reduction="sum")
+            def evaluate(records):
+                meter = PerTask()
+                with accelerator.split_between_processes(records) as mine:
+                    for task, hit in mine:
+                        meter.update(task, hit)
+                return meter.totals()
+            """),
+        Valid("""
+            def evaluate(records):
+                with accelerator.split_between_processes(records) as mine:
+                    scores = torch.tensor([score(r) for r in mine])
+                return accelerator.gather(scores)
+            """),
         # The base class calls `write` on every rank: what it leaves is set everywhere alike.
         Valid("""
             class Saver:
@@ -929,6 +953,26 @@ class CollectiveOnSomeRanks(Rule):
                 "calls dist.barrier() (case.py:11), and the other ranks never join it and every rank hangs until the "
                 "timeout (those ranks run save (line 16) only, while the others run no collective here)",
                 range=(8, 9, 8, 28)),
+        # accelerate reduces a dict one value at a time; its keys come from each rank's own records.
+        Invalid("""
+            class PerTask:
+                def __init__(self):
+                    self.counts = {}
+                def update(self, task, hit):
+                    counts = self.counts.setdefault(task, torch.zeros(2))
+                    counts += torch.tensor([float(hit), 1.0])
+                def totals(self):
+                    return accelerator.reduce(self.counts, reduction="sum")
+            def evaluate(records):
+                meter = PerTask()
+                with accelerator.split_between_processes(records) as mine:
+                    for task, hit in mine:
+                        meter.update(task, hit)
+                return meter.totals()
+            """, expected_message="reduce() runs one collective per entry of 'self.counts', whose "
+                "keys can differ between ranks (line 21 passes 'task', and it holds this process's own share of the "
+                "items): accelerate walks the dict and runs it on each value in turn, so the ranks' calls stop pairing "
+                "up and every rank hangs until the timeout", range=(8, 16, 8, 64)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
@@ -1650,6 +1694,10 @@ class CollectiveOnSomeRanks(Rule):
                 if switched is not None:
                     yield Report(site.call, switched, help=_SWITCH_HELP)
                     continue
+                keyed = _keyed_apart(analysis, site)
+                if keyed is not None:
+                    yield Report(site.call, keyed, help=_KEYS_HELP)
+                    continue
                 failed_before = _skipped_by_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
@@ -1667,6 +1715,39 @@ class CollectiveOnSomeRanks(Rule):
                 skipped = resumption.unresumed(analysis, site.call, site.scope)
                 if skipped is not None:
                     yield Report(site.call, _unresumed_message(analysis, site, skipped), help=_RESUME_HELP)
+
+
+_KEYS_HELP = "Give the dict the same keys in the same order on every rank: fill it from a fixed list of keys"
+# accelerate's operations that walk a dict (recursively_apply) and run one collective per value.
+_PER_ENTRY = frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes", "broadcast"})
+
+
+def _keyed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """accelerate's gather or reduce of a dict whose keys, or their order, can differ between
+    ranks (filled from the rank's own data, `counts.setdefault(task, ...)`): it runs one
+    collective per value, so the ranks pair different entries, or a different number of them."""
+    api = site.api
+    if not api.qualified_name.startswith(("accelerate.", "Accelerator.")) or api.short_name not in _PER_ENTRY \
+            or site.payload is None:
+        return None
+    payload = site.payload
+    made = analysis.inlined_return(payload) if isinstance(payload, cst.Call) else payload
+    if not (isinstance(made, (cst.Dict, cst.DictComp)) or _assigned_a_dict(analysis, payload)):
+        return None
+    reason = counted(analysis.divergence.length_at(site.call, payload))
+    if reason is None:
+        return None
+    return (f"{api.called} runs one collective per entry of '{analysis.code(payload)}', whose keys can differ "
+            f"between ranks ({reason}): accelerate walks the dict and runs it on each value in turn, {_UNEVEN}")
+
+
+def _assigned_a_dict(analysis: ModuleAnalysis, payload: cst.BaseExpression) -> bool:
+    """`counts` or `self.counts` that the module assigns a dict (`{}`, `dict()`, `defaultdict(...)`)."""
+    if not isinstance(payload, (cst.Name, cst.Attribute)):
+        return False
+    made = re.compile(rf"(?<![\w.]){re.escape(analysis.code(payload))}\s*(?::[^=\n]+)?=\s*"
+                      r"(?:\{|dict\(|(?:collections\.)?(?:defaultdict|OrderedDict)\()")
+    return made.search(analysis.source.text) is not None
 
 
 _CACHE_HELP = "Key the cache by values alike on every rank, or agree on the value first and cache what follows"
