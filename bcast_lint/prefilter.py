@@ -40,6 +40,9 @@ _GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
+_PARTIAL_COLLECTIVE = re.compile((words.PARTIAL_OF + "(?:" + "|".join(map(re.escape, sorted(words.COLLECTIVE_WORDS)))
+                                   + r")(?!\w)").encode())
+
 SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
 
 
@@ -57,6 +60,8 @@ def verdict(source: bytes) -> str:
         return SKIP
     if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
         return PARSE
+    if b"partial(" in source and _PARTIAL_COLLECTIVE.search(source):
+        return PARSE  # `functools.partial(dist.all_reduce, ...)`: calling it runs the collective
     return IF_HELPERS
 
 

@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
-from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS
+from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, PARTIAL_OF
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -40,7 +40,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     lines: list[Optional[str]] = source.lines()
     gated = gated_call_words(source.text)
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
-                                       | _wrappers(source.text) | helpers)
+                                       | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
@@ -212,6 +212,16 @@ def _wrappers(text: str) -> set[str]:
                                          for alias in re.findall(rf"\b{name}\s+as\s+(\w+)", text))}
     made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*[\w.]*?\b(?:"
                       + "|".join(map(re.escape, sorted(constructors))) + r")[ \t]*\(")
+    return set(made.findall(text))
+
+
+def _partials(text: str) -> set[str]:
+    """`reduce` in `reduce = functools.partial(dist.all_reduce, op=SUM)`: calling it runs the
+    collective it wraps."""
+    if "partial(" not in text:
+        return set()
+    made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*(?:functools\.)?" + PARTIAL_OF
+                      + r"(?:" + "|".join(map(re.escape, sorted(COLLECTIVE_WORDS))) + r")(?!\w)")
     return set(made.findall(text))
 
 

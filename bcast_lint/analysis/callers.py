@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from bcast_lint.analysis.divergence import LOCAL_DATA, RANK, Divergence, Parameters, is_own_batch
+from bcast_lint.analysis.expressions import last_name
 
 
 def parameter_positions(func: cst.FunctionDef, method: bool) -> dict[str, Optional[int]]:
@@ -54,7 +55,8 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
     for call, divergence in calls:
         for name, value in bound_arguments(func, call, method):
             value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
-            if is_own_batch(value_why) and value_why != LOCAL_DATA or (value_why == RANK and not constructor):
+            if is_own_batch(value_why) and value_why != LOCAL_DATA and not _magnitude(value) \
+                    or (value_why == RANK and not constructor):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
                 # a test on it is a rank test whose worlds the callee cannot tell, not data. (What
                 # a function handed the rank returns, `load_shard(rank)`, is that rank's own data.)
@@ -62,3 +64,13 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
             if name not in found and (value_why or length_why):
                 found[name] = tuple(describe(call, value, why) if why else None for why in (value_why, length_why))
     return found
+
+
+# Calls that turn a batch into one number: `int((ids != 0).sum())`, `loss.item()`, `len(batch)`.
+_TO_NUMBER = frozenset({"int", "float", "item", "len", "numel", "sum", "mean", "max", "min"})
+
+
+def _magnitude(value: cst.BaseExpression) -> bool:
+    """A number computed from a rank's own batch (a token count, a loss): its magnitude differs
+    between ranks, as a test on it does; the batch itself differs only in its values."""
+    return isinstance(value, cst.Call) and last_name(value.func) in _TO_NUMBER

@@ -282,7 +282,7 @@ class _CandidateCollector(Visitor):
             func = candidate.call.func
             return self.project_calls is not None and (
                 root in self.imported_names or root == "self" or root in local_functions
-                or root in constructed or (isinstance(func, cst.Attribute) and _constructs(func.value))
+                or root in constructed or root in partials or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
                 or candidate.name in hooks.REGISTRATIONS or calls_super(func)
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
@@ -291,6 +291,8 @@ class _CandidateCollector(Visitor):
 
         # `tracker = MetricsTracker(...)`: `tracker.reduce()` may be a project class's method.
         constructed = {name for _, name, value in self.assignments if _constructs(value)}
+        # `reduce = functools.partial(dist.all_reduce, ...)`: `reduce(x)` calls what it wraps.
+        partials = {name for _, name, value in self.assignments if _calls_one_of(value, ("partial",))}
 
         found = [c for c in (*self.candidates, *(self.project_calls or ())) if resolvable(c)]
         seen = {id(c) for c in found}
@@ -700,6 +702,7 @@ class ModuleAnalysis:
         self._functions_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_functions
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
         self._dispatched: dict[cst.Call, bool] = {}  # see _dispatched_method
+        self._unwrapping: set[cst.Call] = set()  # the partials _partial_api is following
         self._module_calls: set[cst.Call] = set()  # see _called_module
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
@@ -750,6 +753,8 @@ class ModuleAnalysis:
             api = self._project_api(candidate)
         if api is None:
             api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
+        if api is None and self._context is not None:
+            api = self._partial_api(candidate)
         if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -1179,6 +1184,45 @@ class ModuleAnalysis:
             if any(word in receiver.lower() for word in kind.words) or self._assigned_class(receiver, kind):
                 return _called_on(api, func.value)
         return None
+
+    def _partial_api(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`reduce(x)` for `reduce = functools.partial(dist.all_reduce, op=...)`, or `self.reduce(x)`
+        for an attribute set to one, directly or from what the module's constructions of the class
+        hand `__init__`: calling a partial calls the function it wraps, with its arguments first."""
+        func = candidate.call.func
+        if isinstance(func, cst.Name):
+            made = [(scope, value) for scope, value in self._assigned(func.value)
+                    if scope is candidate.scope or scope is self.module]
+        elif _self_attribute(func):
+            made = [handed for method, name, value in self._self_assignments if name == func.attr.value
+                    for handed in self._handed_in_scopes(method, value)]
+        else:
+            return None
+        for scope, value in made:
+            if not (isinstance(value, cst.Call) and last_name(value.func) == "partial" and value.args
+                    and value.args[0].keyword is None) or value in self._unwrapping:
+                continue  # (`fn = partial(fn, x)` wraps what `fn` held before: not followed)
+            wrapped = value.args[0].value
+            given = [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in (*value.args[1:], *candidate.call.args)]
+            positional = [arg for arg in given if arg.keyword is None and not arg.star]
+            call = cst.Call(func=wrapped, args=[*positional, *(arg for arg in given if arg not in positional)])
+            self._unwrapping.add(value)
+            try:
+                inner = self._classify(replace(candidate, call=call, name=last_name(wrapped) or "", scope=scope))
+            finally:
+                self._unwrapping.discard(value)
+            if inner is not None:
+                return inner.api
+        return None
+
+    def _handed_in_scopes(self, method: cst.CSTNode, value: cst.BaseExpression) -> list:
+        """(scope, value) for `value`, or, for a parameter of `__init__`, each argument the module's
+        constructions of the class pass for it, with the scope that passes it."""
+        owner = self._method_classes.get(method)
+        if not (isinstance(value, cst.Name) and owner is not None and method.name.value == "__init__"):
+            return [(method, value)]
+        return [(site.scope, argument) for site in self._construction_sites() if site.klass is owner
+                for name, argument in bound_arguments(method, site.call, method=True) if name == value.value]
 
     def _forward_of(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`ddp(x)` for `ddp = DDP(model)`: calling a DistributedDataParallel wrapper runs its forward,

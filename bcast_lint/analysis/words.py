@@ -106,9 +106,15 @@ def _calls_gated(text: Text, gated: frozenset) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def call_pattern(words: frozenset, kind: type) -> re.Pattern:
-    """`save(`, `.load (`: a call of one of `words`, in text (`str`) or bytes."""
-    pattern = r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, words))) + r")\s*\("
+    """`save(`, `.load (`: a call of one of `words`, in text (`str`) or bytes; or one wrapped for a
+    later call, `functools.partial(dist.all_reduce, ...)`."""
+    alternatives = "|".join(sorted(map(re.escape, words)))
+    pattern = rf"(?<![\w])(?:{alternatives})\s*\(|{PARTIAL_OF}(?:{alternatives})(?!\w)"
     return re.compile(pattern if kind is str else pattern.encode())
+
+
+# `partial(` then the wrapped function's dotted name, up to its last part.
+PARTIAL_OF = r"(?<![\w])partial\(\s*(?:\w+\s*\.\s*)*"
 
 
 # `bc` in `from accelerate.utils import broadcast as bc`.

@@ -204,6 +204,16 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A partial of a function that runs no collective; one of a collective, called everywhere.
+        Valid("""
+            import functools
+            def f(x, step):
+                step = functools.partial(step, 0.1)
+                if rank == 0:
+                    step(x)
+                reduce_sum = functools.partial(dist.all_reduce, op=dist.ReduceOp.SUM)
+                reduce_sum(x)
+            """),
         # A dict keyed by a fixed list of tasks, alike on every rank; a tensor is one collective.
         Valid("""
             TASKS = ("nli", "topic")
@@ -973,6 +983,38 @@ class CollectiveOnSomeRanks(Rule):
                 "keys can differ between ranks (line 21 passes 'task', and it holds this process's own share of the "
                 "items): accelerate walks the dict and runs it on each value in turn, so the ranks' calls stop pairing "
                 "up and every rank hangs until the timeout", range=(8, 16, 8, 64)),
+        # Calling a functools.partial calls the collective it wraps, kept in a name or handed to a
+        # class that keeps it in an attribute; a count of a rank's own tokens decides whether it runs.
+        Invalid("""
+            import functools
+            reduce_sum = functools.partial(dist.all_reduce, op=dist.ReduceOp.SUM)
+            def f(x):
+                if rank == 0:
+                    reduce_sum(x)
+            """, expected_message="all_reduce() runs only on ranks where 'rank == 0' is true: the "
+                "other ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line "
+                "13) only, while the others run no collective here)", range=(5, 9, 5, 22),
+                expected_replacement="import functools\nreduce_sum = functools.partial(dist.all_reduce, "
+                "op=dist.ReduceOp.SUM)\ndef f(x):\n    if rank == 0:\n        pass\n    reduce_sum(x)"),
+        Invalid("""
+            import functools
+            class Reporter:
+                def __init__(self, reduce):
+                    self.reduce, self.seen = reduce, 0
+                def update(self, tokens):
+                    self.seen += tokens
+                    if self.seen < 16:
+                        return
+                    self.reduce(torch.ones(1))
+            def main(loader):
+                reporter = Reporter(functools.partial(accelerator.reduce, reduction="sum"))
+                for batch in loader:
+                    reporter.update(int(batch.sum()))
+            """, expected_message="reduce() is skipped on ranks where 'self.seen < 16' is true (line "
+                "21 passes 'int(batch.sum())', and it is computed from this rank's own batch of data): the 'return' at "
+                "line 16 is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing "
+                "up and every rank hangs until the timeout (those ranks run no collective here, while the others run "
+                "reduce (line 17) only)", range=(9, 9, 9, 35)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
