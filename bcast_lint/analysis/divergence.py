@@ -23,8 +23,8 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, MUTATORS
-from bcast_lint.analysis.expressions import (argument_value, attribute_key, is_none, last_name, positional_arguments,
-                                             self_name)
+from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
+                                             last_name, positional_arguments, self_name)
 from bcast_lint.analysis.names import root_name
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
@@ -209,6 +209,8 @@ def returned_by(called: str, why: str) -> Optional[str]:
     follow (a helper's truth) or leave alone."""
     if why == RANK:
         return None
+    if why == LOCAL_DATA:  # it hands back the rank's own items (`for name in FILES[rank::world]: yield name`)
+        return LOCAL_DATA
     if is_own_batch(why):
         return OwnResult(f"{called} returns what it computed from this rank's own data")
     text = f"{called} returns something else on some ranks"
@@ -689,6 +691,8 @@ class _Pass:
         elif self._set_order(loop.iter, varying):
             self.found.orders[loop] = (loop.iter, SET_ORDER)
         reason = self.why(loop.iter, varying)  # what the items hold
+        if reason == RANK and isinstance(loop.iter, cst.Subscript) and self._own_slice(loop.iter, varying):
+            reason = LOCAL_DATA  # `for prompt in prompts[rank::world]`: the rank's own items, not its number
         counter, items = _enumerated(loop)
         targets = _target_keys(items)
         self._bound.update(key for key in targets if not reason)
@@ -901,6 +905,15 @@ class _Pass:
             return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
 
+    def _own_slice(self, expr: cst.Subscript, varying: Varying) -> bool:
+        """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]` of a list alike on every rank:
+        the rank's own share of it, whose items are the data it holds (not numbers computed from
+        the rank)."""
+        return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) \
+            and self.why(expr.value, varying) is None \
+            and any(part is not None and self.why(part, varying) == RANK
+                    for part in (expr.slice[0].slice.lower, expr.slice[0].slice.upper))
+
     def _own_entry(self, expr: cst.Subscript, varying: Varying) -> bool:
         """`RECORDS[rank]`: the rank's own entry of a module's literal table, the data it holds."""
         table, index = expr.value, expr.slice[0].slice
@@ -1024,7 +1037,7 @@ class _Pass:
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
-                      and not self._even_strides(element.slice)
+                      and not even_strides(element.slice, self._multiple_of)
                       for part in (element.slice.lower, element.slice.upper, element.slice.step) if part]
             if not _object_state(expr.value) and any(
                     isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value) for element in expr.slice):
@@ -1053,23 +1066,8 @@ class _Pass:
         return None
 
     def _multiple_of(self, expr: cst.BaseExpression) -> Optional[str]:
-        """`w` for `n // w * w`, `w * (n // w)`, or a name holding one: a count cut to a multiple
-        of `w` (its code)."""
-        if isinstance(expr, cst.Name):
-            return self._multiples.get(expr.value)
-        if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
-            return None
-        for quotient, factor in ((expr.left, expr.right), (expr.right, expr.left)):
-            if isinstance(quotient, cst.BinaryOperation) and isinstance(quotient.operator, cst.FloorDivide) \
-                    and _code(factor) == _code(quotient.right):
-                return _code(factor)
-        return None
-
-    def _even_strides(self, index: cst.Slice) -> bool:
-        """`items[rank:usable:world]` with `usable` cut to a multiple of `world`: every start below
-        `world` takes as many items (the rank's own start is one)."""
-        return index.step is not None and index.upper is not None and not isinstance(index.step, cst.Integer) \
-            and self._multiple_of(index.upper) == _code(index.step)  # (a literal step may be below the rank)
+        """`w` for `n // w * w`, or a name holding one: a count cut to a multiple of `w` (its code)."""
+        return self._multiples.get(expr.value) if isinstance(expr, cst.Name) else cut_to_multiple(expr)
 
     def _window(self, index: cst.Slice, varying: Varying) -> bool:
         """`x[rank * n:(rank + 1) * n]`: both ends move with the rank alone, a window of one

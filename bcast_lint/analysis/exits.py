@@ -22,7 +22,7 @@ import dataclasses
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import is_exit_call
+from bcast_lint.analysis.expressions import even_strides, is_exit_call
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions
 from bcast_lint.analysis.walk import ScopeVisitor, Visitor, holds_own
 
@@ -233,7 +233,8 @@ class _RankedLength(Visitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         for element in node.slice:
-            if isinstance(element.slice, cst.Slice) and self._mentions_rank(element.slice):
+            if isinstance(element.slice, cst.Slice) and self._mentions_rank(element.slice) \
+                    and not even_strides(element.slice):
                 self.found = self.found or node
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -145,3 +145,23 @@ def payload_leaves(expr: cst.BaseExpression, nested: bool) -> list[cst.BaseExpre
 def names_in_payload(expr: cst.BaseExpression, nested: bool) -> list[cst.Name]:
     """The plain names among the payload's leaves."""
     return [leaf for leaf in payload_leaves(expr, nested) if isinstance(leaf, cst.Name) and not is_none(leaf)]
+
+
+def cut_to_multiple(expr: cst.BaseExpression) -> Optional[str]:
+    """The code of `w` for `n // w * w` or `w * (n // w)`: a count cut to a multiple of `w`."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
+        return None
+    for quotient, factor in ((expr.left, expr.right), (expr.right, expr.left)):
+        if isinstance(quotient, cst.BinaryOperation) and isinstance(quotient.operator, cst.FloorDivide):
+            code = cst.Module([]).code_for_node(factor)
+            if code == cst.Module([]).code_for_node(quotient.right):
+                return code
+    return None
+
+
+def even_strides(index: cst.Slice, multiple_of=cut_to_multiple) -> bool:
+    """`items[rank:usable:world]` with `usable` cut to a multiple of `world` (`multiple_of` says
+    of what a bound is one): every start below `world` takes as many items, the rank's own among
+    them. A literal step may be below the rank: not counted."""
+    return index.step is not None and index.upper is not None and not isinstance(index.step, cst.Integer) \
+        and multiple_of(index.upper) == cst.Module([]).code_for_node(index.step)

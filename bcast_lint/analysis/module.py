@@ -284,6 +284,7 @@ class _CandidateCollector(Visitor):
                 root in self.imported_names or root == "self" or root in local_functions
                 or root in constructed or root in partials or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
+                or (isinstance(func, cst.Name) and bool(own_methods & {"forward", "__call__"}))
                 or candidate.name in hooks.REGISTRATIONS or calls_super(func)
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
@@ -703,6 +704,9 @@ class ModuleAnalysis:
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
         self._dispatched: dict[cst.Call, bool] = {}  # see _dispatched_method
         self._unwrapping: set[cst.Call] = set()  # the partials _partial_api is following
+        self._running_here: set[FunctionRef] = set()  # the methods _runs_one_here is reading
+        self._handing: set[cst.CSTNode] = set()  # the scopes whose parameters _called_module follows
+        self._candidates_by_scope: Optional[dict] = None  # see _runs_one_here
         self._module_calls: set[cst.Call] = set()  # see _called_module
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
@@ -887,6 +891,16 @@ class ModuleAnalysis:
         func = candidate.call.func
         if isinstance(func, cst.Name):
             made = [value for scope, value in self._assigned(func.value) if scope in (candidate.scope, self.module)]
+            if not made and candidate.scope not in self._handing:
+                # a parameter: what the module's calls of the function hand it (`generate(model, p)`);
+                # finding those calls resolves calls in turn, which may lead back here
+                self._handing.add(candidate.scope)
+                try:
+                    handed = self.arguments_for(candidate.scope, func.value)
+                finally:
+                    self._handing.discard(candidate.scope)
+                made = [*handed, *(value for argument in handed if isinstance(argument, cst.Name)
+                                   for _, value in self._assigned(argument.value))]
         elif _is_self_attribute(func):
             made = [made for method, name, value in self._self_assignments if name == func.attr.value
                     for made in self._handed_in(method, value)]
@@ -896,10 +910,30 @@ class ModuleAnalysis:
             qualified = self.qualified_names(construction.func, candidate.scope)
             for method in ("forward", "__call__"):
                 ref = self._context.method_of(construction.func, qualified, method)
-                if ref is not None and self._context.summaries.may_run_collective(ref):
+                if ref is not None and (self._context.summaries.may_run_collective(ref)
+                                        or self._runs_one_here(ref) is not None):
                     self._module_calls.add(candidate.call)
                     return ref
         return None
+
+    def _runs_one_here(self, ref: FunctionRef) -> Optional[CallSite]:
+        """The call in a method of this module's classes that this analysis finds runs a
+        collective, where its summary (its text alone) cannot tell: `self.head(x)` in a forward,
+        with `self.head = ShardedLinear(w)` whose forward all-gathers; or None."""
+        if ref.path != self._context.index.path or ref in self._running_here:
+            return None
+        method = self._own_methods().get(ref.qualname)
+        if method is None:
+            return None
+        if self._candidates_by_scope is None:
+            self._candidates_by_scope = {}
+            for candidate in self._project_calls.values():
+                self._candidates_by_scope.setdefault(candidate.scope, []).append(candidate)
+        self._running_here.add(ref)
+        try:
+            return next(filter(None, map(self._classify, self._candidates_by_scope.get(method, ()))), None)
+        finally:
+            self._running_here.discard(ref)
 
     def _assigned(self, name: str) -> list:
         """(scope, value) of each `name = value` in the module (an index: the receivers' lookups
@@ -945,6 +979,10 @@ class ModuleAnalysis:
             if summary.api is not None and candidate.call in self._module_calls:  # `self.norm(x)`: "norm()"
                 return replace(summary.api, qualified_name=last_name(candidate.call.func))
             return summary.api
+        inner = self._runs_one_here(target) if isinstance(target, FunctionRef) else None
+        if inner is not None:  # `model(ids)`, whose forward calls a module that all-gathers
+            return apis.Api(last_name(candidate.call.func) or target.short_name, apis.OTHER,
+                            via=CallChain(self, inner))
         return None
 
     def _qualname(self, scope: cst.CSTNode) -> Optional[str]:
@@ -981,6 +1019,9 @@ class ModuleAnalysis:
         -> why)."""
         if self._context is None:
             return None
+        handed = next((why for why, _ in arguments.values() if why), None) if arguments and not length else None
+        if handed and call in self._module_calls:  # a module's output follows its input: `logits = model(ids)`
+            return returned_by(f"'{self.code(call.func)}()'", handed) or handed
         decorator = self._swallowed().get(call.func.value) if isinstance(call.func, cst.Name) and not length else None
         if decorator is not None:
             return f"'{call.func.value}()' returns None on a rank whose work fails there (@{decorator})"

@@ -204,6 +204,35 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The ranks agree on the stop first (synced generation), over shares cut to one length.
+        Valid("""
+            from torch import nn
+            class Sharded(nn.Module):
+                def forward(self, x):
+                    pieces = [torch.zeros_like(x) for _ in range(2)]
+                    dist.all_gather(pieces, x)
+                    return torch.cat(pieces)
+            class LM(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = Sharded()
+                def forward(self, ids):
+                    return self.head(ids.float())
+            def generate(model, prompt):
+                ids = list(prompt)
+                for _ in range(6):
+                    token = int(model(torch.tensor(ids)).argmax())
+                    ids.append(token)
+                    done = torch.tensor([1.0 if token == 0 else 0.0])
+                    dist.all_reduce(done, op=dist.ReduceOp.MIN)
+                    if done.item() == 1.0:
+                        break
+            def main(prompts):
+                model = LM()
+                world = dist.get_world_size()
+                for prompt in prompts[rank:len(prompts) // world * world:world]:
+                    generate(model, prompt)
+            """),
         # A partial of a function that runs no collective; one of a collective, called everywhere.
         Valid("""
             import functools
@@ -1015,6 +1044,37 @@ class CollectiveOnSomeRanks(Rule):
                 "line 16 is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing "
                 "up and every rank hangs until the timeout (those ranks run no collective here, while the others run "
                 "reduce (line 17) only)", range=(9, 9, 9, 35)),
+        # Generation over sharded weights (ZeRO-3): each forward all-gathers, and a rank whose own
+        # prompt reaches its end-of-sequence first stops calling it.
+        Invalid("""
+            from torch import nn
+            class Sharded(nn.Module):
+                def forward(self, x):
+                    pieces = [torch.zeros_like(x) for _ in range(2)]
+                    dist.all_gather(pieces, x)
+                    return torch.cat(pieces)
+            class LM(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = Sharded()
+                def forward(self, ids):
+                    return self.head(ids.float())
+            def generate(model, prompt):
+                ids = list(prompt)
+                for _ in range(6):
+                    token = int(model(torch.tensor(ids)).argmax())
+                    ids.append(token)
+                    if token == 0:
+                        break
+            def main(prompts):
+                model = LM()
+                for prompt in prompts[rank::2]:
+                    generate(model, prompt)
+            """, expected_message="model() is skipped in the following iterations on ranks where "
+                "'token == 0' is true ('model()' returns something else on some ranks, as line 31 passes 'prompt', and "
+                "it holds the data of the rank it was given): the 'break' at line 27 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(16, 21, 16, 45)),
         # A module seeded with the rank draws differently on each rank; calling a module runs its
         # forward, here a cross-replica norm's all_reduce inside an nn.Sequential.
         Invalid("""
@@ -1155,8 +1215,8 @@ class CollectiveOnSomeRanks(Rule):
                 "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
                 "    for batch in docs[rank::2]:\n        agreed(max(batch))",
                 expected_message="agreed() calls dist.all_reduce() (case.py:13) only where its cache misses: it is "
-                "memoised (@functools.lru_cache(maxsize=64)), and 'max(batch)' can differ between ranks (it is "
-                "computed from the rank): the ranks miss it at different calls, so the ranks' calls stop "
+                "memoised (@functools.lru_cache(maxsize=64)), and 'max(batch)' can differ between ranks (it holds "
+                "the data of the rank it was given): the ranks miss it at different calls, so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(9, 9, 9, 27)),
         # A loader as long as a sampler of one's own that strides by its rank hands out.
         Invalid("from torch.utils.data import DataLoader, Sampler\nclass Strided(Sampler):\n"
@@ -1316,8 +1376,8 @@ class CollectiveOnSomeRanks(Rule):
                 "def f(layers):\n    mine = layers[rank::2]\n    return gather_metrics({n: 1 for n in mine})",
                 expected_message="all_gather_object() runs only where 'not local' is false: gather_metrics() "
                 "returns before it otherwise, and its call at line 17 passes '{n: 1 for n in mine}' as 'local', "
-                "which can differ between ranks (it is computed from the rank), so the ranks' calls stop pairing up "
-                "and every rank hangs until the timeout", range=(5, 5, 5, 39)),
+                "which can differ between ranks (it is computed from the rank), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(5, 5, 5, 39)),
         Invalid("def evaluate(model, loader):\n" + "".join(f"    step_{i} = {i}\n" for i in range(70))
                 + "    return accelerator.gather_for_metrics(model(loader))\ndef f(model, loader):\n"
                 "    if accelerator.is_main_process:\n        print(evaluate(model, loader))",
