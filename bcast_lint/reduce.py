@@ -109,8 +109,8 @@ def _keeping_factories(lines: list, tree: ast.Module, cut: list) -> list:
     cut_lines = {number for statement in cut for number in range(statement.lineno, statement.end_lineno + 1)}
     called = {name for number in _lines_with_calls(lines, functions) if number not in cut_lines
               for name in _CALLED.findall(lines[number - 1]) if name in functions}
-    factories = {id(functions[name]) for name in called
-                 if _mentions(functions[name], sorted(_lines_with_calls(lines, classes)))}
+    constructing = sorted(_lines_with_calls(lines, classes))
+    factories = {id(functions[name]) for name in called if _mentions(functions[name], constructing)}
     return [statement for statement in cut if id(statement) not in factories]
 
 

@@ -1845,11 +1845,17 @@ def _keyed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
 
 def _assigned_a_dict(analysis: ModuleAnalysis, payload: cst.BaseExpression) -> bool:
     """`counts` or `self.counts` that the module assigns a dict (`{}`, `dict()`, `defaultdict(...)`)."""
-    if not isinstance(payload, (cst.Name, cst.Attribute)):
-        return False
-    made = re.compile(rf"(?<![\w.]){re.escape(analysis.code(payload))}\s*(?::[^=\n]+)?=\s*"
-                      r"(?:\{|dict\(|(?:collections\.)?(?:defaultdict|OrderedDict)\()")
-    return made.search(analysis.source.text) is not None
+    return isinstance(payload, (cst.Name, cst.Attribute)) and analysis.code(payload) in analysis.once(_dict_names)
+
+
+# `counts = {}`, `self.counts: dict = defaultdict(list)`: the name assigned a dict.
+_DICT_MADE = re.compile(r"(?<![\w.])((?:self\.)?\w+)[ \t]*(?::[^=\n]+)?=[ \t]*"
+                        r"(?:\{|dict\(|(?:collections\.)?(?:defaultdict|OrderedDict)\()")
+
+
+def _dict_names(analysis: ModuleAnalysis) -> frozenset:
+    """The names and `self.` attributes the module assigns a dict, read once from its text."""
+    return frozenset(_DICT_MADE.findall(analysis.source.text))
 
 
 _CACHE_HELP = "Key the cache by values alike on every rank, or agree on the value first and cache what follows"
