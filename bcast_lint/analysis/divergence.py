@@ -461,9 +461,14 @@ class _Pass:
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
             reason = reason or self.why(call.args[0].value, varying)
         if key is None and isinstance(func.value, cst.Subscript):
-            # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
             key = _key(func.value.value)
             reason = reason or self._key_reason(func.value, varying)
+            if func.attr.value == "update":
+                # `metrics[src].update(preds, target)`: the entry's own state (a metric's), on the
+                # ranks whose data names `src`; the dict's keys stay as they were
+                reason = self._key_reason(func.value, varying) or reason
+                return _bind(varying, [key], reason) if key and reason else varying
+            # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
 
     def _key_reason(self, subscript: cst.Subscript, varying: Varying) -> Optional[str]:

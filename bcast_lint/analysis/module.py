@@ -706,6 +706,7 @@ class ModuleAnalysis:
         self._unwrapping: set[cst.Call] = set()  # the partials _partial_api is following
         self._running_here: set[FunctionRef] = set()  # the methods _runs_one_here is reading
         self._handing: set[cst.CSTNode] = set()  # the scopes whose parameters _called_module follows
+        self._loop_items: Optional[dict[str, list[str]]] = None  # loop target -> containers iterated
         self._candidates_by_scope: Optional[dict] = None  # see _runs_one_here
         self._module_calls: set[cst.Call] = set()  # see _called_module
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
@@ -1307,6 +1308,7 @@ class ModuleAnalysis:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""
         if isinstance(func, cst.Name):
             made = [value for _, value in self._assigned(func.value)]
+            made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
         else:
             made = [value for _, name, value in self._self_assignments if name == func.attr.value]
             if any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
@@ -1376,11 +1378,39 @@ class ModuleAnalysis:
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
                 if mapped is not None:
                     return mapped
+        element = self._iterated_element(name, scope)
+        if element is not None:  # `for src, metric in metrics.items()`, `metrics = {s: MAE() for s in S}`
+            mapped = self._mapped_class(element.func, scope) or self._local_subclass(element.func)
+            if mapped is not None:
+                return mapped
         # `value.full_tensor() if isinstance(value, DTensor) else value`: the scope tests what it is
         # (anywhere in it; a mapped method of that class is called on it only where it is one).
         tested = (self._mapped_class(klass, scope) for where, tested, klass in self._type_tests
                   if where is scope and tested == name)
         return next((mapped for mapped in tested if mapped is not None), None) or self._mapped_instance(name)
+
+    def _iterated_element(self, name: str, scope: Optional[cst.CSTNode]) -> Optional[cst.Call]:
+        """The construction that makes the items a `for` loop binds `name` to, where it iterates a
+        container the same scope (or the module; any scope for None) fills with such: `for metric in metrics.values()` (or
+        `.items()`, or the list itself) after `metrics = {src: MeanAbsoluteError() for src in S}`."""
+        if self._loop_items is None:
+            self._loop_items = {}
+            for loop in _loops_in(self.module):
+                iterable, target = loop.iter, loop.target
+                view = last_name(iterable.func) if isinstance(iterable, cst.Call) else None
+                if view in ("values", "items") and isinstance(iterable.func, cst.Attribute):
+                    iterable = iterable.func.value
+                if view == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                    target = target.elements[1].value
+                if isinstance(iterable, cst.Name) and isinstance(target, cst.Name):
+                    self._loop_items.setdefault(target.value, []).append(iterable.value)
+        for container in self._loop_items.get(name, ()):
+            for where, value in self._assigned(container):
+                made = value.value if isinstance(value, cst.DictComp) else \
+                    value.elt if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else None
+                if (scope is None or where is scope or where is self.module) and isinstance(made, cst.Call):
+                    return made
+        return None
 
     def _mapped_instance(self, name: str) -> Optional[str]:
         """Linting a mapped framework itself: the class of one of its module variables (ignite's
@@ -2219,3 +2249,18 @@ def run_summaries(project: Project) -> Summaries:
 def _analyse_function(summaries: Summaries, module: cst.Module, path: str, source: Source,
                       index: ModuleIndex, klass: Optional[str]) -> ModuleAnalysis:
     return ModuleAnalysis(module, path, source, FileContext(summaries.project, summaries, index, klass, summary=True))
+
+
+def _loops_in(node: cst.CSTNode) -> list[cst.For]:
+    """Every `for` statement under `node`."""
+    finder = _Loops()
+    finder.walk(node)
+    return finder.found
+
+
+class _Loops(Visitor):
+    def __init__(self) -> None:
+        self.found: list[cst.For] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self.found.append(node)

@@ -104,6 +104,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Metrics computed locally (sync_on_compute=False): a guard that differs between ranks is harmless.
+        Valid("""
+            from torchmetrics import MeanAbsoluteError
+            def evaluate(model, rows, sources):
+                metrics = {src: MeanAbsoluteError(sync_on_compute=False) for src in sources}
+                for src, x, y in rows[rank::2]:
+                    metrics[src].update(model(x), y)
+                report = {}
+                for src, metric in metrics.items():
+                    if metric.update_called:
+                        report[src] = metric.compute()
+                return report
+            """),
         # Lightning hands each rank its share of the loader unless told not to; a sampler of the
         # module's own that cuts the items to a multiple of the world size hands out even shares.
         Valid("""
@@ -431,6 +444,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # One metric per source, updated with the rank's own rows: `update_called` differs between
+        # ranks, and compute() synchronises only where it is true.
+        Invalid("""
+            from torchmetrics import MeanAbsoluteError
+            def evaluate(model, rows, sources):
+                metrics = {src: MeanAbsoluteError() for src in sources}
+                for src, x, y in rows[rank::2]:
+                    metrics[src].update(model(x), y)
+                report = {}
+                for src, metric in metrics.items():
+                    if metric.update_called:
+                        report[src] = metric.compute()
+                return report
+            """, expected_message="metric.compute(), which runs sync() inside (torchmetrics 1.9.0), "
+                "runs only on ranks where 'metric.update_called' is true (it holds the data of the rank it was given): "
+                "the other ranks never join it and every rank hangs until the timeout", range=(9, 27, 9, 43)),
         # A per-batch hook runs once per batch of the module's own loader, kept as it is made.
         Invalid("""
             import lightning as L
