@@ -36,7 +36,7 @@ from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
-from bcast_lint.analysis.walk import Visitor, calls_in, every_call, names_read, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
@@ -1395,7 +1395,7 @@ class ModuleAnalysis:
         `.items()`, or the list itself) after `metrics = {src: MeanAbsoluteError() for src in S}`."""
         if self._loop_items is None:
             self._loop_items = {}
-            for loop in _loops_in(self.module):
+            for loop in every_node(self.module, cst.For):
                 iterable, target = loop.iter, loop.target
                 view = last_name(iterable.func) if isinstance(iterable, cst.Call) else None
                 if view in ("values", "items") and isinstance(iterable.func, cst.Attribute):
@@ -2250,17 +2250,3 @@ def _analyse_function(summaries: Summaries, module: cst.Module, path: str, sourc
                       index: ModuleIndex, klass: Optional[str]) -> ModuleAnalysis:
     return ModuleAnalysis(module, path, source, FileContext(summaries.project, summaries, index, klass, summary=True))
 
-
-def _loops_in(node: cst.CSTNode) -> list[cst.For]:
-    """Every `for` statement under `node`."""
-    finder = _Loops()
-    finder.walk(node)
-    return finder.found
-
-
-class _Loops(Visitor):
-    def __init__(self) -> None:
-        self.found: list[cst.For] = []
-
-    def visit_For(self, node: cst.For) -> None:
-        self.found.append(node)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import typing
 from typing import Iterator, Optional
 
@@ -208,17 +209,28 @@ class _CallFinder(ScopeVisitor):
 
 def every_call(node: cst.CSTNode) -> list[cst.Call]:
     """The calls in `node`, those of the functions and classes defined inside it included."""
-    finder = _EveryCall()
+    return every_node(node, cst.Call)
+
+
+def every_node(node: cst.CSTNode, kind: type) -> list:
+    """The nodes of class `kind` in `node` (`cst.For`, `cst.Call`), nested functions included."""
+    finder = _collector(kind)()
     finder.walk(node)
     return finder.found
 
 
-class _EveryCall(Visitor):
+class _Collector(Visitor):
     def __init__(self) -> None:
-        self.found: list[cst.Call] = []
+        self.found: list = []
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _keep(self, node: cst.CSTNode) -> None:
         self.found.append(node)
+
+
+@functools.lru_cache(maxsize=None)
+def _collector(kind: type) -> type:
+    """A _Collector whose visit method is named for `kind` (Visitor dispatches by that name)."""
+    return type(f"_Every{kind.__name__}", (_Collector,), {f"visit_{kind.__name__}": _Collector._keep})
 
 
 def words_in(node: cst.CSTNode) -> set[str]:
