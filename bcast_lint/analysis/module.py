@@ -285,7 +285,7 @@ class _CandidateCollector(Visitor):
                 or root in constructed or root in partials or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
                 or (isinstance(func, cst.Name) and bool(own_methods & {"forward", "__call__"}))
-                or candidate.name in hooks.REGISTRATIONS or calls_super(func)
+                or candidate.name in hooks.REGISTRATIONS or calls_super(func) or candidate.name == "iter"
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
@@ -333,6 +333,7 @@ class _CandidateCollector(Visitor):
 
 
 _TORCH = frameworks.load().versions["torch"]
+_ACCELERATE = frameworks.load().versions["accelerate"]
 
 
 def _syncs_off(statement: cst.With) -> bool:
@@ -364,6 +365,13 @@ def _target_names(target: cst.BaseExpression) -> set:
     if isinstance(target, (cst.Tuple, cst.List)):
         return set().union(*(_target_names(element.value) for element in target.elements))
     return set()
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment target binds: `loader`, or each of `model, opt, loader`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _bound_names(element.value)}
+    return {target.value} if isinstance(target, cst.Name) else set()
 
 
 def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list:
@@ -759,7 +767,7 @@ class ModuleAnalysis:
         if api is None:
             api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
         if api is None and self._context is not None:
-            api = self._partial_api(candidate)
+            api = self._partial_api(candidate) or self._prepared_iteration(candidate)
         if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -1199,10 +1207,39 @@ class ModuleAnalysis:
             return False
         if candidate.name in apis.UNAMBIGUOUS_ACCELERATOR_METHODS:
             return True
-        receiver = last_name(func.value)
-        return receiver is not None and (
-            "accelerator" in receiver.lower()
-            or any(name == receiver for _, name, _ in self._accelerator_assignments()))
+        return self._names_accelerator(func.value)
+
+    def _names_accelerator(self, receiver: cst.BaseExpression) -> bool:
+        """`accelerator`, `self.accelerator`, or a name the module assigns an Accelerator."""
+        name = last_name(receiver)
+        return name is not None and (
+            "accelerator" in name.lower() or any(bound == name for _, bound, _ in self._accelerator_assignments()))
+
+    def _prepared_iteration(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`iter(loader)` (`next(iter(loader))`) of a shuffled DataLoader that `accelerator.prepare`
+        wrapped: accelerate's DataLoaderShard.__iter__ synchronises the shuffling generator's state
+        with a broadcast from the main process at the start of each pass."""
+        call = candidate.call
+        if candidate.name != "iter" or not isinstance(call.func, cst.Name) or len(call.args) != 1 \
+                or not isinstance(call.args[0].value, cst.Name):
+            return None
+        loader = call.args[0].value.value
+        prepared = shuffled = False
+        line = self.position(call).start.line
+        for assign in every_node(candidate.scope, cst.Assign):
+            value = assign.value
+            if not isinstance(value, cst.Call) or not any(loader in _bound_names(t.target) for t in assign.targets) \
+                    or self.position(assign).start.line >= line:  # (prepared after the preview: a plain loader)
+                continue
+            prepared = prepared or (last_name(value.func) == "prepare" and isinstance(value.func, cst.Attribute)
+                                    and self._names_accelerator(value.func.value))
+            shuffle = argument_value(value, None, "shuffle")
+            shuffled = shuffled or (last_name(value.func) == "DataLoader" and isinstance(shuffle, cst.Name)
+                                    and shuffle.value == "True")
+        if not (prepared and shuffled):
+            return None
+        return apis.Api("iter", apis.HIDDEN, inside=f"runs synchronize_rng_states() of accelerate's prepared "
+                        f"DataLoader inside, a broadcast of its shuffling generator (accelerate {_ACCELERATE})")
 
     def _framework_method(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`trainer.save_checkpoint(...)`, `self.log(..., sync_dist=True)`, `accelerator.save_state(...)`:

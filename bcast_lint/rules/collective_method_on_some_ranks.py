@@ -104,6 +104,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A preview of the loader before accelerate prepares it iterates a plain DataLoader.
+        Valid("""
+            from torch.utils.data import DataLoader
+            def train(model, dataset):
+                loader = DataLoader(dataset, batch_size=4, shuffle=True)
+                if accelerator.is_main_process:
+                    print(next(iter(loader)))
+                model, loader = accelerator.prepare(model, loader)
+                for batch in loader:
+                    accelerator.backward(model(batch).sum())
+            """),
         # Metrics computed locally (sync_on_compute=False): a guard that differs between ranks is harmless.
         Valid("""
             from torchmetrics import MeanAbsoluteError
@@ -444,6 +455,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Iterating a shuffled loader accelerate prepared broadcasts its generator's state first.
+        Invalid("""
+            from torch.utils.data import DataLoader
+            def train(model, dataset):
+                loader = DataLoader(dataset, batch_size=4, shuffle=True)
+                model, loader = accelerator.prepare(model, loader)
+                if accelerator.is_main_process:
+                    print(next(iter(loader)))
+                for batch in loader:
+                    accelerator.backward(model(batch).sum())
+            """, expected_message="iter(), which runs synchronize_rng_states() of accelerate's "
+                "prepared DataLoader inside, a broadcast of its shuffling generator (accelerate 1.15.0), runs only on "
+                "ranks where 'accelerator.is_main_process' is true: the other ranks never join it and every rank hangs "
+                "until the timeout (those ranks run prepare (line 12) then iter (line 14), while the others run "
+                "prepare (line 12) only)", range=(6, 20, 6, 32)),
         # One metric per source, updated with the rank's own rows: `update_called` differs between
         # ranks, and compute() synchronises only where it is true.
         Invalid("""
