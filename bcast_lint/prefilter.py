@@ -40,8 +40,7 @@ _GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
-_PARTIAL_COLLECTIVE = re.compile((words.PARTIAL_OF + "(?:" + "|".join(map(re.escape, sorted(words.COLLECTIVE_WORDS)))
-                                   + r")(?!\w)").encode())
+_PARTIAL_COLLECTIVE = re.compile(words.WRAPPED_COLLECTIVE.encode())
 
 SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
 

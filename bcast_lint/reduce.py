@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
-from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, PARTIAL_OF
+from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -218,11 +218,10 @@ def _wrappers(text: str) -> set[str]:
 def _partials(text: str) -> set[str]:
     """`reduce` in `reduce = functools.partial(dist.all_reduce, op=SUM)`: calling it runs the
     collective it wraps."""
-    if "partial(" not in text:
-        return set()
-    made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*(?:functools\.)?" + PARTIAL_OF
-                      + r"(?:" + "|".join(map(re.escape, sorted(COLLECTIVE_WORDS))) + r")(?!\w)")
-    return set(made.findall(text))
+    return set(_PARTIAL_MADE.findall(text)) if "partial(" in text else set()
+
+
+_PARTIAL_MADE = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*(?:functools\.)?" + WRAPPED_COLLECTIVE)
 
 
 def _wraps_a_function(function: ast.stmt) -> bool:

@@ -367,6 +367,12 @@ def _target_names(target: cst.BaseExpression) -> set:
     return set()
 
 
+def _keeps_own_samplers(analysis: "ModuleAnalysis") -> bool:
+    """Whether the file tells a Trainer to keep its loaders' samplers (`use_distributed_sampler=False`),
+    read once per module (ModuleAnalysis.once)."""
+    return apis.OWN_SAMPLER.search(analysis._whole_text()) is not None
+
+
 def _bound_names(target: cst.BaseExpression) -> set[str]:
     """The names an assignment target binds: `loader`, or each of `model, opt, loader`."""
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -744,7 +750,7 @@ class ModuleAnalysis:
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
-        whole = context.index.source.text if context is not None and context.index is not None else self.source.text
+        whole = self._whole_text()
         self.conditions.seeded_per_rank = seeds_per_rank(whole)
         self.conditions.signalled = signalled(whole)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
@@ -1653,6 +1659,11 @@ class ModuleAnalysis:
                     pending.append(base)
         return found
 
+    def _whole_text(self) -> str:
+        """The whole file's text: what the cut left of it is `self.source`."""
+        context = self._context
+        return context.index.source.text if context is not None and context.index is not None else self.source.text
+
     def uneven_batches_hook(self, scope: cst.CSTNode) -> Optional[str]:
         """How the framework calls `scope` a different number of times on different ranks: a
         LightningModule's per-batch hook (apis.PER_BATCH_HOOKS) runs once per batch of the loader
@@ -1663,10 +1674,8 @@ class ModuleAnalysis:
         klass = self._method_classes.get(scope) if loader_name else None
         if klass is None or not self._derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
             return None
-        whole = self._context.index.source.text if self._context is not None and self._context.index is not None \
-            else self.source.text
         loader = next((m for m in klass.body.body if isinstance(m, cst.FunctionDef) and m.name.value == loader_name), None)
-        if loader is None or not apis.OWN_SAMPLER.search(whole):
+        if loader is None or not self.once(_keeps_own_samplers):
             return None
         why = self._method_returned(loader)[1]
         return f"Lightning calls '{scope.name.value}' once per batch of '{loader_name}()', whose length can differ " \

@@ -115,6 +115,8 @@ def call_pattern(words: frozenset, kind: type) -> re.Pattern:
 
 # `partial(` then the wrapped function's dotted name, up to its last part.
 PARTIAL_OF = r"(?<![\w])partial\(\s*(?:\w+\s*\.\s*)*"
+# `functools.partial(dist.all_reduce, ...)`: a collective wrapped for a later call.
+WRAPPED_COLLECTIVE = PARTIAL_OF + "(?:" + "|".join(map(re.escape, sorted(COLLECTIVE_WORDS))) + r")(?!\w)"
 
 
 # `bc` in `from accelerate.utils import broadcast as bc`.

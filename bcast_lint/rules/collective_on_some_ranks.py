@@ -1762,9 +1762,9 @@ class CollectiveOnSomeRanks(Rule):
             elif analysis.some_ranks_hook(site.scope) is not None:
                 yield Report(site.call, _hook_message(analysis, site),
                              help="Call it on every rank: in a hook every rank runs (Lightning's `setup`)")
-            elif analysis.uneven_batches_hook(site.scope) is not None:
+            elif (per_batch := analysis.uneven_batches_hook(site.scope)) is not None:
                 yield Report(site.call, f"{site.api.called} runs a different number of times on different ranks: "
-                             f"{analysis.uneven_batches_hook(site.scope)}, {_UNEVEN}", help=_LOOP_HELP)
+                             f"{per_batch}, {_UNEVEN}", help=_LOOP_HELP)
             elif site.main_process_first is not None:
                 yield Report(site.call, _main_first_message(analysis, site),
                              help="Move it after the with block")
