@@ -72,11 +72,18 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
     outcomes: dict[int, FileOutcome] = {}
     pending: list[tuple[int, str, Task]] = []  # index, cache key, task
     for index, (path, filename) in enumerate(files):
+        indexed = cache is not None and path != STDIN
+        if indexed and (decided := _decided_by_index(cache, path, filename, settings, mode)) is not None:
+            outcomes[index] = decided
+            continue
         try:
+            status = os.stat(path) if indexed else None
             source = read_source(path)
         except OSError as error:
             outcomes[index] = FileOutcome(FileResult(filename, error=f"cannot read: {error.strerror or error}"))
             continue
+        if status is not None:
+            cache.remember(path, status, source, worth_a_look(source))
         decided, key = _decided_early(source, path, filename, settings, mode, cache, project)
         if decided is not None:
             outcomes[index] = decided
@@ -92,6 +99,8 @@ def process_files(files: Sequence[tuple[str, str]], settings: Settings, mode: st
         linted = outcome.before or outcome.result  # what a plain lint of these bytes gives
         if cache is not None and linted.error is None:
             cache.put(key, linted)
+    if cache is not None:
+        cache.save_index()
     return [outcomes[index] for index in range(len(files))]
 
 
@@ -113,6 +122,21 @@ def _decided_early(source: bytes, path: str, filename: str, settings: Settings, 
     if cache is not None:  # the pre-filter's verdict, valid while the modules it read are unchanged
         cache.put(key, FileResult(filename, dependencies=_digests(project, read)))
     return FileOutcome(FileResult(filename), original=echoed), key
+
+
+def _decided_by_index(cache: Cache, path: str, filename: str, settings: Settings,
+                      mode: str) -> Optional[FileOutcome]:
+    """The outcome of an unchanged file the cache's index decides without reading it: one the
+    pre-filter's substring steps rejected, or one with a usable cached result."""
+    known = cache.known(path)
+    if known is None:
+        return None
+    if not known.worth_a_look:
+        return FileOutcome(FileResult(filename))
+    cached = cache.get(cache.key_of(known.content, settings.enabled_codes(filename), path), filename)
+    if cached is None or _needs_more(cached, mode, settings):
+        return None
+    return FileOutcome(cached)
 
 
 def _digests(project: Project, paths: set[str]) -> tuple[tuple[str, Optional[str]], ...]:

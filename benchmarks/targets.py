@@ -1,4 +1,4 @@
-"""The speed targets of issues 7 and 13, as data: what each compares, its limit, and which way is better."""
+"""The speed targets of issues 7, 13 and 22, as data: what each compares, its limit, and which way is better."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ TARGETS = (
            wall=("bcast-lint", "corpus"), per=("ruff", "corpus")),
     Target("TorchFix / bcast-lint, slice", 200, "x",
            wall=("torchfix", "slice"), per=("bcast-lint", "slice"), higher_is_better=True),
-    Target("bcast-lint --jobs, warm cache, corpus", 1.0, " s", wall=("bcast-lint warm cache", "corpus")),
+    # Issue 22 tightened it from 1.0 s (the cache's index of unchanged files).
+    Target("bcast-lint --jobs, warm cache, corpus", 0.5, " s", wall=("bcast-lint warm cache", "corpus")),
     Target("bcast-lint, tiny file", 0.120, " s", wall=("bcast-lint", "tiny")),
     Target("flake8 BCL / flake8 without plugin", 1.1, "x",
            wall=("flake8 --select BCL", "corpus"), per=("flake8 --select BCL (no plugin)", "corpus")),

@@ -142,3 +142,54 @@ def test_verify_lints_each_script_with_a_project_of_its_own(tmp_path):
     assert [f.code for f in lint_script(path, CALLER.encode())] == ["BCL005"]
     (tmp_path / "mylib" / "util.py").write_text(HELPER_WITHOUT)
     assert lint_script(path, CALLER.encode()) == ()
+
+
+def _aged(path, seconds_ago=60):
+    """Set the file's time in the past, as an edit long before the run leaves it (not "racy")."""
+    import os
+    import time
+    stamp = time.time() - seconds_ago
+    os.utime(path, (stamp, stamp))
+
+
+def test_a_warm_run_does_not_read_files_the_index_knows(tmp_path, monkeypatch):
+    from bcast_lint import runner
+
+    program = next(p for p in programs() if p.parent.name == "BCL003" and "lookalikes" not in p.name)
+    found, plain = tmp_path / "found.py", tmp_path / "plain.py"
+    found.write_bytes(program.read_bytes())
+    plain.write_text("x = 1\n")
+    for path in (found, plain):
+        _aged(path)
+    files = [(str(found), "found.py"), (str(plain), "plain.py")]
+    cache = Cache(str(tmp_path / "cache"))
+    cold = lint_files(files, Settings(), jobs=1, cache=cache)
+    read: list[str] = []
+    monkeypatch.setattr(runner, "read_source", lambda path: read.append(path) or open(path, "rb").read())
+    warm = lint_files(files, Settings(), jobs=1, cache=Cache(str(tmp_path / "cache")))
+    assert warm == cold and {f.code for f in warm[0].findings} == {"BCL003"}
+    assert read == []
+
+
+def test_a_file_edited_since_it_was_indexed_is_read_again(tmp_path):
+    program = next(p for p in programs() if p.parent.name == "BCL003" and "lookalikes" not in p.name)
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    _aged(path, 120)
+    files = [(str(path), "a.py")]
+    assert lint_files(files, Settings(), jobs=1, cache=Cache(str(tmp_path / "cache")))[0].findings == ()
+    path.write_bytes(program.read_bytes())  # the same path, new bytes, a later time
+    _aged(path, 60)
+    edited = lint_files(files, Settings(), jobs=1, cache=Cache(str(tmp_path / "cache")))
+    assert {f.code for f in edited[0].findings} == {"BCL003"}
+
+
+def test_a_file_modified_just_now_is_not_indexed(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    cache = Cache(str(tmp_path / "cache"))
+    lint_files([(str(path), "a.py")], Settings(), jobs=1, cache=cache)
+    assert cache.known(str(path)) is None
+    _aged(path)
+    lint_files([(str(path), "a.py")], Settings(), jobs=1, cache=cache)
+    assert cache.known(str(path)) is not None and not cache.known(str(path)).worth_a_look
