@@ -364,7 +364,8 @@ def gated_call_words(source: bytes | str) -> frozenset:
     a framework's, when it imports the framework (`import lightning as L`, `from ignite import ...`)."""
     text = isinstance(source, str)
     return frozenset().union(*(words for module, words in GATED_CALL_WORDS.items()
-                               if any(pattern[text].search(source) for pattern in _NAMES_MODULE[module])))
+                               if _LAST_NAME[module][text] in source
+                               and any(pattern[text].search(source) for pattern in _NAMES_MODULE[module])))
 
 
 def _from_parent_import(module: str) -> str:
@@ -381,6 +382,10 @@ def _names_module(module: str) -> tuple[str, ...]:
     return (re.escape(module), _from_parent_import(module))
 
 
+# Every pattern of a module names its last part: a substring test skips the regular expressions
+# (which cannot skip ahead to a literal) in the many texts that do not.
+_LAST_NAME = {module: {True: module.rpartition(".")[2], False: module.rpartition(".")[2].encode()}
+              for module in GATED_CALL_WORDS}
 _NAMES_MODULE = {module: tuple({True: re.compile(pattern), False: re.compile(pattern.encode())}
                                for pattern in _names_module(module))
                  for module in GATED_CALL_WORDS}
