@@ -166,6 +166,22 @@ def test_framework_method_names_on_unknown_receivers_are_not_unresolved(tmp_path
     assert result.unresolved == ((18, "scores.all_reduce"),)
 
 
+def test_indexing_gathers_are_not_unresolved(tmp_path):
+    # torch's indexing gather takes a dimension first; a collective takes what it gathers.
+    text = """
+        import torch.distributed as dist
+
+        def pick(logits, labels, hidden, index, rank):
+            if rank == 0:
+                dist.barrier()
+            chosen = logits.gather(-1, labels)
+            pooled = hidden.gather(dim=1, index=index)
+            return chosen, pooled, outputs.gather(chosen)
+    """
+    result = _lint(tmp_path, {"pick.py": text}, "pick.py")
+    assert result.unresolved == ((9, "outputs.gather"),)
+
+
 def test_save_and_load_on_other_objects_are_not_unresolved_where_lightning_is_imported(tmp_path):
     # Fabric has save and load, so the names are calls in a file that imports Lightning.
     text = """

@@ -29,6 +29,8 @@ def test_every_invalid_case_passes(code):
     # A gather of a data-dependent length needs no rank word (BCL015).
     "from accelerate import Accelerator\naccelerator = Accelerator()\nout = accelerator.gather(model.generate(ids))\n",
     "import torch.distributed as dist\ndist.all_gather(out, x[x > 0])\n",
+    "import torch.distributed as dist\ndist.gather(x[x > 0], gather_list, dst=0)\n",
+    "from accelerate import Accelerator\nout = accelerator.gather(-logits)\n",
 ])
 def test_aliases_and_methods_pass(source):
     assert may_have_findings(source.encode())
@@ -38,6 +40,10 @@ def test_aliases_and_methods_pass(source):
     "import os\nprint(os.getcwd())\n",
     "import numpy as np\nb = np.broadcast_to(a, (3, 3))\n",
     "import torch\nout = torch.gather(x, 1, index)\n",
+    # Indexing gathers in a file that names torch.distributed (a license header says "distributed").
+    "# distributed under the License\nimport torch\nout = torch.gather(x, 1, index)\n",
+    "# distributed under the License\nout = hidden.gather(-2, index).squeeze(-2)\n",
+    "# distributed under the License\nout = logits.gather(dim=1, index=labels)\n",
     "# the mask is broadcastable over the batch\nimport torch\n",
 ])
 def test_files_without_a_collective_are_skipped(source):

@@ -575,6 +575,20 @@ def _unresolved(candidates: list[_Candidate], classified, known) -> list[tuple[s
     return found
 
 
+def _indexing_gather(call: cst.Call) -> bool:
+    """`x.gather(-1, index)`, `x.gather(dim=1, ...)`: torch's indexing, whose first argument is a
+    dimension (a collective's is what it gathers); the pre-filter skips files for these alone."""
+    if last_name(call.func) != "gather" or not call.args:
+        return False
+    first = call.args[0]
+    if first.keyword is not None:
+        return first.keyword.value == "dim"
+    value = first.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, cst.Integer)
+
+
 def _call_lines(tree: ast.Module, names: set[str], kept_lines: Optional[Sequence[int]],
                 source_lines: Optional[list[str]] = None) -> dict[str, list[int]]:
     """The lines of the calls of each name, in the order LibCST visits them (outer calls first).
@@ -1177,6 +1191,8 @@ class ModuleAnalysis:
         """Whether a call named like a collective resolved to something that is not one."""
         from bcast_lint.analysis.project import names_collective
 
+        if _indexing_gather(candidate.call):
+            return True
         qualified = self.qualified_names(candidate.call, candidate.scope)
         context = self._context
         if not qualified:  # `self.m(...)`, or a function of this module: a project function?
