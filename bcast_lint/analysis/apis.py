@@ -229,6 +229,12 @@ _CALLED_IMPLICITLY = frozenset({"forward"})
 # Mapped methods that run no collective on an object made with one of these keywords false:
 # torchmetrics' compute syncs only `if self._to_sync`, set from `sync_on_compute` (metric.py:163).
 SWITCHED_OFF_BY = {"torchmetrics.metric.Metric.compute": ("sync_on_compute",)}
+# Framework methods that run their collective only where the object was made with one of these
+# keywords true: a torchmetrics Metric's forward (`metric(preds, target)`) syncs the batch's states
+# only with `dist_sync_on_step=True` (torchmetrics 1.9.0, metric.py:331 `self._to_sync =
+# self.dist_sync_on_step`; the default is False, metric.py:125).
+SWITCHED_ON_BY = {"torchmetrics.metric.Metric.forward": (
+    ("dist_sync_on_step",), "syncs the batch's metric states across ranks (it was made with dist_sync_on_step=True)")}
 
 # The parameters through which a framework hands a hook this rank's own share of the data: the
 # batch of a step (Lightning's loop calls `validation_step(batch, batch_idx)` with what the rank's
@@ -265,10 +271,19 @@ OWN_SAMPLER = re.compile(r"\buse_distributed_sampler\s*=\s*False\b")
 # packages named) they override: the method's collectives have no partner on the other ranks.
 # Lightning calls `prepare_data` on local rank 0 only (or global rank 0), while the others wait in
 # a barrier of their own (trainer/connectors/data_connector.py:94 and :101, lightning 2.6.6).
+# accelerate's `Accelerator.log` and `init_trackers` are themselves `@on_main_process`: a tracker's
+# `log` and `store_init_configuration` run on the main process only, whatever the tracker's own
+# `main_process_only` says (accelerator.py:3312 and :3397, accelerate 1.15.0).
 SOME_RANKS_HOOKS = {
     "prepare_data": (("lightning", "pytorch_lightning"), ("LightningDataModule", "LightningModule"),
                      "Lightning calls on local rank 0 only, while the other ranks wait in a barrier of their "
                      "own (lightning 2.6.6, trainer/connectors/data_connector.py:94)"),
+    "log": (("accelerate",), ("GeneralTracker",),
+            "accelerate's Accelerator.log() calls on the main process only (it is @on_main_process, "
+            "accelerate 1.15.0, accelerator.py:3397)"),
+    "store_init_configuration": (("accelerate",), ("GeneralTracker",),
+                                 "accelerate's Accelerator.init_trackers() calls on the main process only (it is "
+                                 "@on_main_process, accelerate 1.15.0, accelerator.py:3312)"),
 }
 
 FORWARD_RUNS_COLLECTIVES = {

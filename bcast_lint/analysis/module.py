@@ -1246,12 +1246,15 @@ class ModuleAnalysis:
                 or not isinstance(call.args[0].value, cst.Name):
             return None
         loader = call.args[0].value.value
+        assignments = [assign for assign in every_node(candidate.scope, cst.Assign) if isinstance(assign.value, cst.Call)
+                       and any(loader in _bound_names(t.target) for t in assign.targets)]
+        if not assignments:
+            return None  # (most calls of iter(): no position is resolved for them)
         prepared = shuffled = False
         line = self.position(call).start.line
-        for assign in every_node(candidate.scope, cst.Assign):
+        for assign in assignments:
             value = assign.value
-            if not isinstance(value, cst.Call) or not any(loader in _bound_names(t.target) for t in assign.targets) \
-                    or self.position(assign).start.line >= line:  # (prepared after the preview: a plain loader)
+            if self.position(assign).start.line >= line:  # (prepared after the preview: a plain loader)
                 continue
             prepared = prepared or (last_name(value.func) == "prepare" and isinstance(value.func, cst.Attribute)
                                     and self._names_accelerator(value.func.value))
@@ -1274,8 +1277,7 @@ class ModuleAnalysis:
         owner = self._receiver_class(func.value, candidate.scope)
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)
-            if entry is None or any(self._made_with_false(func.value, keyword)
-                                    for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+            if entry is None or not self._switched_on(entry, func.value):
                 return None  # `MeanSquaredError(sync_on_compute=False).compute()`
             return _called_on(apis.framework_api(entry), func.value)
         receiver = last_name(func.value)
@@ -1332,7 +1334,14 @@ class ModuleAnalysis:
         if not isinstance(func, cst.Name) and not _self_attribute(func):
             return None
         owner = self._receiver_class(func, candidate.scope)
-        if owner not in apis.FORWARD_RUNS_COLLECTIVES:
+        if owner is not None and owner not in apis.FORWARD_RUNS_COLLECTIVES:
+            entry = frameworks.load().method(owner, "forward")  # `metric(preds, target)`
+            if entry is None or entry.name not in apis.SWITCHED_ON_BY or not self._switched_on(entry, func):
+                return None
+            runs = apis.SWITCHED_ON_BY[entry.name][1]
+            return _called_on(replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})"),
+                              func)
+        if owner is None:
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
@@ -1363,18 +1372,28 @@ class ModuleAnalysis:
             return False
         return self._receiver_class(func, scope) == "torch.nn.parallel.distributed.DistributedDataParallel"
 
-    def _made_with_false(self, func: cst.BaseExpression, keyword: str) -> bool:
-        """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing `keyword=False`."""
+    def _switched_on(self, entry, receiver: cst.BaseExpression) -> bool:
+        """Whether the object `receiver` names runs the collective of `entry`: not made with a
+        keyword that turns it off (apis.SWITCHED_OFF_BY), and made with one that turns it on
+        where it is off by default (apis.SWITCHED_ON_BY)."""
+        if any(self._made_with_false(receiver, keyword) for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+            return False
+        needed, _ = apis.SWITCHED_ON_BY.get(entry.name, (None, None))
+        return needed is None or any(self._made_with_false(receiver, keyword, "True") for keyword in needed)
+
+    def _made_with_false(self, func: cst.BaseExpression, keyword: str, value: str = "False") -> bool:
+        """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
+        `keyword=False` (or `keyword=<value>`)."""
         if isinstance(func, cst.Name):
-            made = [value for _, value in self._assigned(func.value)]
+            made = [made_by for _, made_by in self._assigned(func.value)]
             made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
         else:
-            made = [value for _, name, value in self._self_assignments if name == func.attr.value]
-            if any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
+            made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]
+            if value == "False" and any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
                 return True
-        return any(isinstance(value, cst.Call) and any(
+        return any(isinstance(made_by, cst.Call) and any(
             arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
-            and arg.value.value == "False" for arg in value.args) for value in made)
+            and arg.value.value == value for arg in made_by.args) for made_by in made)
 
     # -- what a framework object is ---------------------------------------------------------------
     def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:

@@ -239,6 +239,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         Valid("from torchmetrics import MeanSquaredError\nclass Track:\n    def __init__(self):\n"
               "        self.local = MeanSquaredError(sync_on_compute=False)\n    def show(self):\n"
               "        if rank == 0:\n            print(self.local.compute())"),
+        # A torchmetrics metric's forward (`metric(...)`) syncs only when made with dist_sync_on_step=True.
+        Valid("""
+            from torchmetrics.regression import MeanAbsoluteError
+            def evaluate(batches, rank):
+                metric = MeanAbsoluteError()
+                for preds, target in batches:
+                    if rank == 0:
+                        metric(preds, target)
+                        metric.forward(preds, target)
+                return metric.compute()
+            """),
         # Under no_sync() DDP's backward all-reduces nothing (gradient accumulation).
         Valid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
               "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
@@ -612,6 +623,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "funcol.all_gather_single() inside (torch 2.13.0), runs only on ranks where 'rank == 0' is true: "
                 f"{_HANG} (those ranks run full_state (line 14) only, while the others run no collective here)",
                 range=(6, 20, 6, 37)),
+        # A torchmetrics metric made with dist_sync_on_step=True syncs in each forward (`metric(...)`).
+        Invalid("""
+            from torchmetrics.regression import MeanAbsoluteError
+            def evaluate(batches):
+                metric = MeanAbsoluteError(dist_sync_on_step=True)
+                for preds, target in batches:
+                    if rank == 0:
+                        metric(preds, target)
+                return metric.compute()
+            """, expected_message="metric.forward(), which syncs the batch's metric states across ranks (it was "
+                "made with dist_sync_on_step=True) (torchmetrics 1.9.0), runs only on ranks where 'rank == 0' is "
+                f"true: {_HANG}", range=(6, 13, 6, 34), expected_replacement=(
+                "from torchmetrics.regression import MeanAbsoluteError\ndef evaluate(batches):\n"
+                "    metric = MeanAbsoluteError(dist_sync_on_step=True)\n    for preds, target in batches:\n"
+                "        if rank == 0:\n            pass\n        metric(preds, target)\n    return metric.compute()")),
         # DDP's backward all-reduces the gradients; a rank whose loss is not finite skips it.
         Invalid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"

@@ -459,6 +459,17 @@ class CollectiveOnSomeRanks(Rule):
                 torch.manual_seed(1234)
                 Block(0.1)(torch.ones(4))
             """),
+        # A tracker's finish() runs on every process (end_training is not @on_main_process), and a
+        # log() of a class that is no accelerate tracker is the program's own business.
+        Valid("""
+            from accelerate.tracking import GeneralTracker
+            class MeanTracker(GeneralTracker):
+                def finish(self):
+                    dist.barrier()
+            class Logger:
+                def log(self, values):
+                    dist.all_reduce(values)
+            """),
         # Lightning calls `setup` on every rank; a rank's own batch has every rank's structure.
         Valid("""
             import lightning.pytorch as pl
@@ -1111,6 +1122,19 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="barrier() is called in 'prepare_data', which Lightning calls on local rank 0 "
                 "only, while the other ranks wait in a barrier of their own (lightning 2.6.6, "
                 f"trainer/connectors/data_connector.py:94): {_HANG}", range=(5, 9, 5, 23)),
+        # accelerate's Accelerator.log() is @on_main_process: a tracker's log() runs there only.
+        Invalid("""
+            from accelerate.tracking import GeneralTracker
+            from accelerate.utils import reduce
+            class MeanTracker(GeneralTracker):
+                main_process_only = False
+                def log(self, values, step=None, **kwargs):
+                    for key, value in values.items():
+                        values[key] = reduce(torch.tensor([value])).item()
+                    write(values)
+            """, expected_message="reduce() is called in 'log', which accelerate's Accelerator.log() calls on "
+                "the main process only (it is @on_main_process, accelerate 1.15.0, accelerator.py:3397): "
+                f"{_HANG}", range=(7, 27, 7, 56)),
         # A rank whose mask selects nothing returns before the all_reduce (trl#4041's shape).
         Invalid("def masked_sum(values, mask):\n    picked = values[mask]\n    if picked.numel() == 0:\n"
                 "        return torch.zeros(())\n    total = picked.sum()\n    dist.all_reduce(total)\n    return total",
