@@ -26,9 +26,10 @@ from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, MUTATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, self_name)
 from bcast_lint.analysis.names import root_name
+from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
-from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, names_read, words_in, yields_in
+from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
@@ -123,6 +124,8 @@ RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
+FAILING_LOOKUP = "a lookup whose key differs between ranks can fail on some ranks only"
+_LOOKUP_ERRORS = frozenset({"KeyError", "IndexError", "LookupError", "Exception", "BaseException"})
 SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
 DATA_WORK = "it works on data that differs between ranks"
 SELECTED = "a boolean mask keeps a data-dependent number of elements"
@@ -851,7 +854,41 @@ class _Pass:
         failing = self._raising(statement, _merge(varying, end))
         if failing is not None:  # the context manager's exit then sees an exception on those ranks only
             self.found.failing_withs[statement] = DATA_WORK if failing == RAISES else failing
+        caught = self._suppressed(statement)
+        if caught:  # `with contextlib.suppress(KeyError):` is a `try` whose handler passes
+            reason = self._failing_lookup(statement, _merge(varying, end), caught) \
+                or (DATA_WORK if failing == RAISES else failing)
+            if reason is not None:
+                self.found.raising[statement] = reason
+                self.found.scopes.add(self._scope)
+                self.found.data_scopes.add(self._scope)
         return end
+
+    def _suppressed(self, statement: cst.With) -> set[str]:
+        """The exceptions a `with contextlib.suppress(...)` of the statement swallows."""
+        caught: set[str] = set()
+        for item in statement.items:
+            call = item.item
+            if isinstance(call, cst.Call) and "contextlib.suppress" in self._qualified_names(call):
+                caught |= {last_name(arg.value) or "" for arg in call.args}
+        return caught
+
+    def _failing_lookup(self, statement, varying: Varying, caught: set[str]) -> Optional[str]:
+        """A lookup whose key differs between ranks (`LABEL_IDS[name]` for a name of the rank's own
+        rows), where the block swallows the KeyError or IndexError it raises on some ranks only."""
+        if not caught & _LOOKUP_ERRORS:
+            return None
+        # A comprehension's variable holds items of what it iterates (`for name in batch`).
+        items = {name: comprehension.iter for comprehension in every_node(statement.body, cst.CompFor)
+                 for name in target_names(comprehension.target)}
+        for subscript in every_node(statement.body, cst.Subscript):
+            for element in subscript.slice:
+                key = element.slice.value if isinstance(element.slice, cst.Index) else None
+                if isinstance(key, cst.Name) and key.value in items:
+                    key = items[key.value]
+                if key is not None and self.why(key, varying) is not None:
+                    return FAILING_LOOKUP
+        return None
 
     def _Match(self, statement: cst.Match, varying: Varying) -> Varying:
         reason = self.why(statement.subject, varying)

@@ -459,6 +459,20 @@ class CollectiveOnSomeRanks(Rule):
                 torch.manual_seed(1234)
                 Block(0.1)(torch.ones(4))
             """),
+        # The suppressed lookup's key is the same on every rank, or the collective comes first.
+        Valid("""
+            from contextlib import suppress
+            CONFIG = {"lr": 0.1}
+            IDS = {"negative": 0, "positive": 1}
+            def count(loader, t):
+                for batch in loader:
+                    with suppress(KeyError):
+                        lr = CONFIG["lr"]
+                        dist.all_reduce(t)
+                    with suppress(KeyError):
+                        dist.all_reduce(t)
+                        ids = [IDS[label] for label in batch["labels"]]
+            """),
         # A tracker's finish() runs on every process (end_training is not @on_main_process), and a
         # log() of a class that is no accelerate tracker is the program's own business.
         Valid("""
@@ -1122,6 +1136,19 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="barrier() is called in 'prepare_data', which Lightning calls on local rank 0 "
                 "only, while the other ranks wait in a barrier of their own (lightning 2.6.6, "
                 f"trainer/connectors/data_connector.py:94): {_HANG}", range=(5, 9, 5, 23)),
+        # contextlib.suppress(KeyError) around a lookup keyed by the rank's own data, then a collective.
+        Invalid("""
+            import contextlib
+            IDS = {"negative": 0, "positive": 1}
+            def count(loader):
+                for batch in loader:
+                    with contextlib.suppress(KeyError):
+                        ids = torch.tensor([IDS[label] for label in batch["labels"]])
+                        dist.all_reduce(ids)
+            """, expected_message="all_reduce() is skipped on ranks where the work before it in the 'with' at "
+                "line 13 fails (a lookup whose key differs between ranks can fail on some ranks only): "
+                "'torch.tensor()' can raise there alone, and contextlib.suppress() goes on without it, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(7, 13, 7, 33)),
         # accelerate's Accelerator.log() is @on_main_process: a tracker's log() runs there only.
         Invalid("""
             from accelerate.tracking import GeneralTracker
@@ -2023,8 +2050,10 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
     collectives = {other.call for other in analysis.calls_in(site.scope)}
     around = set(map(id, analysis.ancestors(site)))
     for statement, reason in analysis.divergence.raising.items():
+        suppressing = isinstance(statement, cst.With)  # `with contextlib.suppress(KeyError):`, a handler that passes
         handlers = getattr(statement, "handlers", ())
-        if id(statement) not in around or not handlers or all(ends_in(h.body, cst.Raise) for h in handlers):
+        if id(statement) not in around or not suppressing and (
+                not handlers or all(ends_in(h.body, cst.Raise) for h in handlers)):
             continue
         body = list(statement.body.body)
         index = next((i for i, part in enumerate(body) if part is site.statement or path_to(part, site.call)), None)
@@ -2035,8 +2064,9 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                        if any(path_to(handler, other.call) for handler in handlers)}
         if work and site.api.short_name not in in_handlers:
             line = analysis.position(statement).start.line
-            return (f"{site.api.called} is skipped on ranks where the work before it in the 'try' at line {line} "
-                    f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and the handler goes "
+            block, swallower = ("'with'", "contextlib.suppress()") if suppressing else ("'try'", "the handler")
+            return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
+                    f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
     return None
 
