@@ -277,6 +277,9 @@ class Divergence:
     orders: dict = field(default_factory=dict)  # For over a set -> (its iterable, reason)
     raising: dict = field(default_factory=dict)  # Try -> reason
     failing_withs: dict = field(default_factory=dict)  # With whose body can fail on some ranks -> reason
+    # Functions a retrying decorator calls again when they raise, whose work can fail on some
+    # ranks only: FunctionDef -> (the decorator, reason). Their collectives run again there alone.
+    retried: dict = field(default_factory=dict)
     # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
     # the calls of expression statements (`sys.exit(1)`, a helper that exits).
     failing: set = field(default_factory=set)
@@ -306,6 +309,7 @@ class Divergence:
         self.orders.update(other.orders)
         self.raising.update(other.raising)
         self.failing_withs.update(other.failing_withs)
+        self.retried.update(other.retried)
         self.failing |= other.failing
         self.scopes |= other.scopes
         self.data_scopes |= other.data_scopes
@@ -1215,8 +1219,42 @@ def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
     entry: dict = dict(attributes or {})
     for name, (value, length) in (parameters or {}).items():
         entry = _bind(_bind(entry, [name], value), [_length(name)], length)
-    walk._note_held(walk.block(statements, entry))
+    end = walk.block(statements, entry)
+    walk._note_held(end)
+    retrying = _retrying_decorator(scope)
+    if retrying is not None and not _agrees_to_fail(scope, collectives):
+        reason = walk._raising(scope, _merge(entry, end))
+        if reason is not None:
+            walk.found.retried[scope] = (retrying, DATA_WORK if reason == RAISES else reason)
     return walk.found
+
+
+# Decorators that call the function again when it raises: a `retry` of one's own, tenacity's
+# `retry`, retrying's `retry`, backoff's `on_exception`.
+_RETRYING = frozenset({"retry", "retry_on_failure", "retry_on_exception", "on_exception", "retriable"})
+
+
+def _agrees_to_fail(function: cst.FunctionDef, collectives: Mapping[cst.Call, object]) -> bool:
+    """Whether the function raises on a test of what a collective returned (`landed =
+    accelerator.reduce(found)`, then `if landed < world: raise ...`): the ranks agree to fail, and
+    the decorator retries them together."""
+    agreed = {name for assign in every_node(function.body, cst.Assign)
+              if isinstance(assign.value, cst.Call) and assign.value in collectives
+              for target in assign.targets for name in target_names(target.target)}
+    agreed |= {call.args[0].value.value for call in calls_in(function.body)  # `dist.all_reduce(flag, ...)`
+               if call in collectives and call.args and isinstance(call.args[0].value, cst.Name)}
+    return any(ends_in(test.body, cst.Raise) and set(names_read(test.test)) & agreed
+               for test in every_node(function.body, cst.If))
+
+
+def _retrying_decorator(scope: cst.CSTNode) -> Optional[cst.Decorator]:
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    for decorator in scope.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if last_name(target) in _RETRYING:
+            return decorator
+    return None
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -459,6 +459,22 @@ class CollectiveOnSomeRanks(Rule):
                 torch.manual_seed(1234)
                 Block(0.1)(torch.ones(4))
             """),
+        # The ranks agree on the failure before they read (they retry together), or read one path alike.
+        Valid("""
+            from tenacity import retry
+            @retry
+            def load_shard(root):
+                path = root / f"shard-{dist.get_rank()}.txt"
+                landed = torch.tensor([float(path.exists())])
+                dist.all_reduce(landed, op=dist.ReduceOp.MIN)
+                if landed.item() < 1:
+                    raise FileNotFoundError(path)
+                return path.read_text()
+            @retry
+            def load_index(root):
+                dist.barrier()
+                return (root / "index.json").read_text()
+            """),
         # The suppressed lookup's key is the same on every rank, or the collective comes first.
         Valid("""
             from contextlib import suppress
@@ -1149,6 +1165,16 @@ class CollectiveOnSomeRanks(Rule):
                 "line 13 fails (a lookup whose key differs between ranks can fail on some ranks only): "
                 "'torch.tensor()' can raise there alone, and contextlib.suppress() goes on without it, so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(7, 13, 7, 33)),
+        # A retrying decorator calls the function again where its per-rank read fails.
+        Invalid("""
+            from tenacity import retry
+            @retry
+            def load_shard(root):
+                dist.barrier()
+                return (root / f"shard-{dist.get_rank()}.txt").read_text()
+            """, expected_message="barrier() runs again on ranks where 'load_shard' fails (it works on data that "
+                "differs between ranks): '@retry' calls it again there alone, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout", range=(4, 5, 4, 19)),
         # accelerate's Accelerator.log() is @on_main_process: a tracker's log() runs there only.
         Invalid("""
             from accelerate.tracking import GeneralTracker
@@ -1855,6 +1881,10 @@ class CollectiveOnSomeRanks(Rule):
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
                     continue
+                retried = _retried_on_failure(analysis, site)
+                if retried is not None:
+                    yield Report(site.call, retried, help=_RETRY_HELP)
+                    continue
                 skipped_by = _short_circuit(analysis, site)
                 if skipped_by is not None:
                     yield Report(site.call, skipped_by, help=_SHORT_CIRCUIT_HELP)
@@ -2069,6 +2099,21 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
     return None
+
+
+_RETRY_HELP = ("Keep the collectives out of the retried function, or agree on the failure first (all_reduce a "
+               "flag) so that every rank retries together")
+
+
+def _retried_on_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is in a function a retrying decorator calls again when it raises, and the
+    function's work can fail on some ranks only: there the collective runs once more."""
+    retried = analysis.divergence.retried.get(site.scope)
+    if retried is None:
+        return None
+    decorator, reason = retried
+    return (f"{site.api.called} runs again on ranks where '{site.scope.name.value}' fails ({reason}): "
+            f"'@{analysis.code(decorator.decorator)}' calls it again there alone, {_UNEVEN}")
 
 
 _SHORT_CIRCUIT_HELP = ("Call it on every rank before the test and combine the results: "
