@@ -36,7 +36,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
-from bcast_lint.analysis.walk import Visitor, ends_in, path_to
+from bcast_lint.analysis.walk import Visitor, ends_in, every_node, path_to
 from bcast_lint.analysis.words import calls_collective, names_rank
 from bcast_lint.source import Source
 
@@ -300,6 +300,8 @@ class Summaries:
         memoising = next((d for d in func.decorators if last_name(_called(d.decorator)) in _MEMOISING), None)
         if api is not None and memoising is not None:
             api = dataclasses.replace(api, memoised="@" + analysis.code(memoising.decorator))
+        elif api is not None and _lazy_guard(func) is not None:
+            api = dataclasses.replace(api, memoised=f"'{_lazy_guard(func)}' holds the result of its first call")
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group,
                        returned.returns, returned.returns_length, parameters,
@@ -552,7 +554,8 @@ def _data_conditional(func: cst.FunctionDef, decided: Callable[[cst.BaseExpressi
             if guarded:
                 found.add(statement)
             if isinstance(statement, cst.If):
-                inner = guarded or not (_is_setup_guard(statement.test) or decided(statement.test))
+                inner = guarded or not (_is_setup_guard(statement.test) or decided(statement.test)
+                                        or _lazy_attribute(statement) is not None)
                 block(_suite(statement.body), inner)
                 orelse = statement.orelse
                 if isinstance(orelse, cst.If):
@@ -572,6 +575,35 @@ def _data_conditional(func: cst.FunctionDef, decided: Callable[[cst.BaseExpressi
 
     block(_suite(func.body), False)
     return found
+
+
+def _lazy_guard(func: cst.FunctionDef) -> Optional[str]:
+    """"self._stats" where the function computes an attribute on its first call only (the
+    statement at the top of its body is `if self._stats is None: self._stats = ...`)."""
+    return next((attribute for statement in _suite(func.body) if isinstance(statement, cst.If)
+                 for attribute in (_lazy_attribute(statement),) if attribute is not None), None)
+
+
+def _lazy_attribute(statement: cst.If) -> Optional[str]:
+    """"self._stats" for `if self._stats is None:` (or `if not self._stats:`) whose body sets
+    `self._stats`: the body runs on the first call only, as a cache's miss does."""
+    test = statement.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        tested = test.expression
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.Is) and is_none(test.comparisons[0].comparator):
+        tested = test.left
+    else:
+        return None
+    if not (isinstance(tested, cst.Attribute) and isinstance(tested.value, cst.Name) and tested.value.value == "self"):
+        return None
+    attribute = tested.attr.value
+    for target in every_node(statement.body, cst.AssignTarget):
+        node = target.target
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+                and node.attr.value == attribute:
+            return f"self.{attribute}"
+    return None
 
 
 def _is_setup_guard(test: cst.BaseExpression) -> bool:

@@ -459,6 +459,23 @@ class CollectiveOnSomeRanks(Rule):
                 torch.manual_seed(1234)
                 Block(0.1)(torch.ones(4))
             """),
+        # The lazily computed statistic is first asked for on every rank alike.
+        Valid("""
+            class Scaler:
+                def __init__(self):
+                    self._stats = None
+                def scale(self, x):
+                    if self._stats is None:
+                        total = x.sum(0)
+                        dist.all_reduce(total)
+                        self._stats = total
+                    return x - self._stats
+            def train(loader, first):
+                scaler = Scaler()
+                scaler.scale(first)
+                for step in range(10):
+                    first = scaler.scale(first)
+            """),
         # The ranks agree on the failure before they read (they retry together), or read one path alike.
         Valid("""
             from tenacity import retry
@@ -1165,6 +1182,27 @@ class CollectiveOnSomeRanks(Rule):
                 "line 13 fails (a lookup whose key differs between ranks can fail on some ranks only): "
                 "'torch.tensor()' can raise there alone, and contextlib.suppress() goes on without it, so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(7, 13, 7, 33)),
+        # A statistic computed lazily on the first call, first called on batches only some ranks hold.
+        Invalid("""
+            class Scaler:
+                def __init__(self):
+                    self._stats = None
+                def scale(self, x):
+                    if self._stats is None:
+                        total = x.sum(0)
+                        dist.all_reduce(total)
+                        self._stats = total
+                    return x - self._stats
+            def train(loader):
+                scaler = Scaler()
+                for batch in loader:
+                    if batch["numeric"].any():
+                        batch["x"] = scaler.scale(batch["x"])
+            """, expected_message="scale() runs only on ranks where 'batch[\"numeric\"].any()' is true (it is "
+                "computed from this rank's own batch of data): scale() calls dist.all_reduce() (case.py:15) on its "
+                "first call only ('self._stats' holds the result of its first call), and the other ranks make that "
+                "call at another point or never, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(14, 26, 14, 50)),
         # A retrying decorator calls the function again where its per-rank read fails.
         Invalid("""
             from tenacity import retry
@@ -2012,6 +2050,8 @@ def _apart_by_branch(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout"
 def _missed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     """A memoised project function called with an argument that differs between ranks: each rank
     runs its collective only where its own cache misses, at different calls (PyOP2#696)."""
+    if not site.api.memoised.startswith("@"):
+        return None  # a lazily set attribute: its cache is the object's, whatever the arguments
     for arg in site.call.args:
         reason = analysis.divergence.value_at(site.call, arg.value)
         if reason is not None:
@@ -2346,6 +2386,9 @@ def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -
     handled = _handler_around(analysis, site)
     where = f"ranks where {condition}" if condition else handled or "some ranks"
     hang = f"{site.api.called} {site.api.via}, and {_HANG}" if site.api.via else _HANG
+    if site.api.memoised and site.api.via:  # its first call runs the collective; a later one, nothing
+        hang = (f"{site.api.called} {site.api.via} on its first call only ({site.api.memoised}), and the other "
+                f"ranks make that call at another point or never, {_UNEVEN}")
     missing = set(analysis.worlds[site.scope]) - set(site.reached)
     sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
     return f"{site.api.called} runs only on {where}: {hang}{sequences}"
@@ -2355,7 +2398,7 @@ def _handler_around(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     """"the ranks where the 'try' at line 48 raises (...)": the call is in a handler of a `try`
     that can raise on some ranks only."""
     for statement, reason in analysis.divergence.raising.items():
-        if any(path_to(handler, site.statement) is not None for handler in statement.handlers):
+        if any(path_to(handler, site.statement) is not None for handler in getattr(statement, "handlers", ())):
             return f"the ranks where the 'try' at line {analysis.position(statement).start.line} raises ({reason})"
     return None
 
@@ -2422,7 +2465,7 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
             if any(judge(test, world) is (not truth) for world in worlds):
                 return _phrase(analysis, test, truth)
     for statement, reason in analysis.divergence.raising.items():
-        if any(path_to(handler, exit_.statement) is not None for handler in statement.handlers):
+        if any(path_to(handler, exit_.statement) is not None for handler in getattr(statement, "handlers", ())):
             line = analysis.position(statement).start.line
             return f"the 'try' at line {line} raises ({reason})"
     return None
