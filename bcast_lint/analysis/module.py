@@ -1248,20 +1248,16 @@ class ModuleAnalysis:
         loader = call.args[0].value.value
         assignments = [assign for assign in every_node(candidate.scope, cst.Assign) if isinstance(assign.value, cst.Call)
                        and any(loader in _bound_names(t.target) for t in assign.targets)]
-        if not assignments:
+        prepares = [assign for assign in assignments if last_name(assign.value.func) == "prepare"
+                    and isinstance(assign.value.func, cst.Attribute) and self._names_accelerator(assign.value.func.value)]
+        shuffles = [assign for assign in assignments if last_name(assign.value.func) == "DataLoader"
+                    and isinstance(argument_value(assign.value, None, "shuffle"), cst.Name)
+                    and argument_value(assign.value, None, "shuffle").value == "True"]
+        if not (prepares and shuffles):
             return None  # (most calls of iter(): no position is resolved for them)
-        prepared = shuffled = False
-        line = self.position(call).start.line
-        for assign in assignments:
-            value = assign.value
-            if self.position(assign).start.line >= line:  # (prepared after the preview: a plain loader)
-                continue
-            prepared = prepared or (last_name(value.func) == "prepare" and isinstance(value.func, cst.Attribute)
-                                    and self._names_accelerator(value.func.value))
-            shuffle = argument_value(value, None, "shuffle")
-            shuffled = shuffled or (last_name(value.func) == "DataLoader" and isinstance(shuffle, cst.Name)
-                                    and shuffle.value == "True")
-        if not (prepared and shuffled):
+        line = self.position(call).start.line  # prepared after the preview: a plain loader
+        if not any(self.position(assign).start.line < line for assign in prepares) \
+                or not any(self.position(assign).start.line < line for assign in shuffles):
             return None
         return apis.Api("iter", apis.HIDDEN, inside=f"runs synchronize_rng_states() of accelerate's prepared "
                         f"DataLoader inside, a broadcast of its shuffling generator (accelerate {_ACCELERATE})")
