@@ -286,6 +286,11 @@ SOME_RANKS_HOOKS = {
                                  "@on_main_process, accelerate 1.15.0, accelerator.py:3312)"),
 }
 
+# nn.Module.state_dict() calls `_save_to_state_dict` of the module and of every submodule, and
+# load_state_dict() `_load_from_state_dict` (torch 2.13.0, nn/modules/module.py): a class that
+# overrides one with a collective runs it wherever a module holding it is saved or loaded.
+STATE_DICT_HOOKS = {"state_dict": "_save_to_state_dict", "load_state_dict": "_load_from_state_dict"}
+
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),

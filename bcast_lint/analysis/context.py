@@ -11,7 +11,7 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import CATALOG
+from bcast_lint.analysis.apis import CATALOG, STATE_DICT_HOOKS
 from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
@@ -100,6 +100,7 @@ class FileContext:
                 # (`super().m(` in a subclass calls it as a bare `m(` does.)
                 made = bool(klass) and (f"{klass}(" in index.source.text or f"super().{method}(" in index.source.text)
                 new = {f"self.{method}" if klass else qualname, *((method,) if made else ())}
+                new |= {call for call, hook in STATE_DICT_HOOKS.items() if klass and method == hook}  # `m.state_dict()`
                 if method in ("forward", "__call__") and made:  # `self.norm = Norm(w)`, then `self.norm(x)`
                     new |= _holders(index.source.text, klass)
                 words |= new

@@ -286,6 +286,7 @@ class _CandidateCollector(Visitor):
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
                 or (isinstance(func, cst.Name) and bool(own_methods & {"forward", "__call__"}))
                 or candidate.name in hooks.REGISTRATIONS or calls_super(func) or candidate.name == "iter"
+                or apis.STATE_DICT_HOOKS.get(candidate.name) in own_methods
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
@@ -787,7 +788,7 @@ class ModuleAnalysis:
         if api is None:
             api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
         if api is None and self._context is not None:
-            api = self._partial_api(candidate) or self._prepared_iteration(candidate)
+            api = self._partial_api(candidate) or self._prepared_iteration(candidate) or self._state_dict_hook(candidate)
         if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -912,6 +913,51 @@ class ModuleAnalysis:
             return None  # made of two classes, or of none: which method runs is not known
         klass = classes.pop()
         return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
+
+    def _state_dict_hook(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`self.model.state_dict()` where the model's class is, or holds in an attribute, a class
+        of this module whose `_save_to_state_dict` runs a collective (apis.STATE_DICT_HOOKS):
+        nn.Module calls it for every submodule."""
+        hook = apis.STATE_DICT_HOOKS.get(candidate.name)
+        if hook is None or self._context.index is None:
+            return None
+        for klass in self._held_classes(self._made_class(candidate)):
+            target = self._context.project.method(self._context.index, klass, hook)
+            if isinstance(target, FunctionRef) and self._context.summaries.may_run_collective(target):
+                summary = self._context.summaries.of(target)
+                if summary is not None and summary.api is not None:
+                    return apis.Api(candidate.name, apis.OTHER, via=_HookChain(candidate.name, klass, hook, summary.api))
+        return None
+
+    def _made_class(self, candidate: _Candidate) -> Optional[str]:
+        """The class of this module that made the object a method is called on (see
+        _constructed_method), or None."""
+        func = candidate.call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = func.value
+        if isinstance(receiver, cst.Name):
+            made = [value for scope, value in self._assigned(receiver.value) if scope in (candidate.scope, self.module)]
+        elif _is_self_attribute(receiver):
+            made = [made for method, name, value in self._self_assignments if name == receiver.attr.value
+                    for made in self._handed_in(method, value)]
+        else:
+            return None
+        classes = {value.func.value for value in made if _constructs(value) and isinstance(value.func, cst.Name)}
+        return classes.pop() if len(classes) == 1 else None
+
+    def _held_classes(self, klass: Optional[str]) -> list[str]:
+        """`klass` and the classes of this module its methods construct into its attributes
+        (`self.norm = RunningNorm(4)`), theirs in turn: its submodules' classes."""
+        local = {s.name.value for s in self.module.body if isinstance(s, cst.ClassDef)}
+        found = [klass] if klass in local else []
+        for name in found:  # grows while it is read
+            for method, _, value in self._self_assignments:
+                owner = self._method_classes.get(method)
+                if owner is not None and owner.name.value == name and _constructs(value) \
+                        and isinstance(value.func, cst.Name) and value.func.value in local and value.func.value not in found:
+                    found.append(value.func.value)
+        return found
 
     def _called_module(self, candidate: _Candidate):
         """`self.norm(x)`, `block(x)` for an instance of a project class, or of a container made of
@@ -2033,6 +2079,22 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+@dataclass(frozen=True)
+class _HookChain:
+    """"calls RunningNorm._save_to_state_dict() for each submodule of that class (nn.Module's
+    state_dict()), which calls dist.all_reduce() (norm.py:41)", rendered when a message shows it."""
+
+    call: str
+    klass: str
+    hook: str
+    api: apis.Api
+
+    def __str__(self) -> str:
+        inner = self.api.via or self.api.inside
+        return (f"calls {self.klass}.{self.hook}() for each submodule of that class (nn.Module's {self.call}(), "
+                f"torch {_TORCH}), which {inner}")
 
 
 @dataclass(frozen=True)

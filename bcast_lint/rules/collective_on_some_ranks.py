@@ -459,6 +459,24 @@ class CollectiveOnSomeRanks(Rule):
                 torch.manual_seed(1234)
                 Block(0.1)(torch.ones(4))
             """),
+        # The module's state saved on every rank; an optimizer's state_dict has no such hook.
+        Valid("""
+            class Norm(torch.nn.Module):
+                def _save_to_state_dict(self, destination, prefix, keep_vars):
+                    stats = self.total.clone()
+                    dist.all_reduce(stats)
+                    destination[prefix + "total"] = stats
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norm = Norm()
+            def save(path):
+                net = Net()
+                opt = torch.optim.SGD(net.parameters(), lr=0.1)
+                state = net.state_dict()
+                if rank == 0:
+                    torch.save({"net": state, "opt": opt.state_dict()}, path)
+            """),
         # The lazily computed statistic is first asked for on every rank alike.
         Valid("""
             class Scaler:
@@ -1182,6 +1200,26 @@ class CollectiveOnSomeRanks(Rule):
                 "line 13 fails (a lookup whose key differs between ranks can fail on some ranks only): "
                 "'torch.tensor()' can raise there alone, and contextlib.suppress() goes on without it, so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(7, 13, 7, 33)),
+        # nn.Module.state_dict() runs every submodule's _save_to_state_dict: here an all_reduce.
+        Invalid("""
+            class Norm(torch.nn.Module):
+                def _save_to_state_dict(self, destination, prefix, keep_vars):
+                    stats = self.total.clone()
+                    dist.all_reduce(stats)
+                    destination[prefix + "total"] = stats
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norm = Norm()
+            def save(path):
+                net = Net()
+                if rank == 0:
+                    torch.save(net.state_dict(), path)
+            """, expected_message="state_dict() runs only on ranks where 'rank == 0' is true: state_dict() calls "
+                "Norm._save_to_state_dict() for each submodule of that class (nn.Module's state_dict(), torch "
+                "2.13.0), which calls dist.all_reduce() (case.py:12), and the other ranks never join it and every "
+                "rank hangs until the timeout (those ranks run state_dict (line 21) only, while the others run no "
+                "collective here)", range=(13, 20, 13, 36)),
         # A statistic computed lazily on the first call, first called on batches only some ranks hold.
         Invalid("""
             class Scaler:
