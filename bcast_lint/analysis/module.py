@@ -371,7 +371,7 @@ def _target_names(target: cst.BaseExpression) -> set:
 def _keeps_own_samplers(analysis: "ModuleAnalysis") -> bool:
     """Whether the file tells a Trainer to keep its loaders' samplers (`use_distributed_sampler=False`),
     read once per module (ModuleAnalysis.once)."""
-    return apis.OWN_SAMPLER.search(analysis._whole_text()) is not None
+    return apis.OWN_SAMPLER.search(analysis.whole_text()) is not None
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
@@ -765,7 +765,7 @@ class ModuleAnalysis:
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
-        whole = self._whole_text()
+        whole = self.whole_text()
         self.conditions.seeded_per_rank = seeds_per_rank(whole)
         self.conditions.signalled = signalled(whole)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
@@ -1736,7 +1736,7 @@ class ModuleAnalysis:
                     pending.append(base)
         return found
 
-    def _whole_text(self) -> str:
+    def whole_text(self) -> str:
         """The whole file's text: what the cut left of it is `self.source`."""
         context = self._context
         return context.index.source.text if context is not None and context.index is not None else self.source.text

@@ -5,11 +5,13 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis
-from bcast_lint.analysis.expressions import (argument_value, is_none, method_name, payload_leaves,
+from bcast_lint.analysis.bindings import target_names
+from bcast_lint.analysis.expressions import (argument_value, is_none, last_name, method_name, payload_leaves,
                                              positional_arguments)
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
+from bcast_lint.analysis.walk import every_node
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # What a payload expression is, as far as an in-place broadcast is concerned.
@@ -154,6 +156,8 @@ class BroadcastIntoTemporary(Rule):
     code = "BCL010"
     VALID = (
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x, 0)"),
+        # Parameters of a model in the default layout are contiguous: .contiguous() returns them.
+        Valid("def sync(model):\n    for p in model.parameters():\n        dist.broadcast(p.data.contiguous(), src=0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.flatten(x), 0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.chunk(x, 2)[0], 0)"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(torch.relu_(x), 0)"),
@@ -264,6 +268,11 @@ class BroadcastIntoTemporary(Rule):
         Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x[:, ::2].contiguous(), 0)",
                 expected_message="dist.broadcast() writes into x[:, ::2].contiguous(), a temporary copy "
                 "of x: the receiving ranks' x keeps its own value", range=(2, 16, 2, 38)),
+        # A channels_last model's 4-D weights are not contiguous: .contiguous() copies them.
+        Invalid("def sync(model):\n    model = model.to(memory_format=torch.channels_last)\n"
+                "    for p in model.parameters():\n        dist.broadcast(p.data.contiguous(), src=0)",
+                expected_message="dist.broadcast() writes into p.data.contiguous(), a temporary copy of p: the "
+                "receiving ranks' p keeps its own value", range=(4, 24, 4, 43)),
         Invalid("x = torch.zeros(8, 4)\ndist.broadcast(x.narrow(1, 0, 2), 0)",
                 expected_message="dist.broadcast() writes into x.narrow(1, 0, 2), a non-contiguous view: "
                 "gloo writes the received elements as one contiguous block and silently corrupts x, NCCL "
@@ -358,12 +367,31 @@ def _call_kind(analysis: ModuleAnalysis, call: cst.Call) -> Optional[str]:
     if method in _LAYOUT_KEEPING_METHODS or method.endswith("_"):
         return base  # in-place methods return the tensor itself
     if method in _RESHAPING_METHODS:
-        return None if base is None else COPY
+        return COPY if base is not None or _channels_last_parameter(analysis, call.func.value) else None
     if method in _DIMENSION_METHODS:
         return _dimension_view(call, base)
     if method == "diagonal":
         return base if base == COPY else STRIDED
     return None
+
+
+_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
+
+
+def _channels_last_parameter(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """`p` or `p.data` for `for p in model.parameters()`, in a module that moves models to
+    `memory_format=torch.channels_last`: a 4-D weight is then not contiguous, and `.contiguous()`
+    or `.reshape()` of it is a copy (a Linear's weight stays contiguous: the copy is per tensor)."""
+    while isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        expr = expr.value
+    if not isinstance(expr, cst.Name) or "channels_last" not in analysis.whole_text():
+        return False
+    for loop in every_node(analysis.module, cst.For):
+        call = loop.iter
+        if isinstance(call, cst.Call) and last_name(call.func) in _PARAMETER_ITERATORS \
+                and expr.value in target_names(loop.target):
+            return True
+    return False
 
 
 def _new_from_torch(qualified: str, call: cst.Call) -> bool:
