@@ -165,7 +165,7 @@ def report(corpus: Corpus, tools: dict, measurements, counts, args) -> str:
         f"versions: {versions}",
     ]
     targets = render(["target", "measured", "limit", "verdict"], target_rows(measurements, fit))
-    caption = "targets (issues 7 and 13; they hold for the pinned corpus only):"
+    caption = "targets (issues 7, 13 and 22; they hold for the pinned corpus only):"
     sections = [header, [results_table(measurements)], ["scaling (1 process, no cache):", scaling]]
     return "\n\n".join("\n".join(lines) for lines in [*sections, [caption, targets]])
 
