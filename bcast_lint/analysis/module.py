@@ -898,7 +898,16 @@ class ModuleAnalysis:
         func = candidate.call.func
         if not isinstance(func, cst.Attribute) or func.attr.value in _MAIN_FIRST_METHODS:
             return None  # the block's rank context, as _framework_method says
-        receiver = func.value
+        klass = self._receiver_constructor(candidate)
+        if klass is None:
+            return None
+        return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
+
+    def _receiver_constructor(self, candidate: _Candidate) -> Optional[cst.BaseExpression]:
+        """The class expression of the construction that made the object a method is called on
+        (`MetricsTracker` for `tracker = MetricsTracker(...)`, `self.tracker` set or handed so,
+        `MetricsTracker().reduce()`), when one class made it; else None."""
+        receiver = candidate.call.func.value
         if isinstance(receiver, cst.Name):
             made = [value for scope, value in self._assigned(receiver.value) if scope in (candidate.scope, self.module)]
         elif _is_self_attribute(receiver):
@@ -909,10 +918,7 @@ class ModuleAnalysis:
         else:
             return None
         classes = {value.func for value in made if _constructs(value)}
-        if len(classes) != 1:
-            return None  # made of two classes, or of none: which method runs is not known
-        klass = classes.pop()
-        return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
+        return classes.pop() if len(classes) == 1 else None  # of two classes, or none: not known
 
     def _state_dict_hook(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`self.model.state_dict()` where the model's class is, or holds in an attribute, a class
@@ -930,21 +936,11 @@ class ModuleAnalysis:
         return None
 
     def _made_class(self, candidate: _Candidate) -> Optional[str]:
-        """The class of this module that made the object a method is called on (see
-        _constructed_method), or None."""
-        func = candidate.call.func
-        if not isinstance(func, cst.Attribute):
+        """The name of the class of this module that made the object a method is called on."""
+        if not isinstance(candidate.call.func, cst.Attribute):
             return None
-        receiver = func.value
-        if isinstance(receiver, cst.Name):
-            made = [value for scope, value in self._assigned(receiver.value) if scope in (candidate.scope, self.module)]
-        elif _is_self_attribute(receiver):
-            made = [made for method, name, value in self._self_assignments if name == receiver.attr.value
-                    for made in self._handed_in(method, value)]
-        else:
-            return None
-        classes = {value.func.value for value in made if _constructs(value) and isinstance(value.func, cst.Name)}
-        return classes.pop() if len(classes) == 1 else None
+        klass = self._receiver_constructor(candidate)
+        return klass.value if isinstance(klass, cst.Name) else None
 
     def _held_classes(self, klass: Optional[str]) -> list[str]:
         """`klass` and the classes of this module its methods construct into its attributes
