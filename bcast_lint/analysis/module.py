@@ -942,6 +942,16 @@ class ModuleAnalysis:
         klass = self._receiver_constructor(candidate)
         return klass.value if isinstance(klass, cst.Name) else None
 
+    def local_class_of(self, receiver: cst.BaseExpression, scope: cst.CSTNode) -> Optional[cst.ClassDef]:
+        """The class of this module that made the object `receiver` names (`metric` for `metric =
+        ReciprocalRank()` in the scope or at module level), when one class did."""
+        if not isinstance(receiver, cst.Name):
+            return None
+        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        made = {value.func.value for where, value in self._assigned(receiver.value) if where in (scope, self.module)
+                and _constructs(value) and isinstance(value.func, cst.Name) and value.func.value in classes}
+        return classes[made.pop()] if len(made) == 1 else None
+
     def _held_classes(self, klass: Optional[str]) -> list[str]:
         """`klass` and the classes of this module its methods construct into its attributes
         (`self.norm = RunningNorm(4)`), theirs in turn: its submodules' classes."""
@@ -1429,9 +1439,14 @@ class ModuleAnalysis:
             made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]
             if value == "False" and any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
                 return True
-        return any(isinstance(made_by, cst.Call) and any(
-            arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
-            and arg.value.value == value for arg in made_by.args) for made_by in made)
+        calls = [made_by for made_by in made if isinstance(made_by, cst.Call)]
+        # A class of the module that hands its base the keyword: `super().__init__(sync_on_compute=False)`.
+        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        calls += [call for made_by in list(calls) if isinstance(made_by.func, cst.Name) and made_by.func.value in classes
+                  for call in every_node(classes[made_by.func.value], cst.Call)
+                  if last_name(call.func) == "__init__" and calls_super(call.func)]
+        return any(arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
+                   and arg.value.value == value for call in calls for arg in call.args)
 
     # -- what a framework object is ---------------------------------------------------------------
     def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
@@ -1712,6 +1727,10 @@ class ModuleAnalysis:
             return None
         packages, classes, how = hook
         return how if self._derives_from(self._method_classes.get(scope), packages, classes) else None
+
+    def varies_by_rank(self, test: cst.BaseExpression) -> bool:
+        """Whether the rank alone decides `test`, one way on some ranks and the other elsewhere."""
+        return self._rank_test(test)
 
     def _rank_test(self, test: cst.BaseExpression) -> bool:
         """Whether the rank alone decides `test`, one way on some ranks and the other elsewhere."""

@@ -239,6 +239,26 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         Valid("from torchmetrics import MeanSquaredError\nclass Track:\n    def __init__(self):\n"
               "        self.local = MeanSquaredError(sync_on_compute=False)\n    def show(self):\n"
               "        if rank == 0:\n            print(self.local.compute())"),
+        # A list state concatenated before its one gather, or a metric that does not sync at all.
+        Valid("""
+            from torchmetrics import Metric
+            class Ranked(Metric):
+                def __init__(self):
+                    super().__init__()
+                    self.add_state("ranked", default=[], dist_reduce_fx="cat")
+            class LocalRanked(Metric):
+                def __init__(self):
+                    super().__init__(sync_on_compute=False)
+                    self.add_state("ranked", default=[], dist_reduce_fx=None)
+            def evaluate(loader):
+                metric, local = Ranked(), LocalRanked()
+                for batch in loader:
+                    if not batch["relevant"].any():
+                        continue
+                    metric.update(batch["relevant"])
+                    local.update(batch["relevant"])
+                return metric.compute(), local.compute()
+            """),
         # A torchmetrics metric's forward (`metric(...)`) syncs only when made with dist_sync_on_step=True.
         Valid("""
             from torchmetrics.regression import MeanAbsoluteError
@@ -623,6 +643,29 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "funcol.all_gather_single() inside (torch 2.13.0), runs only on ranks where 'rank == 0' is true: "
                 f"{_HANG} (those ranks run full_state (line 14) only, while the others run no collective here)",
                 range=(6, 20, 6, 37)),
+        # A list state without a reduction is gathered one element per update(); the updates differ.
+        Invalid("""
+            from torchmetrics import Metric
+            class Ranked(Metric):
+                def __init__(self):
+                    super().__init__()
+                    self.add_state("ranked", default=[], dist_reduce_fx=None)
+                def update(self, relevant):
+                    self.ranked.append(relevant)
+                def compute(self):
+                    return torch.cat(self.ranked).mean()
+            def evaluate(loader):
+                metric = Ranked()
+                for batch in loader:
+                    if not batch["relevant"].any():
+                        continue
+                    metric.update(batch["relevant"])
+                return metric.compute()
+            """, expected_message="metric.compute(), which runs sync() inside (torchmetrics 1.9.0), gathers the list "
+                "state 'ranked' one element at a time (it has no dist_reduce_fx), one element per update, and the "
+                "update at line 23 runs a different number of times on different ranks (it is computed from this "
+                "rank's own batch of data), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(16, 12, 16, 28)),
         # A torchmetrics metric made with dist_sync_on_step=True syncs in each forward (`metric(...)`).
         Invalid("""
             from torchmetrics.regression import MeanAbsoluteError

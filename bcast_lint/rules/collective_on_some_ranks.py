@@ -12,10 +12,10 @@ from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import RANK, counted
-from bcast_lint.analysis.expressions import argument_value, last_name
+from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
-from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, names_read, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, every_node, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -1953,6 +1953,10 @@ class CollectiveOnSomeRanks(Rule):
                 if keyed is not None:
                     yield Report(site.call, keyed, help=_KEYS_HELP)
                     continue
+                per_update = _gathered_per_update(analysis, site)
+                if per_update is not None:
+                    yield Report(site.call, per_update, help=_PER_UPDATE_HELP)
+                    continue
                 failed_before = _skipped_by_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
@@ -2177,6 +2181,82 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
     return None
+
+
+_PER_UPDATE_HELP = ("Give the list state a reduction (dist_reduce_fx='cat') or keep one tensor per rank, so that "
+                    "the sync runs the same collectives on every rank")
+
+
+def _gathered_per_update(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """`metric.compute()` of a torchmetrics Metric of the module with a list state and no reduction
+    (`add_state("ranked", default=[], dist_reduce_fx=None)`): its sync gathers the list one element
+    at a time (torchmetrics 1.9.0, `Metric._sync_dist`), one element per `update()`, so where the
+    updates run a different number of times on different ranks, so do the gathers."""
+    if site.api.qualified_name != "torchmetrics.metric.Metric.compute" or not isinstance(site.call.func, cst.Attribute):
+        return None
+    receiver = site.call.func.value
+    klass = analysis.local_class_of(receiver, site.scope)
+    state = _unreduced_list_state(klass) if klass is not None else None
+    if state is None:
+        return None
+    for update in calls_in(site.scope):
+        func = update.func
+        target = func.value if isinstance(func, cst.Attribute) and func.attr.value in ("update", "forward") else func
+        if not (isinstance(target, cst.Name) and target.value == receiver.value) or update is site.call:
+            continue
+        reason = _runs_unevenly(analysis, site.scope, update)
+        if reason is not None:
+            line = analysis.position(update).start.line
+            return (f"{site.api.called} gathers the list state '{state}' one element at a time (it has no "
+                    f"dist_reduce_fx), one element per update, and the update at line {line} runs a different number "
+                    f"of times on different ranks ({reason}), {_UNEVEN}")
+    return None
+
+
+def _unreduced_list_state(klass: cst.ClassDef) -> Optional[str]:
+    """The name of a state the class adds with an empty list default and `dist_reduce_fx=None`."""
+    for call in every_node(klass, cst.Call):
+        if last_name(call.func) != "add_state":
+            continue
+        default, reduction = argument_value(call, 1, "default"), argument_value(call, 2, "dist_reduce_fx")
+        name = argument_value(call, 0, "name")
+        if isinstance(default, cst.List) and not default.elements and reduction is not None and is_none(reduction) \
+                and isinstance(name, cst.SimpleString):
+            return name.evaluated_value
+    return None
+
+
+def _runs_unevenly(analysis: ModuleAnalysis, scope: cst.CSTNode, call: cst.Call) -> Optional[str]:
+    """Why `call` runs a different number of times on different ranks: it is under a test that
+    differs between ranks, after one that skips the rest of a loop's body, or in a loop whose
+    length differs; else None."""
+    path = (*(path_to(scope, call) or ()), call)
+    for index, node in enumerate(path[:-1]):
+        if isinstance(node, cst.If) and path[index + 1] is not node.test:
+            reason = _test_varies(analysis, node.test)
+            if reason is not None:
+                return reason
+        if isinstance(node, (cst.For, cst.While)):
+            looped = analysis.divergence.loops.get(node)
+            if looped is not None:
+                return looped[1]
+            body = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
+            below = path[index + 2] if index + 2 < len(path) else None  # the statement of the body
+            for statement in body[:body.index(below)] if below in body else ():
+                if isinstance(statement, cst.If) and (ends_in(statement.body, cst.Continue)
+                                                      or ends_in(statement.body, cst.Break)):
+                    reason = _test_varies(analysis, statement.test)
+                    if reason is not None:
+                        return reason
+    return None
+
+
+def _test_varies(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Optional[str]:
+    """Why `test` goes one way on some ranks and the other way elsewhere: a rank test, or an
+    operand the data flow recorded (Divergence.tests); else None."""
+    tests = analysis.divergence.tests
+    reason = next((tests[leaf] for leaf in boolean_leaves(test) if leaf in tests), None)
+    return reason or (RANK if analysis.varies_by_rank(test) else None)
 
 
 _RETRY_HELP = ("Keep the collectives out of the retried function, or agree on the failure first (all_reduce a "
