@@ -1297,8 +1297,15 @@ class ModuleAnalysis:
         if candidate.name != "iter" or not isinstance(call.func, cst.Name) or len(call.args) != 1 \
                 or not isinstance(call.args[0].value, cst.Name):
             return None
-        loader = call.args[0].value.value
-        assignments = [assign for assign in every_node(candidate.scope, cst.Assign) if isinstance(assign.value, cst.Call)
+        if not self.prepared_shuffled_loader(call.args[0].value.value, candidate.scope, call):
+            return None
+        return apis.Api("iter", apis.HIDDEN, inside=PREPARED_ITERATION)
+
+    def prepared_shuffled_loader(self, loader: str, scope: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Whether `loader` holds, where `use` reads it in `scope`, a shuffled DataLoader that
+        `accelerator.prepare` wrapped (both assigned in the scope before `use`; a loader prepared
+        after it is a plain one)."""
+        assignments = [assign for assign in every_node(scope, cst.Assign) if isinstance(assign.value, cst.Call)
                        and any(loader in _bound_names(t.target) for t in assign.targets)]
         prepares = [assign for assign in assignments if last_name(assign.value.func) == "prepare"
                     and isinstance(assign.value.func, cst.Attribute) and self._names_accelerator(assign.value.func.value)]
@@ -1306,13 +1313,10 @@ class ModuleAnalysis:
                     and isinstance(argument_value(assign.value, None, "shuffle"), cst.Name)
                     and argument_value(assign.value, None, "shuffle").value == "True"]
         if not (prepares and shuffles):
-            return None  # (most calls of iter(): no position is resolved for them)
-        line = self.position(call).start.line  # prepared after the preview: a plain loader
-        if not any(self.position(assign).start.line < line for assign in prepares) \
-                or not any(self.position(assign).start.line < line for assign in shuffles):
-            return None
-        return apis.Api("iter", apis.HIDDEN, inside=f"runs synchronize_rng_states() of accelerate's prepared "
-                        f"DataLoader inside, a broadcast of its shuffling generator (accelerate {_ACCELERATE})")
+            return False  # (most loaders: no position is resolved for them)
+        line = self.position(use).start.line
+        return any(self.position(assign).start.line < line for assign in prepares) \
+            and any(self.position(assign).start.line < line for assign in shuffles)
 
     def _framework_method(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`trainer.save_checkpoint(...)`, `self.log(..., sync_dist=True)`, `accelerator.save_state(...)`:
@@ -2325,6 +2329,11 @@ class _StatementPositions:
                 self._lines_before[statement] = lines
                 lines += len(NEWLINE.findall(code(statement)))
         return self._lines_before
+
+
+# What iterating a prepared, shuffled DataLoader runs (accelerate 1.15.0, data_loader.py:579).
+PREPARED_ITERATION = (f"runs synchronize_rng_states() of accelerate's prepared DataLoader inside, a broadcast "
+                      f"of its shuffling generator (accelerate {_ACCELERATE})")
 
 
 def _weak(method: Callable) -> Callable:

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from bcast_lint.analysis import apis, frameworks
-from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.rules.base import Invalid, Valid
-from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks
+from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
+from bcast_lint.analysis.walk import ScopeVisitor, every_node, path_to
+from bcast_lint.rules.base import Invalid, Report, Valid
+from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
 
 _HANG = "the other ranks never join it and every rank hangs until the timeout"
 
@@ -40,6 +43,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     (`checkpoint/state_dict_saver.py:487` `reduce_scatter`), `dist.new_group` unless
     `use_local_synchronization=True` (`distributed_c10d.py:5757`), and DeepSpeed's
     `deepspeed.zero.GatheredParameters(...)` (`runtime/zero/partition_parameters.py:2474` `all_gather`).
+    Iterating a shuffled DataLoader that `accelerator.prepare` wrapped (`for batch in loader:`,
+    `next(iter(loader))`) broadcasts its shuffling generator's state first (`DataLoaderShard.__iter__`,
+    `data_loader.py:579`); a torchmetrics metric's forward (`metric(preds, target)`) syncs when it was
+    made with `dist_sync_on_step=True`; and `compute()` of a metric whose list state has no
+    `dist_reduce_fx` gathers it one element per `update()`, so updates that run a different number of
+    times on different ranks are flagged at the `compute()`.
 
     What an object is, is read from the code: a class's bases (`class M(L.LightningModule)`:
     `self.log`, `self.all_gather`, `self.trainer.save_checkpoint`), a Lightning callback hook's
@@ -239,6 +248,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         Valid("from torchmetrics import MeanSquaredError\nclass Track:\n    def __init__(self):\n"
               "        self.local = MeanSquaredError(sync_on_compute=False)\n    def show(self):\n"
               "        if rank == 0:\n            print(self.local.compute())"),
+        # The preview iterates the plain loader, before prepare(); an unshuffled prepared loader syncs nothing.
+        Valid("""
+            from torch.utils.data import DataLoader
+            def main(ds, model):
+                loader = DataLoader(ds, batch_size=2, shuffle=True)
+                ordered = accelerator.prepare(DataLoader(ds, batch_size=2))
+                if accelerator.is_main_process:
+                    for batch in loader:
+                        print(batch)
+                        break
+                    for batch in ordered:
+                        print(batch)
+                model, loader = accelerator.prepare(model, loader)
+                for batch in loader:
+                    accelerator.backward(model(batch).sum())
+            """),
         # A list state concatenated before its one gather, or a metric that does not sync at all.
         Valid("""
             from torchmetrics import Metric
@@ -643,6 +668,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "funcol.all_gather_single() inside (torch 2.13.0), runs only on ranks where 'rank == 0' is true: "
                 f"{_HANG} (those ranks run full_state (line 14) only, while the others run no collective here)",
                 range=(6, 20, 6, 37)),
+        # A loop over a prepared, shuffled loader starts with a broadcast: on the main process only, a hang.
+        Invalid("""
+            from torch.utils.data import DataLoader
+            def main(ds, model):
+                loader = DataLoader(ds, batch_size=2, shuffle=True)
+                model, loader = accelerator.prepare(model, loader)
+                if accelerator.is_main_process:
+                    for batch in loader:
+                        print(batch)
+                        break
+                for batch in loader:
+                    accelerator.backward(model(batch).sum())
+            """, expected_message="iterating 'loader' runs synchronize_rng_states() of accelerate's prepared "
+                "DataLoader inside, a broadcast of its shuffling generator (accelerate 1.15.0), and runs only on "
+                "ranks where 'accelerator.is_main_process' is true: the other ranks never join it and every rank "
+                "hangs until the timeout", range=(6, 22, 6, 28)),
         # A list state without a reduction is gathered one element per update(); the updates differ.
         Invalid("""
             from torchmetrics import Metric
@@ -1032,6 +1073,49 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     @staticmethod
     def sites(analysis: ModuleAnalysis) -> Iterator[CallSite]:
         return (site for site in analysis.calls if site.api.payload == apis.HIDDEN)
+
+    def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from super().check(analysis)
+        yield from _prepared_loops_on_some_ranks(analysis)
+
+
+def _prepared_loops_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`for batch in train_loader:` under a rank test, where the loader is a shuffled DataLoader
+    that accelerate prepared: the loop starts by broadcasting the shuffling generator's state
+    (DataLoaderShard.__iter__), which the other ranks never join."""
+    for scope in (analysis.module, *every_node(analysis.module, cst.FunctionDef)):
+        for loop in _own_loops(scope):
+            if not isinstance(loop.iter, cst.Name):
+                continue
+            path = path_to(scope, loop) or ()
+            test = next((node.test for node in path if isinstance(node, cst.If) and test_varies(analysis, node.test)), None)
+            if test is None or not analysis.prepared_shuffled_loader(loop.iter.value, scope, loop):
+                continue
+            yield Report(loop.iter, f"iterating '{loop.iter.value}' {PREPARED_ITERATION}, and runs only on ranks where "
+                         f"{analysis.test_phrase(test, True)}: {_HANG}",
+                         help="Iterate it on every rank, or take the preview from the loader before prepare()")
+
+
+def _own_loops(scope: cst.CSTNode) -> list:
+    """The `for` loops of the scope's own code (not of the functions and classes nested in it)."""
+    finder = _Loops(scope)
+    finder.walk(scope)
+    return finder.found
+
+
+class _Loops(ScopeVisitor):
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope if not isinstance(scope, cst.Module) else None
+        self.found: list = []
+        self._module = isinstance(scope, cst.Module)
+
+    def enters(self, node: cst.CSTNode) -> bool:
+        return not self._module and node is self.scope
+
+    visit_FunctionDef = visit_ClassDef = enters
+
+    def visit_For(self, node: cst.For) -> None:
+        self.found.append(node)
 
 
 def _row(entry: frameworks.Entry) -> str:

@@ -60,6 +60,17 @@ class CollectiveOnSomeRanks(Rule):
     sets once to one (`cfg.is_main = rank == 0`) and a local function without parameters that
     returns one (`def on_main(): return accelerator.process_index == 0`).
 
+    The framework's own dispatch counts too: a `GeneralTracker`'s `log()` runs on the main process
+    only (`Accelerator.log` is `@on_main_process`), and `module.state_dict()` runs the
+    `_save_to_state_dict` of every submodule, so an override of the module's with a collective runs
+    where the model is saved. A method computed lazily (`if self._stats is None: self._stats =
+    ...` around a collective) runs it on its first call only, which is flagged where it is made
+    under a condition that differs between ranks. A function a retrying decorator (`@retry`,
+    tenacity, `backoff.on_exception`) calls again runs its collectives again on the ranks where its
+    work fails alone (a read of a per-rank path), unless it raises on a test of a collective's
+    result (the ranks agree to fail); `with contextlib.suppress(KeyError):` around a lookup whose
+    key differs between ranks skips the collectives after it on the ranks where it raises.
+
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
     `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
@@ -2233,7 +2244,7 @@ def _runs_unevenly(analysis: ModuleAnalysis, scope: cst.CSTNode, call: cst.Call)
     path = (*(path_to(scope, call) or ()), call)
     for index, node in enumerate(path[:-1]):
         if isinstance(node, cst.If) and path[index + 1] is not node.test:
-            reason = _test_varies(analysis, node.test)
+            reason = test_varies(analysis, node.test)
             if reason is not None:
                 return reason
         if isinstance(node, (cst.For, cst.While)):
@@ -2245,13 +2256,13 @@ def _runs_unevenly(analysis: ModuleAnalysis, scope: cst.CSTNode, call: cst.Call)
             for statement in body[:body.index(below)] if below in body else ():
                 if isinstance(statement, cst.If) and (ends_in(statement.body, cst.Continue)
                                                       or ends_in(statement.body, cst.Break)):
-                    reason = _test_varies(analysis, statement.test)
+                    reason = test_varies(analysis, statement.test)
                     if reason is not None:
                         return reason
     return None
 
 
-def _test_varies(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Optional[str]:
+def test_varies(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Optional[str]:
     """Why `test` goes one way on some ranks and the other way elsewhere: a rank test, or an
     operand the data flow recorded (Divergence.tests); else None."""
     tests = analysis.divergence.tests
