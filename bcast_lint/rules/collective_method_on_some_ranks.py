@@ -1105,14 +1105,8 @@ def _own_loops(scope: cst.CSTNode) -> list:
 
 class _Loops(ScopeVisitor):
     def __init__(self, scope: cst.CSTNode) -> None:
-        self.scope = scope if not isinstance(scope, cst.Module) else None
+        self.scope = scope
         self.found: list = []
-        self._module = isinstance(scope, cst.Module)
-
-    def enters(self, node: cst.CSTNode) -> bool:
-        return not self._module and node is self.scope
-
-    visit_FunctionDef = visit_ClassDef = enters
 
     def visit_For(self, node: cst.For) -> None:
         self.found.append(node)
