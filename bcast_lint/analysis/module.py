@@ -741,6 +741,7 @@ class ModuleAnalysis:
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
+        self._classes_by_name: Optional[dict[str, cst.ClassDef]] = None  # see _module_classes
         self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
@@ -907,18 +908,20 @@ class ModuleAnalysis:
         """The class expression of the construction that made the object a method is called on
         (`MetricsTracker` for `tracker = MetricsTracker(...)`, `self.tracker` set or handed so,
         `MetricsTracker().reduce()`), when one class made it; else None."""
-        receiver = candidate.call.func.value
-        if isinstance(receiver, cst.Name):
-            made = [value for scope, value in self._assigned(receiver.value) if scope in (candidate.scope, self.module)]
-        elif _is_self_attribute(receiver):
-            made = [made for method, name, value in self._self_assignments if name == receiver.attr.value
-                    for made in self._handed_in(method, value)]
-        elif isinstance(receiver, cst.Call):
-            made = [receiver]  # `Hook().after_eval(...)`
-        else:
-            return None
+        made = self._makers_of(candidate.call.func.value, candidate.scope)
         classes = {value.func for value in made if _constructs(value)}
         return classes.pop() if len(classes) == 1 else None  # of two classes, or none: not known
+
+    def _makers_of(self, receiver: cst.BaseExpression, scope: cst.CSTNode) -> list:
+        """What made the object `receiver` names: the values assigned the name in the scope or at
+        module level, those of `self.<attr>` (what the module's constructions hand `__init__`
+        for it), or the call itself (`Hook().after_eval(...)`)."""
+        if isinstance(receiver, cst.Name):
+            return [value for where, value in self._assigned(receiver.value) if where in (scope, self.module)]
+        if _is_self_attribute(receiver):
+            return [made for method, name, value in self._self_assignments if name == receiver.attr.value
+                    for made in self._handed_in(method, value)]
+        return [receiver] if isinstance(receiver, cst.Call) else []
 
     def _state_dict_hook(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`self.model.state_dict()` where the model's class is, or holds in an attribute, a class
@@ -947,15 +950,21 @@ class ModuleAnalysis:
         ReciprocalRank()` in the scope or at module level), when one class did."""
         if not isinstance(receiver, cst.Name):
             return None
-        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
-        made = {value.func.value for where, value in self._assigned(receiver.value) if where in (scope, self.module)
-                and _constructs(value) and isinstance(value.func, cst.Name) and value.func.value in classes}
+        classes = self._module_classes()
+        made = {value.func.value for value in self._makers_of(receiver, scope)
+                if _constructs(value) and isinstance(value.func, cst.Name) and value.func.value in classes}
         return classes[made.pop()] if len(made) == 1 else None
+
+    def _module_classes(self) -> dict[str, cst.ClassDef]:
+        """The module's top-level classes by name (the last of a name, as Python binds it)."""
+        if self._classes_by_name is None:
+            self._classes_by_name = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        return self._classes_by_name
 
     def _held_classes(self, klass: Optional[str]) -> list[str]:
         """`klass` and the classes of this module its methods construct into its attributes
         (`self.norm = RunningNorm(4)`), theirs in turn: its submodules' classes."""
-        local = {s.name.value for s in self.module.body if isinstance(s, cst.ClassDef)}
+        local = self._module_classes()
         found = [klass] if klass in local else []
         for name in found:  # grows while it is read
             for method, _, value in self._self_assignments:
@@ -1397,7 +1406,7 @@ class ModuleAnalysis:
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
-        if entry is None or any(self._made_with_false(func, keyword) for keyword in switches):
+        if entry is None or any(self._made_with(func, keyword, "False") for keyword in switches):
             return None
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
         return _called_on(api, func)
@@ -1428,14 +1437,14 @@ class ModuleAnalysis:
         """Whether the object `receiver` names runs the collective of `entry`: not made with a
         keyword that turns it off (apis.SWITCHED_OFF_BY), and made with one that turns it on
         where it is off by default (apis.SWITCHED_ON_BY)."""
-        if any(self._made_with_false(receiver, keyword) for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+        if any(self._made_with(receiver, keyword, "False") for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
             return False
         needed, _ = apis.SWITCHED_ON_BY.get(entry.name, (None, None))
-        return needed is None or any(self._made_with_false(receiver, keyword, "True") for keyword in needed)
+        return needed is None or any(self._made_with(receiver, keyword, "True") for keyword in needed)
 
-    def _made_with_false(self, func: cst.BaseExpression, keyword: str, value: str = "False") -> bool:
+    def _made_with(self, func: cst.BaseExpression, keyword: str, value: str) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
-        `keyword=False` (or `keyword=<value>`)."""
+        `keyword=<value>` ("False", "True"), or by a class of the module that hands its base so."""
         if isinstance(func, cst.Name):
             made = [made_by for _, made_by in self._assigned(func.value)]
             made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
@@ -1445,7 +1454,7 @@ class ModuleAnalysis:
                 return True
         calls = [made_by for made_by in made if isinstance(made_by, cst.Call)]
         # A class of the module that hands its base the keyword: `super().__init__(sync_on_compute=False)`.
-        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        classes = self._module_classes()
         calls += [call for made_by in list(calls) if isinstance(made_by.func, cst.Name) and made_by.func.value in classes
                   for call in every_node(classes[made_by.func.value], cst.Call)
                   if last_name(call.func) == "__init__" and calls_super(call.func)]
@@ -1744,7 +1753,7 @@ class ModuleAnalysis:
 
     def _module_bases(self, klass: cst.ClassDef) -> list[cst.ClassDef]:
         """The classes of this module that `klass` derives from, nearest first."""
-        classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        classes = self._module_classes()
         found: list[cst.ClassDef] = []
         pending = [klass]
         while pending and len(found) < _NESTED_METHODS:
@@ -1823,8 +1832,7 @@ class ModuleAnalysis:
         """Calls of the classes at this module's top level (`ClassBalancer(accelerator, mine)`),
         with the function scope each is in."""
         if self._constructions_found is None:
-            classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
-            finder = _ConstructionFinder(classes, self.module)
+            finder = _ConstructionFinder(self._module_classes(), self.module)
             finder.walk(self.module)
             self._constructions_found = finder.found
         return self._constructions_found

@@ -300,8 +300,8 @@ class Summaries:
         memoising = next((d for d in func.decorators if last_name(_called(d.decorator)) in _MEMOISING), None)
         if api is not None and memoising is not None:
             api = dataclasses.replace(api, memoised="@" + analysis.code(memoising.decorator))
-        elif api is not None and _lazy_guard(func) is not None:
-            api = dataclasses.replace(api, memoised=f"'{_lazy_guard(func)}' holds the result of its first call")
+        elif api is not None and (lazy := _lazy_guard(func)) is not None:
+            api = dataclasses.replace(api, memoised=f"'{lazy}' holds the result of its first call")
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group,
                        returned.returns, returned.returns_length, parameters,
