@@ -17,7 +17,7 @@ import ast
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
@@ -157,8 +157,20 @@ def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:
     # Not \b: an alias may end a word that starts with a non-ASCII letter.
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(words - plain))) + r")\s*\(") \
         if words - plain else None
+    called = _names_called(lines) if plain else None
     return {number for number, line in enumerate(lines, start=1)
-            if not plain.isdisjoint(_CALLED.findall(line)) or (pattern is not None and pattern.search(line))}
+            if (called is not None and not plain.isdisjoint(called[number - 1]))
+            or (pattern is not None and pattern.search(line))}
+
+
+_last_called: list = [None, ()]  # the lines last asked about, and the names called on each
+
+
+def _names_called(lines: list[str]) -> Sequence[list[str]]:
+    """The names called on each line (the cut asks up to four times per file)."""
+    if _last_called[0] is not lines:
+        _last_called[:] = [lines, [_CALLED.findall(line) for line in lines]]
+    return _last_called[1]
 
 
 # A maximal run of word characters followed by `(`: where one of the identifiers is called, it is

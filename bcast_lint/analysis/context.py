@@ -214,8 +214,17 @@ def file_context(summaries: Summaries, filename: str, source: Source, tree: ast.
 def _holders(text: str, klass: str) -> set[str]:
     """The names and `self.` attributes assigned an instance of `klass`, or a container holding one
     (`self.body = nn.Sequential(nn.Linear(w, w), Norm(w))`), on the assignment's first line."""
-    pattern = r"^[ \t]*((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*\b" + re.escape(klass) + r"[ \t]*\("
-    return set(re.findall(pattern, text, re.M))
+    pattern = re.compile(r"[ \t]*((?:self\.)?[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*\b"
+                         + re.escape(klass) + r"[ \t]*\(")
+    found: set[str] = set()
+    mention = text.find(klass)
+    while mention != -1:  # only the lines naming the class: the pattern cannot skip to it
+        start, end = text.rfind("\n", 0, mention) + 1, text.find("\n", mention)
+        end = len(text) if end == -1 else end
+        if match := pattern.match(text, start, end):
+            found.add(match.group(1))
+        mention = text.find(klass, end)
+    return found
 
 
 def calls_super(func: cst.BaseExpression) -> bool:

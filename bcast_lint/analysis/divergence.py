@@ -1025,8 +1025,9 @@ class _Pass:
             return EXHAUSTED  # `next(it, None)` over an iterator whose length differs between ranks
         if name == "next" and call.args and _holds_data(call.args[0].value):
             return DATA  # `batch = next(iter(loader))`
-        if receiver is not None and self.why(receiver, varying):
-            return self.why(receiver, varying)  # `shard.numel()`, `mine.pop()`
+        held = self.why(receiver, varying) if receiver is not None else None
+        if held:
+            return held  # `shard.numel()`, `mine.pop()`
         given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
         if self._passes_values(call, qualified) or name == "manual_seed":
             # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does

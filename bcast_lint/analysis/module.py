@@ -726,6 +726,7 @@ class ModuleAnalysis:
         self._once: dict[Callable, object] = {}
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
+        self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
@@ -1710,9 +1711,16 @@ class ModuleAnalysis:
 
     def _varying_parameters(self, scope: cst.CSTNode, collectives: dict) -> Parameters:
         """The parameters of `scope` that this module's own calls of it pass values differing
-        between ranks (analysis.callers)."""
+        between ranks (analysis.callers), computed once per scope and set of collectives (a
+        method's attribute, caller and data-flow passes all ask)."""
         if not isinstance(scope, cst.FunctionDef):
             return {}
+        key = (scope, len(collectives))  # the collectives only grow while the analysis is made
+        if key not in self._parameters_found:
+            self._parameters_found[key] = self._find_varying_parameters(scope, collectives)
+        return self._parameters_found[key]
+
+    def _find_varying_parameters(self, scope: cst.FunctionDef, collectives: dict) -> Parameters:
         handed = self._handed_data(scope)
         if handed or self._context is None or self._context.index is None:
             return handed

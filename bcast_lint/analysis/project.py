@@ -120,6 +120,7 @@ class Project:
         self._raw: dict[str, Optional[bytes]] = {}
         self._worthy: dict[tuple, bool] = {}
         self._helpers: dict[tuple, tuple[bool, frozenset]] = {}  # (module, name, root) -> defines a collective helper
+        self._classes_checked: dict[tuple, tuple[bool, frozenset]] = {}  # see _class_calls_collective
         self._exports: dict[str, list] = {}  # path -> its `from M import ...` statements
         self.touched: set[str] = set()  # modules read since the current file began (cache keys)
         self.summaries = None  # the run's analysis.summaries.Summaries, attached by analysis.module.run_summaries
@@ -174,7 +175,19 @@ class Project:
         return False
 
     def _class_calls_collective(self, module: str, name: bytes, root: str, hops: int, read: set) -> bool:
-        """Whether the module defining class `name` (following re-exports) calls a collective."""
+        """Whether the module defining class `name` (following re-exports) calls a collective,
+        once per class: every module of a package may import the same base class."""
+        key = (module, name, root, hops)
+        if key not in self._classes_checked:
+            self._classes_checked[key] = (False, frozenset())  # a re-export cycle adds nothing
+            found: set[str] = set()
+            self._classes_checked[key] = (self._find_class_collective(module, name, root, hops, found),
+                                          frozenset(found))
+        answer, paths = self._classes_checked[key]
+        read |= paths
+        return answer
+
+    def _find_class_collective(self, module: str, name: bytes, root: str, hops: int, read: set) -> bool:
         path = self.module_path(module, root)
         data = self._bytes(path) if path else None
         if data is None:

@@ -36,7 +36,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
-from bcast_lint.analysis.walk import Visitor, ends_in, every_node, path_to
+from bcast_lint.analysis.walk import Visitor, ends_in, every_node, holds_own, path_to
 from bcast_lint.analysis.words import calls_collective, names_rank
 from bcast_lint.source import Source
 
@@ -295,7 +295,9 @@ class Summaries:
         none_worlds, value_worlds, truth = _returns(analysis, func, worlds) if tests_rank else (set(), set(), ())
         returned = _returned(analysis, func) if tests_rank else Divergence()
         parameters = tuple(parameter_positions(func, klass is not None))
-        passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters})
+        # Which parameters reach what it returns or yields: nothing to find without both.
+        passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters}) \
+            if parameters and holds_own(func, (cst.Return, cst.Yield)) else Divergence()
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
         memoising = next((d for d in func.decorators if last_name(_called(d.decorator)) in _MEMOISING), None)
         if api is not None and memoising is not None:
