@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
+from bcast_lint.analysis.apis import (CONTROL_FLAGS, FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
 from bcast_lint.source import Source
@@ -41,7 +41,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     gated = gated_call_words(source.text)
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
-                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES))
+                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES)
+                     | (_lines_reading(lines, frozenset(CONTROL_FLAGS)) if "should_" in source.text else set()))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)

@@ -286,6 +286,26 @@ SOME_RANKS_HOOKS = {
                                  "@on_main_process, accelerate 1.15.0, accelerator.py:3312)"),
 }
 
+# A transformers TrainerCallback's hooks steer the Trainer through the TrainerControl they are
+# handed (`control.should_training_stop = True`): each process's Trainer reads its own control, so a
+# flag set on some processes only makes theirs do what the others do not (transformers 5.25.0,
+# trainer.py): leave the loops (:2008, :2010) while the others go on to the next step's gradient
+# all-reduce; or log (:2293, `nested_gather` of the loss), evaluate (:2315, gathers every batch) or
+# save a checkpoint (:2322, `save_model` and a barrier) alone.
+_TRANSFORMERS = frameworks.load().versions["transformers"]
+CONTROL_FLAGS = {
+    "should_training_stop": f"makes this process's Trainer leave its training loop (transformers {_TRANSFORMERS}, "
+                            "trainer.py:2008) while the others go on to the next step's gradient all-reduce",
+    "should_epoch_stop": f"makes this process's Trainer leave the epoch (transformers {_TRANSFORMERS}, "
+                         "trainer.py:2008) while the others go on to the next step's gradient all-reduce",
+    "should_log": f"makes this process's Trainer log, which all-gathers the loss (transformers {_TRANSFORMERS}, "
+                  "trainer.py:2293 nested_gather)",
+    "should_evaluate": f"makes this process's Trainer evaluate, which gathers every batch (transformers "
+                       f"{_TRANSFORMERS}, trainer.py:2315)",
+    "should_save": f"makes this process's Trainer save a checkpoint, which runs save_model() and a barrier "
+                   f"(transformers {_TRANSFORMERS}, trainer.py:2322)",
+}
+
 # nn.Module.state_dict() calls `_save_to_state_dict` of the module and of every submodule, and
 # load_state_dict() `_load_from_state_dict` (torch 2.13.0, nn/modules/module.py): a class that
 # overrides one with a collective runs it wherever a module holding it is saved or loaded.

@@ -171,7 +171,7 @@ class _CandidateCollector(Visitor):
         self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
-        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES
+        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS)
         self.property_reads: list[_Candidate] = []
         self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
@@ -308,8 +308,11 @@ class _CandidateCollector(Visitor):
         return [c for c in self.object_calls if (isinstance(c.call.func, cst.Attribute), c.name) in made]
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in self.property_words and id(node) not in self._not_reads and self._statements:
-            self.property_reads.append(self._candidate(node, node.attr.value))
+        name = node.attr.value
+        # A TrainerControl flag counts where it is set (ModuleAnalysis._control_flag).
+        if name in self.property_words and self._statements and (
+                id(node) not in self._not_reads or name in apis.CONTROL_FLAGS):
+            self.property_reads.append(self._candidate(node, name))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
@@ -340,6 +343,13 @@ _ACCELERATE = frameworks.load().versions["accelerate"]
 def _syncs_off(statement: cst.With) -> bool:
     """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
+
+
+def _sets_true(statement: cst.CSTNode, target: cst.Attribute) -> bool:
+    """`statement` is `<target> = True` (chained targets too)."""
+    body = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+    return any(isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "True"
+               and any(assigned.target is target for assigned in small.targets) for small in body)
 
 
 def _own_properties(module: cst.Module) -> frozenset[str]:
@@ -826,11 +836,32 @@ class ModuleAnalysis:
         """`trainer.log_dir` (a mapped property that runs a collective) or `stats.total` (a
         property of the module's own class whose body runs one), read: the read is the call."""
         read = candidate.call
-        api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope)
+        api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope) \
+            or self._control_flag(read, candidate)
         if api is None:
             return None
         return CallSite(read, api, candidate.scope, candidate.statement, candidate.main_process_first,
                         candidate.rank_decorator)
+
+    def _control_flag(self, flag: cst.Attribute, candidate: _Candidate) -> Optional[apis.Api]:
+        """`control.should_training_stop = True` in a hook of a transformers TrainerCallback (the
+        hook's `control` parameter): the process's Trainer acts on it, the others' do not unless
+        they set it too (apis.CONTROL_FLAGS). Setting it is the site."""
+        effect = apis.CONTROL_FLAGS.get(flag.attr.value)
+        scope = candidate.scope
+        if effect is None or not isinstance(flag.value, cst.Name) or not isinstance(scope, cst.FunctionDef):
+            return None
+        if flag.value.value not in {param.name.value for param in scope.params.params} \
+                or not _sets_true(candidate.statement, flag) or not self._in_trainer_callback(scope):
+            return None
+        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True)
+
+    def _in_trainer_callback(self, method: cst.FunctionDef) -> bool:
+        """A method of a subclass of transformers' TrainerCallback (through this module's classes too)."""
+        klass = self._method_classes.get(method)
+        classes = [klass, *self._module_bases(klass)] if klass is not None else []
+        return any(q.startswith("transformers.") and q.endswith(".TrainerCallback")
+                   for each in classes for base in each.bases for q in self.qualified_names(base.value, self.module))
 
     def _mapped_property(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:
         owner = self._receiver_class(read.value, scope)

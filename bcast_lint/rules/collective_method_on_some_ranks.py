@@ -72,7 +72,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     where the receiver is a TrainingArguments: `self.args` in a `Trainer` subclass, a `TrainerCallback`
     hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
     `HfArgumentParser((..., TrainingArguments)).parse_args_into_dataclasses()`; a callback's
-    `control.should_save` is the same on every rank and is none.
+    `control.should_save` is the same on every rank and is none. Setting a flag of that
+    `control` in a `TrainerCallback` hook (`control.should_training_stop = True`, and
+    `should_epoch_stop`, `should_log`, `should_evaluate`, `should_save`) is a call of its own: the
+    process's Trainer leaves its loop, gathers the loss, evaluates or saves on it, so it is flagged
+    where a test that differs between ranks decides it (a rank test, the clock, a rank's own data).
     torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
@@ -508,6 +512,46 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     ax.scatter(y, y)
                     dataset.prepare()
                     return y
+            """),
+        # A TrainerCallback's control flags set where every process decides alike: a step count, a
+        # shared stop file, a NaN test all-reduced first, the logged (gathered) loss; `control` of a
+        # class that is no TrainerCallback; a flag set to a computed value.
+        Valid("""
+            import os
+            import torch
+            import torch.distributed as dist
+            from transformers import TrainerCallback
+            class MaxSteps(TrainerCallback):
+                def on_step_end(self, args, state, control, **kwargs):
+                    if state.global_step >= 100:
+                        control.should_training_stop = True
+            class StopFile(TrainerCallback):
+                def __init__(self, path):
+                    self.path = path
+                def on_step_end(self, args, state, control, **kwargs):
+                    if os.path.exists(self.path):
+                        control.should_training_stop = True
+            class AgreedNan(TrainerCallback):
+                def on_step_end(self, args, state, control, model=None, **kwargs):
+                    bad = torch.tensor(float(any(torch.isnan(p).any() for p in model.parameters())))
+                    dist.all_reduce(bad, op=dist.ReduceOp.MAX)
+                    if bad.item() > 0:
+                        control.should_training_stop = True
+            class LossGuard(TrainerCallback):
+                def on_log(self, args, state, control, logs=None, **kwargs):
+                    if logs and logs.get("loss", 0.0) > 10.0:
+                        control.should_training_stop = True
+            """),
+        Valid("""
+            import time
+            from transformers import TrainerCallback
+            class Budget:
+                def on_step_end(self, args, state, control):
+                    if time.time() > self.deadline:
+                        control.should_training_stop = True
+            class Best(TrainerCallback):
+                def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+                    control.should_save = state.is_world_process_zero
             """),
     )
     INVALID = (
@@ -1061,6 +1105,35 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 f"0.10.7), runs only on ranks where 'get_rank() == 0' is true: {_HANG}"
                 " (those ranks run collect_results (line 12) only, while the others run no collective here)",
                 range=(4, 16, 4, 40)),
+        # A callback that stops its own process's Trainer on the clock, or saves from the main process
+        # only: that process's Trainer leaves the loop (or saves) alone.
+        Invalid("""
+            import time
+            from transformers import TrainerCallback
+            class TimeBudget(TrainerCallback):
+                def __init__(self, budget):
+                    self.budget, self.start = budget, time.time()
+                def on_step_end(self, args, state, control, **kwargs):
+                    if time.time() - self.start > self.budget:
+                        control.should_training_stop = True
+                    return control
+            """, expected_message="control.should_training_stop, which makes this process's Trainer leave its "
+                "training loop (transformers 5.25.0, trainer.py:2008) while the others go on to the next step's "
+                "gradient all-reduce, is set only on ranks where 'time.time() - self.start > self.budget' is true "
+                "(it reads the clock, which differs between ranks): the other processes' Trainers go on without "
+                "it, and every rank hangs until the timeout",
+                range=(8, 13, 8, 41)),
+        Invalid("""
+            from transformers import TrainerCallback
+            class SaveOnMain(TrainerCallback):
+                def on_step_end(self, args, state, control, **kwargs):
+                    if state.is_world_process_zero and state.global_step % 50 == 0:
+                        control.should_save = True
+            """, expected_message="control.should_save, which makes this process's Trainer save a checkpoint, "
+                "which runs save_model() and a barrier (transformers 5.25.0, trainer.py:2322), is set only on ranks "
+                "where 'state.is_world_process_zero and state.global_step % 50 == 0' is true: the other processes' "
+                "Trainers go on without it, and every rank hangs until the timeout",
+                range=(5, 13, 5, 32)),
     )
 
     @classmethod

@@ -2518,6 +2518,9 @@ def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -
     if site.api.memoised and site.api.via:  # its first call runs the collective; a later one, nothing
         hang = (f"{site.api.called} {site.api.via} on its first call only ({site.api.memoised}), and the other "
                 f"ranks make that call at another point or never, {_UNEVEN}")
+    if site.api.qualified_name in apis.CONTROL_FLAGS:  # `control.should_training_stop = True`
+        return (f"{site.api.called} is set only on {where}: the other processes' Trainers go on without it, "
+                f"and every rank hangs until the timeout")
     missing = set(analysis.worlds[site.scope]) - set(site.reached)
     sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
     return f"{site.api.called} runs only on {where}: {hang}{sequences}"
@@ -2559,7 +2562,13 @@ def _sequence(analysis: ModuleAnalysis, sites: list) -> str:
     return named[0] + " only" if len(named) == 1 else " then ".join(named)
 
 
+_FLAG_HELP = ("Decide on every process alike: reduce the condition across processes (all_reduce it with MAX, or "
+              "broadcast one process's decision) before setting the flag")
+
+
 def _branch_help(site: CallSite, layout: _Layout) -> str:
+    if site.api.qualified_name in apis.CONTROL_FLAGS:
+        return _FLAG_HELP
     if layout.enclosing.get(site.statement):
         return "Call it on every rank: move it out of the branch"
     return "Call it on every rank: move it before the rank-dependent early exit"
