@@ -1104,7 +1104,9 @@ class _Pass:
             return count or self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             loop = expr.for_in
-            filtered = self.why(loop.iter, varying) if loop.ifs else None  # a filter of items that differ
+            # a filter of items that differ, or a set of them: as many as there are distinct ones
+            filtered = self.why(loop.iter, varying) if loop.ifs or isinstance(expr, (cst.SetComp, cst.DictComp)) \
+                else None
             # one item per item iterated: as many as there are sequences, however long each is
             return counted(self.length_why(loop.iter, varying)) or filtered or next(
                 filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
@@ -1162,7 +1164,8 @@ class _Pass:
         arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
         if name == "range" or name in _SIZED_CONSTRUCTORS:
             return next(filter(None, (self.why(arg, varying) for arg in arguments)), None)
-        if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args):
+        if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args) \
+                and (isinstance(call.func, cst.Attribute) or self._qualified_names(call)):  # not a function of one's own
             return UNEVEN_PIECE  # `ds.shard(num_shards=world, index=rank)`, `islice(rows, rank, None, world)`
         if isinstance(call.func, cst.Attribute) and (name in _VIEWS or name in _PLACEMENT_METHODS):
             return self.length_why(call.func.value, varying)  # `counts.items()`, `x.to(device)`
