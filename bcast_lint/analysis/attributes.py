@@ -5,9 +5,11 @@ method and read it in another: `__init__` sets `self.path` from the rank, or `se
 handler of an `os.makedirs` race, and `prepare()` tests it. ClassAttributes runs the pass over
 every method of a class, keeps what each leaves varying in `self.<attr>` (Divergence.held: its
 value, how many items it holds, a set's order), and starts every method's pass with what the
-other methods leave: the analysis does not know in which order the methods run, so what any
-method may leave is what any other may find. It repeats until nothing new is found, since one
-attribute can vary through another (`self.path`, then `self.found = os.path.exists(self.path)`).
+methods leave: the analysis does not know in which order the methods run, so what any method
+may leave is what any other may find, and what it finds itself when it runs again (a callback's
+`setup` runs once per stage: `if self.saved: return` before a broadcast, then `self.saved = True`
+on rank 0). It repeats until nothing new is found, since one attribute can vary through another
+(`self.path`, then `self.found = os.path.exists(self.path)`).
 Only `__init__` is given what its callers pass (ModuleAnalysis._attribute_pass).
 """
 
@@ -42,14 +44,13 @@ class ClassAttributes:
         self._held: dict[cst.ClassDef, dict[cst.FunctionDef, dict[str, str]]] = {}
 
     def entry(self, scope: cst.CSTNode) -> dict[str, str]:
-        """What `scope`'s own object holds that varies when the method starts, as the other
-        methods of its class leave it, keyed as its pass keys it ("self.path", "#len self.items");
-        empty for anything but a method. (What a method leaves for its own next call, `self.best =
-        latest`, is the same divergence its tests already see.)"""
+        """What `scope`'s own object holds that varies when the method starts, as the methods of
+        its class leave it (itself included: it may have run before), keyed as its pass keys it
+        ("self.path", "#len self.items"); empty for anything but a method."""
         klass = self._method_classes.get(scope) if isinstance(scope, cst.FunctionDef) else None
         if klass is None or self_name(scope) != "self":  # a static or class method
             return {}
-        return _left_by_others(self._of(klass), scope)
+        return _left_by_calls(self._of(klass))
 
     def _of(self, klass: cst.ClassDef) -> dict[cst.FunctionDef, dict[str, str]]:
         """Each method of `klass` -> what it leaves varying in its attributes."""
@@ -61,7 +62,7 @@ class ClassAttributes:
                    and _writes_self(m)]
         held: dict[cst.FunctionDef, dict[str, str]] = {}
         for _ in range(_MOST_ROUNDS):
-            found = {method: self._run(method, _left_by_others(held, method)).held for method in methods}
+            found = {method: self._run(method, _left_by_calls(held)).held for method in methods}
             if _keys(found) == _keys(held):
                 break
             held = found
@@ -87,12 +88,13 @@ class ClassAttributes:
         return [m for m in methods if calls.get(m.name.value) and all(calls[m.name.value])]
 
 
-def _left_by_others(held: Mapping[cst.FunctionDef, Mapping[str, str]], method: cst.FunctionDef) -> dict[str, str]:
+def _left_by_calls(held: Mapping[cst.FunctionDef, Mapping[str, str]]) -> dict[str, str]:
+    """What the calls of the class's methods leave varying, the method's own earlier calls
+    included: `if self.saved: return` finds what its last call set on rank 0 only."""
     left: dict[str, str] = {}
-    for other, attributes in held.items():
-        if other is not method:
-            for key, why in attributes.items():
-                left.setdefault(key, why)
+    for attributes in held.values():
+        for key, why in attributes.items():
+            left.setdefault(key, why)
     return left
 
 

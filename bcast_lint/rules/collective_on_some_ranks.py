@@ -867,6 +867,20 @@ class CollectiveOnSomeRanks(Rule):
               "def f(x):\n    send(x, dist.get_rank() == 0)"),
         # A function of one's own named like a sharding call: its summary says what it returns (two
         # items on every rank), not its name.
+        # A flag the method sets on every rank after its collective: every rank returns early alike
+        # on its next call.
+        Valid("""
+            class Saver:
+                def __init__(self):
+                    self.saved = False
+                def save(self, state):
+                    if self.saved:
+                        return
+                    dist.barrier()
+                    if dist.get_rank() == 0:
+                        torch.save(state, 'ckpt')
+                    self.saved = True
+            """),
         Valid("def shard(rank, world):\n    return [rank, world]\n"
               "def f():\n    for item in shard(dist.get_rank(), dist.get_world_size()):\n        dist.barrier()"),
     )
@@ -1912,6 +1926,23 @@ class CollectiveOnSomeRanks(Rule):
                 "accelerator.gather_for_metrics() (case.py:11), and the other ranks never join it and every rank "
                 "hangs until the timeout (those ranks run evaluate (line 14) only, while the others run no "
                 "collective here)", range=(6, 19, 6, 35)),
+        # The flag is set on rank 0 only: on the method's next call rank 0 returns before the barrier.
+        Invalid("""
+            class Saver:
+                def __init__(self):
+                    self.saved = False
+                def save(self, state):
+                    if self.saved:
+                        return
+                    dist.barrier()
+                    if dist.get_rank() == 0:
+                        torch.save(state, 'ckpt')
+                        self.saved = True
+            """, expected_message="barrier() is skipped on ranks where 'self.saved' is true (it is set under a "
+                "condition that differs between ranks): the 'return' at line 14 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout (those ranks run no collective here, while the others run barrier (line 15) only)",
+                range=(7, 9, 7, 23)),
     )
 
     @staticmethod
