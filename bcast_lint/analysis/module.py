@@ -1438,7 +1438,7 @@ class ModuleAnalysis:
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
-        if entry is None or any(self._made_with(func, keyword, "False") for keyword in switches):
+        if entry is None or any(self.made_with(func, keyword, "False") for keyword in switches):
             return None
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
         return _called_on(api, func)
@@ -1469,16 +1469,19 @@ class ModuleAnalysis:
         """Whether the object `receiver` names runs the collective of `entry`: not made with a
         keyword that turns it off (apis.SWITCHED_OFF_BY), and made with one that turns it on
         where it is off by default (apis.SWITCHED_ON_BY)."""
-        if any(self._made_with(receiver, keyword, "False") for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+        if any(self.made_with(receiver, keyword, "False") for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
             return False
         needed, _ = apis.SWITCHED_ON_BY.get(entry.name, (None, None))
-        return needed is None or any(self._made_with(receiver, keyword, "True") for keyword in needed)
+        return needed is None or any(self.made_with(receiver, keyword, "True") for keyword in needed)
 
-    def _made_with(self, func: cst.BaseExpression, keyword: str, value: str) -> bool:
+    def made_with(self, func: cst.BaseExpression, keyword: str, value: str, scope: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
-        `keyword=<value>` ("False", "True"), or by a class of the module that hands its base so."""
+        `keyword=<value>` ("False", "True"), or by a class of the module that hands its base so;
+        with `scope`, a name made there (or at module level) is judged by those makings alone."""
         if isinstance(func, cst.Name):
             made = [made_by for _, made_by in self._assigned(func.value)]
+            if scope is not None:
+                made = [made_by for where, made_by in self._assigned(func.value) if where in (scope, self.module)] or made
             made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
         else:
             made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]

@@ -48,7 +48,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `data_loader.py:579`); a torchmetrics metric's forward (`metric(preds, target)`) syncs when it was
     made with `dist_sync_on_step=True`; and `compute()` of a metric whose list state has no
     `dist_reduce_fx` gathers it one element per `update()`, so updates that run a different number of
-    times on different ranks are flagged at the `compute()`.
+    times on different ranks are flagged at the `compute()`. A `compute()` returns its cached value
+    without syncing when no `update()` ran since its last call (unless the metric was made with
+    `compute_with_cache=False`): in a loop whose updates of the metric run on some ranks only, the
+    `compute()` is flagged.
 
     What an object is, is read from the code: a class's bases (`class M(L.LightningModule)`:
     `self.log`, `self.all_gather`, `self.trainer.save_checkpoint`), a Lightning callback hook's
@@ -552,6 +555,37 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             class Best(TrainerCallback):
                 def on_evaluate(self, args, state, control, metrics=None, **kwargs):
                     control.should_save = state.is_world_process_zero
+            """),
+        # compute() in a loop whose update runs on every rank, or after the loop, or of a metric made
+        # with compute_with_cache=False (it syncs at every call), or updated on a schedule alike
+        # everywhere: every rank syncs at the same calls.
+        Valid("""
+            import torch
+            from torchmetrics.regression import MeanSquaredError
+            def every_step(loader, model):
+                mse = MeanSquaredError()
+                for x, y in loader:
+                    keep = ~torch.isnan(y)
+                    mse.update(model(x)[keep], y[keep])
+                    print(mse.compute())
+            def no_cache(loader, model):
+                mse = MeanSquaredError(compute_with_cache=False)
+                for x, y in loader:
+                    if (~torch.isnan(y)).any():
+                        mse.update(model(x), y)
+                    print(mse.compute())
+            def after(loader, model):
+                mse = MeanSquaredError()
+                for x, y in loader:
+                    if (~torch.isnan(y)).any():
+                        mse.update(model(x), y)
+                return mse.compute()
+            def scheduled(loader, model, every):
+                mse = MeanSquaredError()
+                for step, (x, y) in enumerate(loader):
+                    if step % every == 0:
+                        mse.update(model(x), y)
+                    print(mse.compute())
             """),
     )
     INVALID = (
@@ -1134,6 +1168,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "where 'state.is_world_process_zero and state.global_step % 50 == 0' is true: the other processes' "
                 "Trainers go on without it, and every rank hangs until the timeout",
                 range=(5, 13, 5, 32)),
+        # compute() at every step, update() only where the batch has a scored row: compute() returns
+        # its cache without syncing where no update ran since its last call.
+        Invalid("""
+            import torch
+            from torchmetrics.regression import MeanSquaredError
+            def evaluate(loader, model):
+                mse = MeanSquaredError()
+                for x, y in loader:
+                    keep = ~torch.isnan(y)
+                    if keep.any():
+                        mse.update(model(x)[keep], y[keep])
+                    print(mse.compute())
+            """, expected_message="mse.compute(), which runs sync() inside (torchmetrics 1.9.0), syncs only when an "
+                "update ran since its last call (otherwise it returns its cached value), and the update at line 16 "
+                "runs on some ranks only (it is computed from this rank's own batch of data), so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout", range=(9, 15, 9, 28)),
     )
 
     @classmethod

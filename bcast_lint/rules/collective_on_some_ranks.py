@@ -2003,6 +2003,10 @@ class CollectiveOnSomeRanks(Rule):
                 if per_update is not None:
                     yield Report(site.call, per_update, help=_PER_UPDATE_HELP)
                     continue
+                cached = _compute_from_cache(analysis, site)
+                if cached is not None:
+                    yield Report(site.call, cached, help=_CACHE_COMPUTE_HELP)
+                    continue
                 failed_before = _skipped_by_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
@@ -2233,6 +2237,10 @@ _PER_UPDATE_HELP = ("Give the list state a reduction (dist_reduce_fx='cat') or k
                     "the sync runs the same collectives on every rank")
 
 
+_CACHE_COMPUTE_HELP = ("Update the metric on every rank in each step (with an empty selection where nothing "
+                       "counts), or compute it once after the loop")
+
+
 def _gathered_per_update(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     """`metric.compute()` of a torchmetrics Metric of the module with a list state and no reduction
     (`add_state("ranked", default=[], dist_reduce_fx=None)`): its sync gathers the list one element
@@ -2257,6 +2265,35 @@ def _gathered_per_update(analysis: ModuleAnalysis, site: CallSite) -> Optional[s
                     f"dist_reduce_fx), one element per update, and the update at line {line} runs a different number "
                     f"of times on different ranks ({reason}), {_UNEVEN}")
     return None
+
+
+def _compute_from_cache(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """`metric.compute()` in a loop whose every `update()` of that metric runs on some ranks only:
+    compute() returns its cached value without syncing when no update ran since its last call
+    (torchmetrics 1.9.0, metric.py:688; update() clears the cache, :545; `compute_with_cache=False`
+    keeps none, :703), so in that iteration it syncs only where the update ran."""
+    if site.api.qualified_name != "torchmetrics.metric.Metric.compute" or not isinstance(site.call.func, cst.Attribute):
+        return None
+    receiver = site.call.func.value
+    loop = next((node for node in reversed(path_to(site.scope, site.call) or ()) if isinstance(node, (cst.For, cst.While))),
+                None)
+    if loop is None or analysis.made_with(receiver, "compute_with_cache", "False", site.scope):
+        return None
+    named = analysis.code(receiver)
+    updates = [call for call in calls_in(loop.body) if call is not site.call and _updates(analysis, call, named)]
+    reasons = [_runs_unevenly(analysis, site.scope, update) for update in updates]
+    if not updates or None in reasons:
+        return None  # some update runs on every rank in each iteration: every compute() syncs
+    line = analysis.position(updates[0]).start.line
+    return (f"{site.api.called} syncs only when an update ran since its last call (otherwise it returns its "
+            f"cached value), and the update at line {line} runs on some ranks only ({reasons[0]}), {_UNEVEN}")
+
+
+def _updates(analysis: ModuleAnalysis, call: cst.Call, metric: str) -> bool:
+    """`metric.update(...)`, `metric.forward(...)` or `metric(...)` (its forward updates it)."""
+    func = call.func
+    target = func.value if isinstance(func, cst.Attribute) and func.attr.value in ("update", "forward") else func
+    return analysis.code(target) == metric
 
 
 def _unreduced_list_state(klass: cst.ClassDef) -> Optional[str]:
