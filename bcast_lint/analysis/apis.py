@@ -306,6 +306,13 @@ CONTROL_FLAGS = {
                    f"(transformers {_TRANSFORMERS}, trainer.py:2322)",
 }
 
+# Lightning's saves write on global rank 0 alone and then wait at a barrier (lightning 2.6.6):
+# an I/O error raises on rank 0 only, before the barrier the other ranks are already in.
+WRITES_THEN_WAITS = {
+    "lightning.fabric.fabric.Fabric.save": "fabric/fabric.py:866, fabric/strategies/strategy.py:280",
+    "lightning.pytorch.trainer.trainer.Trainer.save_checkpoint": "pytorch/trainer/trainer.py:1464",
+}
+
 # nn.Module.state_dict() calls `_save_to_state_dict` of the module and of every submodule, and
 # load_state_dict() `_load_from_state_dict` (torch 2.13.0, nn/modules/module.py): a class that
 # overrides one with a collective runs it wherever a module holding it is saved or loaded.

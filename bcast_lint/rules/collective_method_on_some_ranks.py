@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
-from bcast_lint.analysis.walk import ScopeVisitor, every_node, path_to
+from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
 
@@ -51,7 +52,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     times on different ranks are flagged at the `compute()`. A `compute()` returns its cached value
     without syncing when no `update()` ran since its last call (unless the metric was made with
     `compute_with_cache=False`): in a loop whose updates of the metric run on some ranks only, the
-    `compute()` is flagged.
+    `compute()` is flagged. Lightning's `fabric.save()` and `trainer.save_checkpoint()` write on
+    global rank 0 alone and then wait at a barrier: called in a `try` whose handler catches a failed
+    write (`OSError`, `Exception`, a bare `except`) and does not raise again, they are flagged, since
+    rank 0 alone would go on past the barrier the others wait in.
 
     What an object is, is read from the code: a class's bases (`class M(L.LightningModule)`:
     `self.log`, `self.all_gather`, `self.trainer.save_checkpoint`), a Lightning callback hook's
@@ -586,6 +590,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if step % every == 0:
                         mse.update(model(x), y)
                     print(mse.compute())
+            """),
+        # A save whose failure every rank meets: the handler raises again, or catches what no write
+        # raises.
+        Valid("""
+            from lightning.fabric import Fabric
+            def train(fabric: Fabric, state, path):
+                try:
+                    fabric.save(path, state)
+                except OSError:
+                    fabric.print('checkpoint failed')
+                    raise
+                try:
+                    fabric.save(path, state)
+                except KeyError:
+                    pass
             """),
     )
     INVALID = (
@@ -1184,6 +1203,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "update ran since its last call (otherwise it returns its cached value), and the update at line 16 "
                 "runs on some ranks only (it is computed from this rank's own batch of data), so the ranks' calls "
                 "stop pairing up and every rank hangs until the timeout", range=(9, 15, 9, 28)),
+        # Lightning writes on rank 0 alone before the barrier: a failed write is caught there alone.
+        Invalid("""
+            from lightning.fabric import Fabric
+            def train(fabric: Fabric, state, path):
+                try:
+                    fabric.save(path, state)
+                except OSError as err:
+                    fabric.print(f'checkpoint not written: {err}')
+            """, expected_message="fabric.save(), which runs strategy.save_checkpoint() inside (lightning 2.6.6), "
+                "writes on global rank 0 alone before its barrier (fabric/fabric.py:866, fabric/strategies/"
+                "strategy.py:280): the handler at line 13 catches a failed write there alone, and rank 0 goes on "
+                "while the other ranks wait in the barrier, and every rank hangs until the timeout",
+                range=(4, 9, 4, 33)),
     )
 
     @classmethod
@@ -1198,8 +1230,55 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         return (site for site in analysis.calls if site.api.payload == apis.HIDDEN)
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
-        yield from super().check(analysis)
+        reported = set()
+        for report in super().check(analysis):
+            reported.add(report.node)
+            yield report
         yield from _prepared_loops_on_some_ranks(analysis)
+        yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
+
+
+# An exception a handler may catch where a write fails.
+_CATCHES_WRITE_ERRORS = frozenset({"OSError", "IOError", "EnvironmentError", "Exception", "BaseException",
+                                   "FileExistsError", "FileNotFoundError", "PermissionError", "IsADirectoryError",
+                                   "NotADirectoryError"})
+
+
+def _failed_writes_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`try: fabric.save(path, state)` / `except OSError: ...` without re-raising: the save writes on
+    global rank 0 alone before its barrier (apis.WRITES_THEN_WAITS), so a failed write is caught there
+    alone and rank 0 goes on while the others wait in the barrier."""
+    for site in analysis.calls:
+        where = apis.WRITES_THEN_WAITS.get(site.api.qualified_name)
+        handler = _swallowing_handler(site) if where is not None else None
+        if handler is None:
+            continue
+        line = analysis.position(handler).start.line
+        yield Report(site.call, f"{site.api.called} writes on global rank 0 alone before its barrier ({where}): "
+                     f"the handler at line {line} catches a failed write there alone, and rank 0 goes on while "
+                     f"the other ranks wait in the barrier, and every rank hangs until the timeout",
+                     help="Let the error propagate on every rank, or agree on it first (all_reduce a failure flag "
+                          "after the save), and check the path on every rank before saving")
+
+
+def _swallowing_handler(site: CallSite) -> Optional[cst.ExceptHandler]:
+    """The handler of the innermost `try` whose body holds the call, where it catches a write's
+    error and does not raise again."""
+    path = path_to(site.scope, site.call) or ()
+    for index in range(len(path) - 1, -1, -1):
+        node = path[index]
+        if isinstance(node, cst.Try) and index + 1 < len(path) and path[index + 1] is node.body:
+            return next((handler for handler in node.handlers if _catches_write_error(handler)
+                         and not ends_in(handler.body, cst.Raise)), None)
+    return None
+
+
+def _catches_write_error(handler: cst.ExceptHandler) -> bool:
+    caught = handler.type
+    if caught is None:
+        return True
+    names = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return any(last_name(name) in _CATCHES_WRITE_ERRORS for name in names)
 
 
 def _prepared_loops_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
