@@ -19,7 +19,7 @@ import re
 from typing import Callable
 
 from bcast_lint.analysis import words
-from bcast_lint.analysis.apis import CONTROL_FLAGS, MAPPED_PROPERTY_NAMES, gated_call_words
+from bcast_lint.analysis.apis import MAPPED_PROPERTY_NAMES, STEERS_TRAINER, STEERS_TRAINER_WORDS, gated_call_words
 from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
@@ -42,8 +42,8 @@ _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS
 
 
 _PARTIAL_COLLECTIVE = re.compile(words.WRAPPED_COLLECTIVE.encode())
-_SETS_CONTROL_FLAG = re.compile(rb"\.(?:" + b"|".join(flag.encode() for flag in sorted(CONTROL_FLAGS))
-                                + rb")[ \t]*=[ \t]*True\b")
+_STEERS_TRAINER = re.compile(STEERS_TRAINER.encode())
+_STEERS_TRAINER_WORDS = words.encoded(STEERS_TRAINER_WORDS)
 
 SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
 
@@ -64,8 +64,9 @@ def verdict(source: bytes) -> str:
         return PARSE
     if b"partial(" in source and _PARTIAL_COLLECTIVE.search(source):
         return PARSE  # `functools.partial(dist.all_reduce, ...)`: calling it runs the collective
-    if b"should_" in source and b"transformers" in source and _SETS_CONTROL_FLAG.search(source):
-        return PARSE  # a TrainerCallback steering its own process's Trainer (apis.CONTROL_FLAGS)
+    if any(word in source for word in _STEERS_TRAINER_WORDS) and b"transformers" in source \
+            and _STEERS_TRAINER.search(source):
+        return PARSE  # a callback's control flag, a prediction_step override: the process's own Trainer
     return IF_HELPERS
 
 

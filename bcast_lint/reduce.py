@@ -19,8 +19,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from bcast_lint.analysis.apis import (CONTROL_FLAGS, FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
-                                      PER_BATCH_HOOKS, SETUP_METHOD, gated_call_words)
+from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
+                                      PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER, STEERS_TRAINER_WORDS,
+                                      gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
 from bcast_lint.source import Source
 
@@ -42,7 +43,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES)
-                     | (_lines_reading(lines, frozenset(CONTROL_FLAGS)) if "should_" in source.text else set()))
+                     | _lines_steering(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
@@ -146,6 +147,16 @@ def _lines_reading(lines: list[Optional[str]], properties: frozenset) -> set[int
         return set()
     pattern = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(properties))) + r")(?!\w)")
     return {number for number, line in enumerate(lines, start=1) if line and pattern.search(line)}
+
+
+def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
+    """1-based numbers of the lines that steer a transformers Trainer (apis.STEERS_TRAINER)."""
+    if not any(word in text for word in STEERS_TRAINER_WORDS):
+        return set()
+    return {number for number, line in enumerate(lines, start=1) if line and _STEERS_TRAINER.search(line)}
+
+
+_STEERS_TRAINER = re.compile(STEERS_TRAINER)
 
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:

@@ -45,6 +45,9 @@ class Api:
     # collective, runs only for arguments it has not seen before.
     memoised: str = ""
     read: bool = False  # a property, read rather than called (`trainer.log_dir`)
+    # A decision the framework acts on rather than a call: setting a TrainerControl flag, returning
+    # None from `prediction_step`. Its verb ("is set"): messages say where it happens.
+    steers: str = ""
 
     @property
     def short_name(self) -> str:
@@ -305,6 +308,18 @@ CONTROL_FLAGS = {
     "should_save": f"makes this process's Trainer save a checkpoint, which runs save_model() and a barrier "
                    f"(transformers {_TRANSFORMERS}, trainer.py:2322)",
 }
+
+# A transformers Trainer's evaluation loop gathers the loss, logits and labels `prediction_step`
+# returns, each only when it is not None (transformers 5.25.0, trainer.py:3040 and :3050-3069): an
+# override that returns None for some batches on some processes skips gathers the others run.
+SKIPPED_GATHERS = (f"makes the Trainer's evaluation loop skip its gathers of that batch (transformers {_TRANSFORMERS}, "
+                   "trainer.py:3050)")
+
+# Where user code steers a transformers Trainer (CONTROL_FLAGS, SKIPPED_GATHERS): the pre-filter
+# parses a file that does, and the cut keeps those lines.
+STEERS_TRAINER = (r"\.(?:" + "|".join(sorted(CONTROL_FLAGS)) + r")[ \t]*=[ \t]*True\b"
+                  r"|\bdef[ \t]+prediction_step\b")
+STEERS_TRAINER_WORDS = ("should_", "prediction_step")
 
 # Lightning's saves write on global rank 0 alone and then wait at a barrier (lightning 2.6.6):
 # an I/O error raises on rank 0 only, before the barrier the other ranks are already in.

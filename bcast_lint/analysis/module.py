@@ -314,6 +314,11 @@ class _CandidateCollector(Visitor):
                 id(node) not in self._not_reads or name in apis.CONTROL_FLAGS):
             self.property_reads.append(self._candidate(node, name))
 
+    def visit_Return(self, node: cst.Return) -> None:
+        scope = self._scopes[-1]
+        if isinstance(scope, cst.FunctionDef) and scope.name.value == "prediction_step" and _holds_none(node.value):
+            self.property_reads.append(self._candidate(node, "prediction_step"))  # ModuleAnalysis._skipped_gathers
+
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
         if not self._statements or self._scopes[-1] in self.taking_turns:
@@ -343,6 +348,12 @@ _ACCELERATE = frameworks.load().versions["accelerate"]
 def _syncs_off(statement: cst.With) -> bool:
     """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
+
+
+def _holds_none(value: Optional[cst.BaseExpression]) -> bool:
+    """`return None, None, None` (or a tuple with a None in it, or None itself)."""
+    items = [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return any(item is None or (isinstance(item, cst.Name) and item.value == "None") for item in items)
 
 
 def _sets_true(statement: cst.CSTNode, target: cst.Attribute) -> bool:
@@ -836,8 +847,11 @@ class ModuleAnalysis:
         """`trainer.log_dir` (a mapped property that runs a collective) or `stats.total` (a
         property of the module's own class whose body runs one), read: the read is the call."""
         read = candidate.call
-        api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope) \
-            or self._control_flag(read, candidate)
+        if isinstance(read, cst.Return):
+            api = self._skipped_gathers(read, candidate)
+        else:
+            api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope) \
+                or self._control_flag(read, candidate)
         if api is None:
             return None
         return CallSite(read, api, candidate.scope, candidate.statement, candidate.main_process_first,
@@ -852,15 +866,27 @@ class ModuleAnalysis:
         if effect is None or not isinstance(flag.value, cst.Name) or not isinstance(scope, cst.FunctionDef):
             return None
         if flag.value.value not in {param.name.value for param in scope.params.params} \
-                or not _sets_true(candidate.statement, flag) or not self._in_trainer_callback(scope):
+                or not _sets_true(candidate.statement, flag) or not self._derives_from_mapped(scope, ".TrainerCallback"):
             return None
-        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True)
+        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True,
+                        steers="is set")
 
-    def _in_trainer_callback(self, method: cst.FunctionDef) -> bool:
-        """A method of a subclass of transformers' TrainerCallback (through this module's classes too)."""
+    def _skipped_gathers(self, returned: cst.Return, candidate: _Candidate) -> Optional[apis.Api]:
+        """`return None, None, None` in a `prediction_step` override of a transformers Trainer: the
+        evaluation loop gathers only what is not None (apis.SKIPPED_GATHERS)."""
+        scope = candidate.scope
+        if not (isinstance(returned, cst.Return) and isinstance(scope, cst.FunctionDef)
+                and scope.name.value == "prediction_step" and self._derives_from_mapped(scope, ".Trainer")):
+            return None
+        return apis.Api("None from prediction_step", apis.HIDDEN, inside=apis.SKIPPED_GATHERS, read=True,
+                        steers="is returned")
+
+    def _derives_from_mapped(self, method: cst.FunctionDef, suffix: str) -> bool:
+        """A method of a subclass of the transformers class whose name ends with `suffix`
+        (".TrainerCallback"), through this module's classes too."""
         klass = self._method_classes.get(method)
         classes = [klass, *self._module_bases(klass)] if klass is not None else []
-        return any(q.startswith("transformers.") and q.endswith(".TrainerCallback")
+        return any(q.startswith("transformers.") and q.endswith(suffix)
                    for each in classes for base in each.bases for q in self.qualified_names(base.value, self.module))
 
     def _mapped_property(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:

@@ -84,6 +84,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `should_epoch_stop`, `should_log`, `should_evaluate`, `should_save`) is a call of its own: the
     process's Trainer leaves its loop, gathers the loss, evaluates or saves on it, so it is flagged
     where a test that differs between ranks decides it (a rank test, the clock, a rank's own data).
+    So is `return None, None, None` in a Trainer subclass's `prediction_step`: the evaluation loop
+    gathers the loss, logits and labels of each batch only where they are not None.
     torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
@@ -605,6 +607,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     fabric.save(path, state)
                 except KeyError:
                     pass
+            """),
+        # prediction_step returning None where every process decides alike (prediction_loss_only), or
+        # in a class that is no Trainer.
+        Valid("""
+            from transformers import Trainer
+            class LossOnly(Trainer):
+                def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+                    loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+                    if prediction_loss_only:
+                        return loss, None, None
+                    return loss, logits, labels
+            class Scorer:
+                def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+                    if (inputs["labels"] == -100).all():
+                        return None, None, None
+                    return 1, 2, 3
             """),
     )
     INVALID = (
@@ -1216,6 +1234,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "strategy.py:280): the handler at line 13 catches a failed write there alone, and rank 0 goes on "
                 "while the other ranks wait in the barrier, and every rank hangs until the timeout",
                 range=(4, 9, 4, 33)),
+        # The evaluation loop gathers what prediction_step returns only where it is not None.
+        Invalid("""
+            from transformers import Trainer
+            class ScoredOnly(Trainer):
+                def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+                    if (inputs["labels"] == -100).all():
+                        return None, None, None
+                    return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys)
+            """, expected_message="None from prediction_step, which makes the Trainer's evaluation loop skip its "
+                "gathers of that batch (transformers 5.25.0, trainer.py:3050), is returned only on ranks where "
+                "'(inputs[\"labels\"] == -100).all()' is true (it is computed from this rank's own batch of data): "
+                "the other processes' Trainers go on without it, and every rank hangs until the timeout",
+                range=(5, 13, 5, 36)),
     )
 
     @classmethod

@@ -2590,9 +2590,9 @@ def _branch_message(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -
     if site.api.memoised and site.api.via:  # its first call runs the collective; a later one, nothing
         hang = (f"{site.api.called} {site.api.via} on its first call only ({site.api.memoised}), and the other "
                 f"ranks make that call at another point or never, {_UNEVEN}")
-    if site.api.qualified_name in apis.CONTROL_FLAGS:  # `control.should_training_stop = True`
-        return (f"{site.api.called} is set only on {where}: the other processes' Trainers go on without it, "
-                f"and every rank hangs until the timeout")
+    if site.api.steers:  # `control.should_training_stop = True`, `return None, None, None`
+        return (f"{site.api.called} {site.api.steers} only on {where}: the other processes' Trainers go on "
+                f"without it, and every rank hangs until the timeout")
     missing = set(analysis.worlds[site.scope]) - set(site.reached)
     sequences = _sequences(analysis, site, set(site.reached), missing, lambda other: True)
     return f"{site.api.called} runs only on {where}: {hang}{sequences}"
@@ -2638,9 +2638,13 @@ _FLAG_HELP = ("Decide on every process alike: reduce the condition across proces
               "broadcast one process's decision) before setting the flag")
 
 
+_NONE_RETURN_HELP = ("Return the same on every process: tensors for every batch (empty ones, or a loss of zero, "
+                     "where nothing counts), so that every process runs the same gathers")
+
+
 def _branch_help(site: CallSite, layout: _Layout) -> str:
-    if site.api.qualified_name in apis.CONTROL_FLAGS:
-        return _FLAG_HELP
+    if site.api.steers:
+        return _FLAG_HELP if site.api.qualified_name in apis.CONTROL_FLAGS else _NONE_RETURN_HELP
     if layout.enclosing.get(site.statement):
         return "Call it on every rank: move it out of the branch"
     return "Call it on every rank: move it before the rank-dependent early exit"
