@@ -787,11 +787,19 @@ class _Pass:
 
     _TryStar = _Try
 
+    def _comprehension_items(self, body: cst.CSTNode, varying: Varying) -> Varying:
+        """`varying` with the targets of the comprehensions in `body` bound to what their items hold
+        (`[json.loads(line) for line in shard]` parses the lines of a rank's own shard)."""
+        for loop in every_node(body, cst.CompFor):
+            varying = _bind(varying, _target_keys(loop.target), self.why(loop.iter, varying))
+        return varying
+
     def _raising(self, statement, varying: Varying) -> Optional[str]:
         """Whether the `try` body reads what differs between ranks (a file named after the rank
         or written by some ranks only, the next item of a rank's own iterator), so that it may
         raise on some ranks only; or works on a rank's own data (`compute_loss(model, batch)`),
         which can fail on that rank alone."""
+        varying = self._comprehension_items(statement.body, varying)
         for call in calls_in(statement.body):
             if self._races(call, varying):
                 return RACE

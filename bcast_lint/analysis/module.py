@@ -1003,6 +1003,15 @@ class ModuleAnalysis:
         klass = self._receiver_constructor(candidate)
         return klass.value if isinstance(klass, cst.Name) else None
 
+    def divergence_in(self, scope: cst.CSTNode) -> Divergence:
+        """What differs between ranks in `scope`, which may hold no collective of its own (computed
+        once per scope)."""
+        return self._caller_divergence(scope, {site.call: site for site in self.calls})
+
+    def class_of(self, method: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The class whose body defines `method`, or None for a function."""
+        return self._method_classes.get(method)
+
     def local_class_of(self, receiver: cst.BaseExpression, scope: cst.CSTNode) -> Optional[cst.ClassDef]:
         """The class of this module that made the object `receiver` names (`metric` for `metric =
         ReciprocalRank()` in the scope or at module level), when one class did."""

@@ -69,7 +69,11 @@ class CollectiveOnSomeRanks(Rule):
     tenacity, `backoff.on_exception`) calls again runs its collectives again on the ranks where its
     work fails alone (a read of a per-rank path), unless it raises on a test of a collective's
     result (the ranks agree to fail); `with contextlib.suppress(KeyError):` around a lookup whose
-    key differs between ranks skips the collectives after it on the ranks where it raises.
+    key differs between ranks skips the collectives after it on the ranks where it raises. A
+    context manager class whose `__exit__` runs a collective only when the block raised nothing
+    (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
+    `try` around work that can fail on some ranks only (parsing a rank's own shard) and the handler
+    goes on.
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -880,6 +884,36 @@ class CollectiveOnSomeRanks(Rule):
                     if dist.get_rank() == 0:
                         torch.save(state, 'ckpt')
                     self.saved = True
+            """),
+        # The exit's barrier runs whatever the body raised, or the handler raises again: every rank
+        # meets it.
+        Valid("""
+            import json
+            class Stage:
+                def __init__(self, accelerator):
+                    self.accelerator = accelerator
+                def __enter__(self):
+                    return self
+                def __exit__(self, exc_type, exc, tb):
+                    if exc_type is not None:
+                        print('stage failed')
+                    self.accelerator.wait_for_everyone()
+            class Checked(Stage):
+                def __exit__(self, exc_type, exc, tb):
+                    if exc_type is None:
+                        self.accelerator.wait_for_everyone()
+            def export(accelerator, shards):
+                for shard in shards[accelerator.process_index::accelerator.num_processes]:
+                    try:
+                        with Stage(accelerator):
+                            values = [json.loads(line) for line in shard]
+                    except ValueError:
+                        continue
+                    try:
+                        with Checked(accelerator):
+                            values = [json.loads(line) for line in shard]
+                    except ValueError:
+                        raise
             """),
         Valid("def shard(rank, world):\n    return [rank, world]\n"
               "def f():\n    for item in shard(dist.get_rank(), dist.get_world_size()):\n        dist.barrier()"),
@@ -1943,6 +1977,29 @@ class CollectiveOnSomeRanks(Rule):
                 "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout (those ranks run no collective here, while the others run barrier (line 15) only)",
                 range=(7, 9, 7, 23)),
+        # The exit's barrier runs only where the body raised nothing, and the body parses a rank's own
+        # shard in a try whose handler goes on.
+        Invalid("""
+            import json
+            class Stage:
+                def __init__(self, accelerator):
+                    self.accelerator = accelerator
+                def __enter__(self):
+                    return self
+                def __exit__(self, exc_type, exc, tb):
+                    if exc_type is None:
+                        self.accelerator.wait_for_everyone()
+            def export(accelerator, shards):
+                for shard in shards[accelerator.process_index::accelerator.num_processes]:
+                    try:
+                        with Stage(accelerator):
+                            values = [json.loads(line) for line in shard]
+                    except ValueError:
+                        continue
+            """, expected_message="wait_for_everyone() runs in Stage.__exit__ only where 'exc_type is None' holds, "
+                "that is where the 'with' body raised nothing, and the 'with' at line 21 is in a 'try' whose handler "
+                "goes on while work in the 'try' block can fail on some ranks only: the ranks that failed skip it, so "
+                "the ranks' calls stop pairing up and every rank hangs until the timeout", range=(9, 13, 9, 49)),
     )
 
     @staticmethod
@@ -2007,7 +2064,7 @@ class CollectiveOnSomeRanks(Rule):
                 if cached is not None:
                     yield Report(site.call, cached, help=_CACHE_COMPUTE_HELP)
                     continue
-                failed_before = _skipped_by_a_failure(analysis, site)
+                failed_before = _skipped_by_a_failure(analysis, site) or _exit_skipped_on_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
                     continue
@@ -2230,6 +2287,37 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
             return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
+    return None
+
+
+def _exit_skipped_on_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is in a context manager class's `__exit__`, under a test on the exception it is
+    handed (`if exc_type is None:`), and a `with` of that class sits in a `try` whose work can
+    fail on some ranks only (Divergence.raising) and whose handler goes on: where the body raised,
+    `__exit__` skips the call."""
+    scope = site.scope
+    klass = analysis.class_of(scope) if isinstance(scope, cst.FunctionDef) and scope.name.value == "__exit__" else None
+    exception = {param.name.value for param in scope.params.params[1:]} if klass is not None else set()
+    test = next((node.test for node in path_to(scope, site.call) or () if isinstance(node, cst.If)
+                 and names_read(node.test) & exception), None)
+    if test is None:
+        return None
+    for entered in every_node(analysis.module, cst.With):
+        if not any(isinstance(item.item, cst.Call) and last_name(item.item.func) == klass.name.value
+                   for item in entered.items):
+            continue
+        path = path_to(analysis.module, entered) or ()
+        where = next((node for node in reversed(path) if isinstance(node, cst.FunctionDef)), analysis.module)
+        raising = analysis.divergence_in(where).raising
+        statement = next((node for node in reversed(path) if isinstance(node, (cst.Try, cst.TryStar))
+                          and node in raising and path_to(node.body, entered)), None)
+        handlers = statement.handlers if statement is not None else ()
+        if handlers and not all(ends_in(handler.body, cst.Raise) for handler in handlers):
+            reason = raising[statement]
+            return (f"{site.api.called} runs in {klass.name.value}.__exit__ only where '{analysis.code(test)}' holds, "
+                    f"that is where the 'with' body raised nothing, and the 'with' at line "
+                    f"{analysis.position(entered).start.line} is in a 'try' whose handler goes on while {reason}: "
+                    f"the ranks that failed skip it, {_UNEVEN}")
     return None
 
 
