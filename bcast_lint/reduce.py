@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
-                                      PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER, STEERS_TRAINER_WORDS,
-                                      gated_call_words)
+                                      LEVEL_QUERIES, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
+                                      STEERS_TRAINER_WORDS, gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
 from bcast_lint.source import Source
 
@@ -43,7 +43,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES)
-                     | _lines_steering(lines, source.text))
+                     | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
@@ -157,6 +157,14 @@ def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
 
 
 _STEERS_TRAINER = re.compile(STEERS_TRAINER)
+
+
+def _lines_setting_levels(lines: list[str], text: str) -> set[int]:
+    """Where a file that asks a logger whether a level prints (apis.LEVEL_QUERIES) sets levels: a
+    level set by a test on the rank makes the answer differ between ranks."""
+    if not any(word in text for word in LEVEL_QUERIES):
+        return set()
+    return _lines_with_calls(lines, LEVEL_SETTERS)
 
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:

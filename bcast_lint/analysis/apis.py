@@ -321,6 +321,13 @@ STEERS_TRAINER = (r"\.(?:" + "|".join(sorted(CONTROL_FLAGS)) + r")[ \t]*=[ \t]*T
                   r"|\bdef[ \t]+prediction_step\b")
 STEERS_TRAINER_WORDS = ("should_", "prediction_step")
 
+# Calls that set how verbose logging is (logging's, and transformers' and datasets' own loggers),
+# and a logger's answer to "would this level print?": set by a test on the rank, the answer
+# differs between ranks, so the cut keeps the setters of a file that asks.
+LEVEL_SETTERS = frozenset({"setLevel", "basicConfig", "set_verbosity", "set_verbosity_info", "set_verbosity_warning",
+                           "set_verbosity_error", "set_verbosity_debug"})
+LEVEL_QUERIES = frozenset({"isEnabledFor", "getEffectiveLevel"})
+
 # Lightning's saves write on global rank 0 alone and then wait at a barrier (lightning 2.6.6):
 # an I/O error raises on rank 0 only, before the barrier the other ranks are already in.
 WRITES_THEN_WAITS = {

@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, MUTATORS
+from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, self_name)
 from bcast_lint.analysis.names import root_name
@@ -141,6 +141,7 @@ LOCAL_DATA = "it holds the data of the rank it was given"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
+LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 
 
 class RankKind(str):
@@ -1019,6 +1020,8 @@ class _Pass:
             return RANDOM
         if self._probes_memory(call):
             return MEMORY
+        if name in LEVEL_QUERIES and self._conditions.logging_per_rank:
+            return RankKind(LOGGING_LEVEL.format(self._conditions.logging_per_rank))
         if name in _FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:

@@ -757,6 +757,7 @@ class ModuleAnalysis:
         self._unwrapping: set[cst.Call] = set()  # the partials _partial_api is following
         self._running_here: set[FunctionRef] = set()  # the methods _runs_one_here is reading
         self._handing: set[cst.CSTNode] = set()  # the scopes whose parameters _called_module follows
+        self._handing_makers: set[cst.CSTNode] = set()  # the functions _handed_makers is reading the calls of
         self._loop_items: Optional[dict[str, list[str]]] = None  # loop target -> containers iterated
         self._candidates_by_scope: Optional[dict] = None  # see _runs_one_here
         self._module_calls: set[cst.Call] = set()  # see _called_module
@@ -793,6 +794,7 @@ class ModuleAnalysis:
         self.conditions.signalled = signalled(whole)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
+        self.conditions.logging_per_rank = self._logging_per_rank(whole)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -975,11 +977,27 @@ class ModuleAnalysis:
         module level, those of `self.<attr>` (what the module's constructions hand `__init__`
         for it), or the call itself (`Hook().after_eval(...)`)."""
         if isinstance(receiver, cst.Name):
-            return [value for where, value in self._assigned(receiver.value) if where in (scope, self.module)]
+            made = [value for where, value in self._assigned(receiver.value) if where in (scope, self.module)]
+            return made or self._handed_makers(receiver.value, scope)
         if _is_self_attribute(receiver):
             return [made for method, name, value in self._self_assignments if name == receiver.attr.value
                     for made in self._handed_in(method, value)]
         return [receiver] if isinstance(receiver, cst.Call) else []
+
+    def _handed_makers(self, parameter: str, scope: cst.CSTNode) -> list:
+        """What made the object this module's calls of the function `scope` hand it as `parameter`
+        (`train(model, RunningMean())`, or a name assigned one), once per function at a time."""
+        if not isinstance(scope, cst.FunctionDef) or scope in self._handing_makers \
+                or parameter not in {param.name.value for param in scope.params.params}:
+            return []
+        self._handing_makers.add(scope)
+        try:
+            handed = self.arguments_for(scope, parameter)
+        finally:
+            self._handing_makers.discard(scope)
+        return [made for value in handed
+                for made in ([value] if isinstance(value, cst.Call) else
+                             [v for _, v in self._assigned(value.value)] if isinstance(value, cst.Name) else [])]
 
     def _state_dict_hook(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`self.model.state_dict()` where the model's class is, or holds in an attribute, a class
@@ -1002,6 +1020,26 @@ class ModuleAnalysis:
             return None
         klass = self._receiver_constructor(candidate)
         return klass.value if isinstance(klass, cst.Name) else None
+
+    def _logging_per_rank(self, text: str) -> Optional[int]:
+        """The line where the module sets a logging level by a test on the rank (`basicConfig(level=
+        WARNING if quiet else INFO)`, `logger.setLevel(...)` or transformers' `set_verbosity_info()`
+        under one): `logger.isEnabledFor(INFO)` then differs between ranks."""
+        if not any(word in text for word in apis.LEVEL_QUERIES):
+            return None
+        for call in every_call(self.module):
+            if last_name(call.func) not in apis.LEVEL_SETTERS:
+                continue
+            path = path_to(self.module, call) or ()
+            scope = next((node for node in reversed(path) if isinstance(node, cst.FunctionDef)), self.module)
+            tests = [node.test for node in every_node(call, cst.IfExp)]
+            tests += [node.test for node in path if isinstance(node, cst.If)]
+            # `quiet = rank != 0` in the function, then `WARNING if quiet else INFO`
+            tests += [value for test in tests if isinstance(test, cst.Name)
+                      for where, value in self._assigned(test.value) if where is scope]
+            if any(self._rank_test(test) for test in tests):
+                return self.position(call).start.line
+        return None
 
     def divergence_in(self, scope: cst.CSTNode) -> Divergence:
         """What differs between ranks in `scope`, which may hold no collective of its own (computed

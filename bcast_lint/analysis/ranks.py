@@ -152,6 +152,8 @@ class RankConditions:
         self.tables: dict[str, bool] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
+        # The line where the module sets a logging level that differs between ranks, or None.
+        self.logging_per_rank: Optional[int] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

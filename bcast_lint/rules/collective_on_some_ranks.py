@@ -73,7 +73,10 @@ class CollectiveOnSomeRanks(Rule):
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
     `try` around work that can fail on some ranks only (parsing a rank's own shard) and the handler
-    goes on.
+    goes on. A module that sets its logging level by a test on the rank (`basicConfig(level=WARNING
+    if quiet else INFO)`, `logger.setLevel(...)` or `set_verbosity_info()` under one) answers
+    `logger.isEnabledFor(INFO)` differently on different ranks. A method called on an object a
+    function is handed (`train(model, RunningMean())`) is the handed class's method.
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -914,6 +917,17 @@ class CollectiveOnSomeRanks(Rule):
                             values = [json.loads(line) for line in shard]
                     except ValueError:
                         raise
+            """),
+        # A logging level set alike on every rank: whether INFO prints is the same everywhere.
+        Valid("""
+            import logging
+            log = logging.getLogger("train")
+            def setup(verbose):
+                logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
+            def report(x):
+                if log.isEnabledFor(logging.INFO):
+                    dist.all_reduce(x)
+                    log.info("sum %s", x)
             """),
         Valid("def shard(rank, world):\n    return [rank, world]\n"
               "def f():\n    for item in shard(dist.get_rank(), dist.get_world_size()):\n        dist.barrier()"),
@@ -2000,6 +2014,29 @@ class CollectiveOnSomeRanks(Rule):
                 "that is where the 'with' body raised nothing, and the 'with' at line 21 is in a 'try' whose handler "
                 "goes on while work in the 'try' block can fail on some ranks only: the ranks that failed skip it, so "
                 "the ranks' calls stop pairing up and every rank hangs until the timeout", range=(9, 13, 9, 49)),
+        # The logging level is set by a test on the rank: INFO prints on rank 0 only, and the metric
+        # handed to train() all-reduces when it is computed for the message.
+        Invalid("""
+            import logging
+            log = logging.getLogger("train")
+            class Mean:
+                def compute(self):
+                    dist.all_reduce(self.total)
+                    return self.total
+            def setup():
+                quiet = dist.get_rank() != 0
+                logging.basicConfig(level=logging.WARNING if quiet else logging.INFO)
+            def train(metric, steps):
+                for step in range(steps):
+                    if log.isEnabledFor(logging.INFO):
+                        log.info("step %d: %s", step, metric.compute())
+            def main():
+                setup()
+                train(Mean(), 4)
+            """, expected_message="compute() runs only on ranks where 'log.isEnabledFor(logging.INFO)' is true (the "
+                "logging level is set by a test on the rank at line 17): compute() calls dist.all_reduce() "
+                "(case.py:13), and the other ranks never join it and every rank hangs until the timeout",
+                range=(13, 43, 13, 59)),
     )
 
     @staticmethod
