@@ -951,7 +951,8 @@ class _Pass:
                 return self.length_why(expr.value, varying) or (held if held == LOCAL_DATA else None)
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
-            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr)
+            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
+                or self._held_data(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
@@ -986,6 +987,14 @@ class _Pass:
             return RANK if self.why(held, {}) == RANK else None
         finally:
             self._holding = False
+
+    def _held_data(self, expr: cst.Attribute) -> Optional[str]:
+        """What another object keeps from the rank's own batch (`self.trainer.last_loss`, set in the
+        Trainer's `compute_loss`): RankConditions.data_attributes. An attribute of `self` is the
+        class's own (analysis.attributes)."""
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return None
+        return self._conditions.data_attributes.get(expr.attr.value)
 
     def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """A comprehension's own targets hold its items, never the rank, whatever their names

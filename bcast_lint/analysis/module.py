@@ -22,8 +22,8 @@ from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of, passed_as,
-                                            returned_by)
+from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of,
+                                            is_data_reason, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -348,6 +348,19 @@ _ACCELERATE = frameworks.load().versions["accelerate"]
 def _syncs_off(statement: cst.With) -> bool:
     """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
+
+
+def _collator_classes(analysis: "ModuleAnalysis") -> frozenset[str]:
+    """The classes of the module whose objects a loader calls with each batch it collates: handed as
+    `collate_fn=` or `data_collator=` (`Trainer(..., data_collator=collator)`, `collator =
+    CountingCollator()`)."""
+    classes = analysis._module_classes()
+    handed = [arg.value for call in every_call(analysis.module) for arg in call.args
+              if arg.keyword is not None and arg.keyword.value in ("collate_fn", "data_collator")]
+    made = [value for expr in handed for value in ([expr] if isinstance(expr, cst.Call) else
+            [v for _, v in analysis._assigned(expr.value)] if isinstance(expr, cst.Name) else [])]
+    return frozenset(value.func.value for value in made if isinstance(value, cst.Call)
+                     and isinstance(value.func, cst.Name) and value.func.value in classes)
 
 
 def _holds_none(value: Optional[cst.BaseExpression]) -> bool:
@@ -795,6 +808,7 @@ class ModuleAnalysis:
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)
+        self.conditions.data_attributes = self._data_attributes()
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1020,6 +1034,22 @@ class ModuleAnalysis:
             return None
         klass = self._receiver_constructor(candidate)
         return klass.value if isinstance(klass, cst.Name) else None
+
+    def _data_attributes(self) -> dict[str, str]:
+        """The attribute names the module's methods set from the rank's own batch a framework hands
+        them (`self.last_loss = loss.item()` in a Trainer's `compute_loss`): read through another
+        object (`self.trainer.last_loss` in a callback), the value differs between ranks."""
+        found: dict[str, str] = {}
+        for method in self._method_classes:
+            handed = self._handed_data(method)
+            if not handed:
+                continue
+            passed = divergence_of(method, self.conditions, self.qualified_names, {}, _weak(self.returned_variance),
+                                   handed)
+            for key, why in passed.held.items():
+                if key.startswith("self.") and key.count(".") == 1 and is_data_reason(why):
+                    found.setdefault(key.removeprefix("self."), why)
+        return found
 
     def _logging_per_rank(self, text: str) -> Optional[int]:
         """The line where the module sets a logging level by a test on the rank (`basicConfig(level=
@@ -1918,10 +1948,16 @@ class ModuleAnalysis:
     def _handed_data(self, method: cst.FunctionDef) -> Parameters:
         """A framework hook's parameters that hold this rank's own batch (apis.DATA_PARAMETERS):
         `batch` of a LightningModule's `validation_step`; the framework's loop is the caller."""
-        hook = self._mapped_base(self._method_classes.get(method), hooks=True)
+        klass = self._method_classes.get(method)
+        hook = self._mapped_base(klass, hooks=True)
         names = apis.DATA_PARAMETERS.get(hook, {}).get(method.name.value, ()) if hook else ()
-        parameters = {param.name.value for param in method.params.params}
+        params = method.params.params
+        if method.name.value == "__call__" and len(params) > 1 and klass is not None \
+                and klass.name.value in self.once(_collator_classes):
+            names = (params[1].name.value,)  # a collator is called with each batch of this rank's loader
+        parameters = {param.name.value for param in params}
         return {name: (DATA, None) for name in names if name in parameters}
+
 
     def arguments_for(self, scope: cst.CSTNode, parameter: str) -> list:
         """The values this module's own calls of the function `scope` pass as `parameter`."""

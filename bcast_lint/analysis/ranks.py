@@ -154,6 +154,9 @@ class RankConditions:
         self.seeded_per_rank = False
         # The line where the module sets a logging level that differs between ranks, or None.
         self.logging_per_rank: Optional[int] = None
+        # Attribute names the module's methods set from the rank's own batch a framework hands them
+        # (`self.last_loss = loss.item()` in a Trainer's `compute_loss`) -> why it differs.
+        self.data_attributes: dict[str, str] = {}
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

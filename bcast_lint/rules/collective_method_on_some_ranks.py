@@ -85,7 +85,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     process's Trainer leaves its loop, gathers the loss, evaluates or saves on it, so it is flagged
     where a test that differs between ranks decides it (a rank test, the clock, a rank's own data).
     So is `return None, None, None` in a Trainer subclass's `prediction_step`: the evaluation loop
-    gathers the loss, logits and labels of each batch only where they are not None.
+    gathers the loss, logits and labels of each batch only where they are not None. What a class
+    keeps of the rank's own batch (`self.last_loss = loss.item()` in a Trainer's `compute_loss`,
+    `self.tokens += ...` in the `__call__` of a collator handed as `data_collator=` or `collate_fn=`)
+    differs between ranks where another object reads it (`self.trainer.last_loss` in a callback).
     torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
@@ -623,6 +626,33 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if (inputs["labels"] == -100).all():
                         return None, None, None
                     return 1, 2, 3
+            """),
+        # What the Trainer and the collator keep is the same on every rank: a count of calls.
+        Valid("""
+            from transformers import Trainer, TrainerCallback
+            class CountingTrainer(Trainer):
+                calls = 0
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    self.calls += 1
+                    return model(**inputs).loss
+            class Collator:
+                def __init__(self):
+                    self.batches = 0
+                def __call__(self, features):
+                    self.batches += 1
+                    return features
+            class Every(TrainerCallback):
+                def __init__(self, collator):
+                    self.collator, self.trainer = collator, None
+                def on_step_end(self, args, state, control, **kwargs):
+                    if self.trainer.calls > 100 or self.collator.batches > 100:
+                        control.should_training_stop = True
+            def main(model, args, data):
+                collator = Collator()
+                guard = Every(collator)
+                trainer = CountingTrainer(model=model, args=args, train_dataset=data, data_collator=collator,
+                                          callbacks=[guard])
+                guard.trainer = trainer
             """),
     )
     INVALID = (
@@ -1247,6 +1277,55 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "'(inputs[\"labels\"] == -100).all()' is true (it is computed from this rank's own batch of data): "
                 "the other processes' Trainers go on without it, and every rank hangs until the timeout",
                 range=(5, 13, 5, 36)),
+        # The loss the Trainer keeps from this process's own batch, read by a callback through the
+        # trainer: one process stops alone.
+        Invalid("""
+            from transformers import Trainer, TrainerCallback
+            class GuardedTrainer(Trainer):
+                last_loss = 0.0
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    loss = model(**inputs).loss
+                    self.last_loss = loss.item()
+                    return loss
+            class SpikeGuard(TrainerCallback):
+                def __init__(self):
+                    self.trainer = None
+                def on_step_end(self, args, state, control, **kwargs):
+                    if self.trainer.last_loss > 10.0:
+                        control.should_training_stop = True
+            def main(model, args, data):
+                guard = SpikeGuard()
+                guard.trainer = GuardedTrainer(model=model, args=args, train_dataset=data, callbacks=[guard])
+                guard.trainer.train()
+            """, expected_message="control.should_training_stop, which makes this process's Trainer leave its "
+                "training loop (transformers 5.25.0, trainer.py:2008) while the others go on to the next step's "
+                "gradient all-reduce, is set only on ranks where 'self.trainer.last_loss > 10.0' is true (it is "
+                "computed from this rank's own batch of data): the other processes' Trainers go on without it, and "
+                "every rank hangs until the timeout", range=(13, 13, 13, 41)),
+        # What the collator counts of this process's own batches.
+        Invalid("""
+            from transformers import Trainer, TrainerCallback
+            class CountingCollator:
+                def __init__(self):
+                    self.tokens = 0
+                def __call__(self, features):
+                    self.tokens += sum(len(f["input_ids"]) for f in features)
+                    return features
+            class EvalEveryTokens(TrainerCallback):
+                def __init__(self, collator):
+                    self.collator = collator
+                def on_step_end(self, args, state, control, **kwargs):
+                    if self.collator.tokens >= 1000:
+                        control.should_evaluate = True
+            def main(model, args, data):
+                collator = CountingCollator()
+                Trainer(model=model, args=args, train_dataset=data, data_collator=collator,
+                        callbacks=[EvalEveryTokens(collator)]).train()
+            """, expected_message="control.should_evaluate, which makes this process's Trainer evaluate, which "
+                "gathers every batch (transformers 5.25.0, trainer.py:2315), is set only on ranks where "
+                "'self.collator.tokens >= 1000' is true (it is computed from this rank's own batch of data): the "
+                "other processes' Trainers go on without it, and every rank hangs until the timeout",
+                range=(13, 13, 13, 36)),
     )
 
     @classmethod
