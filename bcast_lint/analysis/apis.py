@@ -322,8 +322,8 @@ STEERS_TRAINER = (r"\.(?:" + "|".join(sorted(CONTROL_FLAGS)) + r")[ \t]*=[ \t]*T
 STEERS_TRAINER_WORDS = ("should_", "prediction_step")
 
 # Calls that set how verbose logging is (logging's, and transformers' and datasets' own loggers),
-# and a logger's answer to "would this level print?": set by a test on the rank, the answer
-# differs between ranks, so the cut keeps the setters of a file that asks.
+# and a logger's answer to "would this level print?": set by a test on the rank, the answer (and
+# what a logging call formats) differs between ranks, so the cut keeps the setters.
 LEVEL_SETTERS = frozenset({"setLevel", "basicConfig", "set_verbosity", "set_verbosity_info", "set_verbosity_warning",
                            "set_verbosity_error", "set_verbosity_debug"})
 LEVEL_QUERIES = frozenset({"isEnabledFor", "getEffectiveLevel"})

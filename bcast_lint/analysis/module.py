@@ -1035,6 +1035,24 @@ class ModuleAnalysis:
         klass = self._receiver_constructor(candidate)
         return klass.value if isinstance(klass, cst.Name) else None
 
+    def formatting_collective(self, value: cst.BaseExpression, scope: cst.CSTNode) -> Optional[apis.Api]:
+        """What formatting the object `value` names runs (`str(meter)`, `"%s" % meter`): the collective
+        of its class's `__str__` (or `__repr__`, `__format__`), a project class this module makes it
+        of (`meter = PeakMeter()`), or None."""
+        if self._context is None or not isinstance(value, cst.Name):
+            return None
+        made = [made_by for made_by in self._makers_of(value, scope) if _constructs(made_by)]
+        classes = {self.code(made_by.func): made_by.func for made_by in made}
+        if len(classes) != 1:
+            return None
+        klass = next(iter(classes.values()))
+        for method in ("__str__", "__repr__", "__format__"):
+            ref = self._context.method_of(klass, self.qualified_names(klass, scope), method)
+            if ref is not None and self._context.summaries.may_run_collective(ref):
+                summary = self._context.summaries.of(ref)
+                return summary.api if summary is not None else None
+        return None
+
     def _data_attributes(self) -> dict[str, str]:
         """The attribute names the module's methods set from the rank's own batch a framework hands
         them (`self.last_loss = loss.item()` in a Trainer's `compute_loss`): read through another
@@ -1055,7 +1073,7 @@ class ModuleAnalysis:
         """The line where the module sets a logging level by a test on the rank (`basicConfig(level=
         WARNING if quiet else INFO)`, `logger.setLevel(...)` or transformers' `set_verbosity_info()`
         under one): `logger.isEnabledFor(INFO)` then differs between ranks."""
-        if not any(word in text for word in apis.LEVEL_QUERIES):
+        if "setLevel" not in text and "basicConfig" not in text and "set_verbosity" not in text:
             return None
         for call in every_call(self.module):
             if last_name(call.func) not in apis.LEVEL_SETTERS:

@@ -1341,7 +1341,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         reported = set()
-        for report in super().check(analysis):
+        for report in self.check_sites(analysis):
             reported.add(report.node)
             yield report
         yield from _prepared_loops_on_some_ranks(analysis)

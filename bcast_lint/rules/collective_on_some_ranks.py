@@ -75,7 +75,9 @@ class CollectiveOnSomeRanks(Rule):
     `try` around work that can fail on some ranks only (parsing a rank's own shard) and the handler
     goes on. A module that sets its logging level by a test on the rank (`basicConfig(level=WARNING
     if quiet else INFO)`, `logger.setLevel(...)` or `set_verbosity_info()` under one) answers
-    `logger.isEnabledFor(INFO)` differently on different ranks. A method called on an object a
+    `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
+    `logger.info("%s", meter)` only where the record is emitted: a class whose `__str__` runs a
+    collective then runs it on some ranks. A method called on an object a
     function is handed (`train(model, RunningMean())`) is the handed class's method.
 
     An exit counts when some of the ranks that reach the collective may take it and the others
@@ -917,6 +919,32 @@ class CollectiveOnSomeRanks(Rule):
                             values = [json.loads(line) for line in shard]
                     except ValueError:
                         raise
+            """),
+        # A meter formatted on every rank (an f-string), or logged lazily where every rank prints.
+        Valid("""
+            import logging
+            logger = logging.getLogger("train")
+            class Peak:
+                def __str__(self):
+                    dist.all_reduce(self.value)
+                    return str(self.value)
+            def train(rank, steps):
+                logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
+                peak = Peak()
+                for step in range(steps):
+                    logger.info(f"step {step} peak {peak}")
+            """),
+        Valid("""
+            import logging
+            logger = logging.getLogger("train")
+            class Peak:
+                def __str__(self):
+                    dist.all_reduce(self.value)
+                    return str(self.value)
+            def evaluate(steps):
+                logging.basicConfig(level=logging.INFO)
+                peak = Peak()
+                logger.info("peak %s", peak)
             """),
         # A logging level set alike on every rank: whether INFO prints is the same everywhere.
         Valid("""
@@ -2037,6 +2065,22 @@ class CollectiveOnSomeRanks(Rule):
                 "logging level is set by a test on the rank at line 17): compute() calls dist.all_reduce() "
                 "(case.py:13), and the other ranks never join it and every rank hangs until the timeout",
                 range=(13, 43, 13, 59)),
+        # logging formats its arguments only where the record is emitted, INFO on rank 0 only.
+        Invalid("""
+            import logging
+            logger = logging.getLogger("train")
+            class Peak:
+                def __str__(self):
+                    dist.all_reduce(self.value)
+                    return str(self.value)
+            def train(rank, steps):
+                logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)
+                peak = Peak()
+                for step in range(steps):
+                    logger.info("step %d peak %s", step, peak)
+            """, expected_message="logger.info() formats 'peak' only where the record is emitted, and formatting it "
+                "calls dist.all_reduce() (case.py:13), while the logging level is set by a test on the rank at line "
+                "16: only some ranks run it, and every rank hangs until the timeout", range=(11, 9, 11, 51)),
     )
 
     @staticmethod
@@ -2046,6 +2090,10 @@ class CollectiveOnSomeRanks(Rule):
         return (site for site in analysis.calls if site.api.payload != apis.HIDDEN)
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from self.check_sites(analysis)
+        yield from _formatted_where_logged(analysis)
+
+    def check_sites(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
         skipped_inside: set = set()
         for site in self.sites(analysis):
@@ -2325,6 +2373,34 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
     return None
+
+
+# logging's methods that format their arguments only when the record is emitted.
+_LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
+
+
+def _formatted_where_logged(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`logger.info("peak %s", meter)` where formatting `meter` runs a collective (its class's
+    `__str__` all-reduces) and the module sets its logging level by a test on the rank: logging
+    formats the arguments only where the record is emitted, so only those ranks run it."""
+    line = analysis.conditions.logging_per_rank
+    if not line:
+        return
+    for scope in (analysis.module, *every_node(analysis.module, cst.FunctionDef)):
+        for call in calls_in(scope):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOGGING_METHODS):
+                continue
+            for arg in call.args[1:]:
+                api = analysis.formatting_collective(arg.value, scope) if arg.keyword is None else None
+                if api is not None:
+                    yield Report(call, f"{analysis.code(call.func)}() formats '{analysis.code(arg.value)}' only where "
+                                 f"the record is emitted, and formatting it {api.via or 'runs ' + api.called}, while the "
+                                 f"logging level is set by a test on the rank at line {line}: only some ranks run it, "
+                                 f"and every rank hangs until the timeout", help=_FORMAT_HELP)
+                    break
+
+
+_FORMAT_HELP = ("Format it on every rank before the call (`text = str(meter)`, or an f-string), and log the text")
 
 
 def _exit_skipped_on_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
