@@ -137,6 +137,7 @@ RACE = "every rank creates or removes the same path, and all but the first to do
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 FILE_OF_RANK = "it checks a path named after the rank"
+NAMED_AFTER_RANK = "{} returns a name built from the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
@@ -952,7 +953,7 @@ class _Pass:
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
-                or self._held_data(expr)
+                or self._held_data(expr) or self._property_value(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
@@ -995,6 +996,11 @@ class _Pass:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             return None
         return self._conditions.data_attributes.get(expr.attr.value)
+
+    def _property_value(self, expr: cst.Attribute) -> Optional[str]:
+        """`self.state_path`, a property of the method's class: why what it returns differs."""
+        value = self._conditions.property_value
+        return value(expr, self._scope) if value is not None else None
 
     def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """A comprehension's own targets hold its items, never the rank, whatever their names

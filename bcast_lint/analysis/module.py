@@ -22,8 +22,8 @@ from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, RANK, UNEVEN_PIECE, Divergence, Parameters, divergence_of,
-                                            is_data_reason, passed_as, returned_by)
+from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
+                                            divergence_of, is_data_reason, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -348,6 +348,12 @@ _ACCELERATE = frameworks.load().versions["accelerate"]
 def _syncs_off(statement: cst.With) -> bool:
     """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
+
+
+def _own_property_methods(analysis: "ModuleAnalysis") -> dict[tuple, cst.FunctionDef]:
+    """(class, name) -> the getter, for the properties of the module's classes."""
+    return {(klass, method.name.value): method for method, klass in analysis._method_classes.items()
+            if any(last_name(d.decorator) in ("property", "cached_property") for d in method.decorators)}
 
 
 def _collator_classes(analysis: "ModuleAnalysis") -> frozenset[str]:
@@ -809,6 +815,8 @@ class ModuleAnalysis:
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)
         self.conditions.data_attributes = self._data_attributes()
+        if self.once(_own_property_methods):
+            self.conditions.property_value = _weak(self._property_why)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1053,6 +1061,20 @@ class ModuleAnalysis:
                 return summary.api if summary is not None else None
         return None
 
+    def _property_why(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[str]:
+        """Why `self.<name>`, read in a method of a class with a property of that name (of the
+        module), differs between ranks: what the property returns, read with what the object holds
+        (`self.root / "state.pt"`, the root handed to `__init__` from a per-rank scratch directory)."""
+        if not (isinstance(read.value, cst.Name) and read.value.value == "self" and isinstance(scope, cst.FunctionDef)):
+            return None
+        klass = self._method_classes.get(scope)
+        properties = self.once(_own_property_methods)
+        for owner in ([klass, *self._module_bases(klass)] if klass is not None else []):
+            getter = properties.get((owner, read.attr.value))
+            if getter is not None and getter is not scope:
+                return self._method_returned(getter, callers=False)[0]
+        return None
+
     def _data_attributes(self) -> dict[str, str]:
         """The attribute names the module's methods set from the rank's own batch a framework hands
         them (`self.last_loss = loss.item()` in a Trainer's `compute_loss`): read through another
@@ -1270,6 +1292,8 @@ class ModuleAnalysis:
             return f"'{call.func.value}()' returns None on a rank whose work fails there (@{decorator})"
         summary = self._summary_for(call)
         why = summary and (summary.varies_length if length else summary.varies)
+        if why == RANK and summary.rank_named and not length:
+            return NAMED_AFTER_RANK.format(f"'{self.code(call.func)}()'")  # `f"ckpt_{rank}.pt"`: a path of its own
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
         why = self._own_method_returns(call, length)

@@ -157,6 +157,9 @@ class RankConditions:
         # Attribute names the module's methods set from the rank's own batch a framework hands them
         # (`self.last_loss = loss.item()` in a Trainer's `compute_loss`) -> why it differs.
         self.data_attributes: dict[str, str] = {}
+        # (`self.<name>` read in a method, the method) -> why what the class's property of that name
+        # returns differs between ranks (ModuleAnalysis._property_why), where the module has one.
+        self.property_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

@@ -63,6 +63,9 @@ class Summary:
     passes: frozenset = frozenset()
     passes_length: frozenset = frozenset()  # whose values decide how many items it returns
     keeps_length: frozenset = frozenset()  # whose length it returns (`sorted(x)`)
+    # It returns a name built from the rank (`f"ckpt_{rank}.pt"`, `os.path.join(root, str(rank))`),
+    # not the rank or a test on it: a value, and a path, of each rank's own.
+    rank_named: bool = False
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
@@ -308,7 +311,7 @@ class Summaries:
                        tuple((w.rank, w.local_rank) for w in worlds), group,
                        returned.returns, returned.returns_length, parameters,
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
-                       frozenset(passing.returned_length_of))
+                       frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func))
 
 
 # Decorators that run the function once per distinct arguments and answer later calls from a cache.
@@ -415,6 +418,23 @@ def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None
     collectives = {site.call: site for site in analysis.calls}
     return divergence_of(func, analysis.conditions, analysis.qualified_names, collectives,
                          analysis.returned_variance, parameters, analysis.attributes.entry(func))
+
+
+def _returns_rank_named(analysis, func: cst.FunctionDef) -> bool:
+    """A `return` of the function's own builds a name from the rank: an f-string, a `+` or `/` of
+    paths and strings, `os.path.join(...)`, `Path(...)` or `"...".format(...)` holding the rank."""
+    for returned in every_node(func, cst.Return):
+        value = returned.value
+        building = isinstance(value, (cst.FormattedString, cst.BinaryOperation)) or (
+            isinstance(value, cst.Call) and last_name(value.func) in _NAME_BUILDERS)
+        if building and any(analysis.conditions.quantity(node) for kind in (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+                            for node in every_node(value, kind)):
+            return True
+    return False
+
+
+# Calls that build a path or a string from their arguments.
+_NAME_BUILDERS = frozenset({"join", "Path", "PurePath", "format"})
 
 
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:

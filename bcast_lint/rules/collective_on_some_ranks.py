@@ -78,7 +78,9 @@ class CollectiveOnSomeRanks(Rule):
     `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
     `logger.info("%s", meter)` only where the record is emitted: a class whose `__str__` runs a
     collective then runs it on some ranks. A method called on an object a
-    function is handed (`train(model, RunningMean())`) is the handed class's method.
+    function is handed (`train(model, RunningMean())`) is the handed class's method. A helper that
+    returns a name built from the rank (`f"ckpt_{rank}.pt"`, `Path(root) / f"node_{rank}"`) hands
+    each rank a path of its own, through constructors and properties too (`self.state_path`).
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -919,6 +921,22 @@ class CollectiveOnSomeRanks(Rule):
                             values = [json.loads(line) for line in shard]
                     except ValueError:
                         raise
+            """),
+        # A helper's or property's path the same on every rank: every rank sees the same file.
+        Valid("""
+            import os
+            def ckpt_path(root):
+                return os.path.join(root, "last.pt")
+            class Manager:
+                def __init__(self, root):
+                    self.root = root
+                @property
+                def state_path(self):
+                    return f"{self.root}/state.pt"
+                def load(self):
+                    if not os.path.exists(self.state_path) or not os.path.exists(ckpt_path(self.root)):
+                        return None
+                    dist.barrier()
             """),
         # A meter formatted on every rank (an f-string), or logged lazily where every rank prints.
         Valid("""
@@ -2081,6 +2099,30 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="logger.info() formats 'peak' only where the record is emitted, and formatting it "
                 "calls dist.all_reduce() (case.py:13), while the logging level is set by a test on the rank at line "
                 "16: only some ranks run it, and every rank hangs until the timeout", range=(11, 9, 11, 51)),
+        # A checkpoint directory named after the rank, reached through a helper, a constructor and a
+        # property: each rank checks its own file.
+        Invalid("""
+            import os
+            from pathlib import Path
+            def scratch():
+                return Path("/scratch") / f"node_{os.environ['RANK']}"
+            class Manager:
+                def __init__(self, root):
+                    self.root = root
+                @property
+                def state_path(self):
+                    return self.root / "state.pt"
+                def load(self):
+                    if not self.state_path.exists():
+                        return None
+                    dist.barrier()
+            def main():
+                Manager(scratch() / "ckpt").load()
+            """, expected_message="barrier() is skipped on ranks where 'self.state_path.exists()' is false (line 24 "
+                "passes 'scratch() / \"ckpt\"', and 'scratch()' returns a name built from the rank): the 'return' at "
+                "line 21 is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing "
+                "up and every rank hangs until the timeout (those ranks run no collective here, while the others run "
+                "barrier (line 22) only)", range=(14, 9, 14, 23)),
     )
 
     @staticmethod
