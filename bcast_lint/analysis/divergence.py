@@ -112,6 +112,9 @@ _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "
 _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
 # Calls that, handed the rank, give each rank its own share of the items (unbalanced).
 _SHARES = frozenset({"shard", "islice", "split_dataset_by_node"})
+# Progress bars, and what they count (tqdm's).
+_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+_BAR_COUNTS = ("n", "last_print_n")
 _LIBRARIES = frozenset({"torch", "np", "numpy", "math", "collections"})
 # `dist.is_initialized()`, `world_size > 1`: setup checks, the same on every rank.
 _SETUP_CALLS = frozenset({"is_initialized", "is_available", "get_world_size", "is_torchelastic_launched"})
@@ -458,7 +461,21 @@ class _Pass:
             else:
                 self._split_of.pop(key, None)
         varying = _bind(varying, [_order(key) for key in keys], SET_ORDER if self._set_order(value, varying) else None)
+        varying = _bind(varying, [f"{key}.{count}" for key in keys for count in _BAR_COUNTS],
+                        self._disabled_bar(value, varying))
         return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
+
+    def _disabled_bar(self, value: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """`tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar's `update()` counts
+        nothing (tqdm 4.70.1, `tqdm.update`: `if self.disable: return` before `self.n += n`), so what
+        its `n` says differs between ranks."""
+        if not (isinstance(value, cst.Call) and last_name(value.func) in _PROGRESS_BARS):
+            return None
+        disable = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "disable"),
+                       None)
+        why = self.why(disable, varying) if disable is not None else None
+        return f"the progress bar is disabled on some ranks ('disable={_code(disable)}'), and counts nothing there" \
+            if why else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies."""

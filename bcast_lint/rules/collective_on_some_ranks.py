@@ -80,7 +80,8 @@ class CollectiveOnSomeRanks(Rule):
     collective then runs it on some ranks. A method called on an object a
     function is handed (`train(model, RunningMean())`) is the handed class's method. A helper that
     returns a name built from the rank (`f"ckpt_{rank}.pt"`, `Path(root) / f"node_{rank}"`) hands
-    each rank a path of its own, through constructors and properties too (`self.state_path`).
+    each rank a path of its own, through constructors and properties too (`self.state_path`). A
+    tqdm bar made with `disable=` a rank test counts nothing where it is disabled: its `n` differs.
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -921,6 +922,19 @@ class CollectiveOnSomeRanks(Rule):
                             values = [json.loads(line) for line in shard]
                     except ValueError:
                         raise
+            """),
+        # A progress bar disabled off the main process, iterated or shown, and a step count of one's
+        # own: every rank evaluates at the same steps.
+        Valid("""
+            from tqdm.auto import tqdm
+            def train(accelerator, loader, evaluate):
+                bar = tqdm(range(len(loader)), disable=not accelerator.is_main_process)
+                step = 0
+                for batch in tqdm(loader, disable=not accelerator.is_main_process):
+                    bar.update(1)
+                    step += 1
+                    if step % 100 == 0:
+                        accelerator.gather(evaluate())
             """),
         # A helper's or property's path the same on every rank: every rank sees the same file.
         Valid("""
@@ -2123,6 +2137,18 @@ class CollectiveOnSomeRanks(Rule):
                 "line 21 is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing "
                 "up and every rank hangs until the timeout (those ranks run no collective here, while the others run "
                 "barrier (line 22) only)", range=(14, 9, 14, 23)),
+        # A disabled bar counts nothing: its `n` stays 0 off the main process.
+        Invalid("""
+            from tqdm.auto import tqdm
+            def train(accelerator, loader, evaluate):
+                bar = tqdm(range(len(loader)), disable=not accelerator.is_main_process)
+                for batch in loader:
+                    bar.update(1)
+                    if bar.n % 100 == 0:
+                        accelerator.gather(evaluate())
+            """, expected_message="gather() runs only on ranks where 'bar.n % 100 == 0' is true (the progress bar is "
+                "disabled on some ranks ('disable=not accelerator.is_main_process'), and counts nothing there): the "
+                "other ranks never join it and every rank hangs until the timeout", range=(7, 13, 7, 43)),
     )
 
     @staticmethod
