@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
-                                      LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
+                                      LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
                                       STEERS_TRAINER_WORDS, gated_call_words)
 from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
 from bcast_lint.source import Source
@@ -162,7 +162,7 @@ _STEERS_TRAINER = re.compile(STEERS_TRAINER)
 def _lines_setting_levels(lines: list[str], text: str) -> set[int]:
     """Where a file sets logging levels: a level set by a test on the rank makes what a logger
     prints (and so formats) differ between ranks."""
-    if "setLevel" not in text and "basicConfig" not in text and "set_verbosity" not in text:
+    if not any(word in text for word in LEVEL_SETTER_WORDS):
         return set()
     return _lines_with_calls(lines, LEVEL_SETTERS)
 

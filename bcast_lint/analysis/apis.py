@@ -326,6 +326,7 @@ STEERS_TRAINER_WORDS = ("should_", "prediction_step")
 # what a logging call formats) differs between ranks, so the cut keeps the setters.
 LEVEL_SETTERS = frozenset({"setLevel", "basicConfig", "set_verbosity", "set_verbosity_info", "set_verbosity_warning",
                            "set_verbosity_error", "set_verbosity_debug"})
+LEVEL_SETTER_WORDS = ("setLevel", "basicConfig", "set_verbosity")  # what a text holds that calls one
 LEVEL_QUERIES = frozenset({"isEnabledFor", "getEffectiveLevel"})
 
 # Lightning's saves write on global rank 0 alone and then wait at a barrier (lightning 2.6.6):

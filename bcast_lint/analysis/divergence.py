@@ -1297,11 +1297,8 @@ def _agrees_to_fail(function: cst.FunctionDef, collectives: Mapping[cst.Call, ob
 def _retrying_decorator(scope: cst.CSTNode) -> Optional[cst.Decorator]:
     if not isinstance(scope, cst.FunctionDef):
         return None
-    for decorator in scope.decorators:
-        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if last_name(target) in _RETRYING:
-            return decorator
-    return None
+    return next((decorator for decorator in scope.decorators
+                 if last_name(_decorator_called(decorator.decorator)) in _RETRYING), None)
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -890,7 +890,8 @@ class ModuleAnalysis:
         if effect is None or not isinstance(flag.value, cst.Name) or not isinstance(scope, cst.FunctionDef):
             return None
         if flag.value.value not in {param.name.value for param in scope.params.params} \
-                or not _sets_true(candidate.statement, flag) or not self._derives_from_mapped(scope, ".TrainerCallback"):
+                or not _sets_true(candidate.statement, flag) \
+                or not self._derives_from(self._method_classes.get(scope), ("transformers",), ("TrainerCallback",)):
             return None
         return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True,
                         steers="is set")
@@ -900,18 +901,11 @@ class ModuleAnalysis:
         evaluation loop gathers only what is not None (apis.SKIPPED_GATHERS)."""
         scope = candidate.scope
         if not (isinstance(returned, cst.Return) and isinstance(scope, cst.FunctionDef)
-                and scope.name.value == "prediction_step" and self._derives_from_mapped(scope, ".Trainer")):
+                and scope.name.value == "prediction_step"
+                and self._derives_from(self._method_classes.get(scope), ("transformers",), ("Trainer",))):
             return None
         return apis.Api("None from prediction_step", apis.HIDDEN, inside=apis.SKIPPED_GATHERS, read=True,
                         steers="is returned")
-
-    def _derives_from_mapped(self, method: cst.FunctionDef, suffix: str) -> bool:
-        """A method of a subclass of the transformers class whose name ends with `suffix`
-        (".TrainerCallback"), through this module's classes too."""
-        klass = self._method_classes.get(method)
-        classes = [klass, *self._module_bases(klass)] if klass is not None else []
-        return any(q.startswith("transformers.") and q.endswith(suffix)
-                   for each in classes for base in each.bases for q in self.qualified_names(base.value, self.module))
 
     def _mapped_property(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:
         owner = self._receiver_class(read.value, scope)
@@ -1095,7 +1089,7 @@ class ModuleAnalysis:
         """The line where the module sets a logging level by a test on the rank (`basicConfig(level=
         WARNING if quiet else INFO)`, `logger.setLevel(...)` or transformers' `set_verbosity_info()`
         under one): `logger.isEnabledFor(INFO)` then differs between ranks."""
-        if "setLevel" not in text and "basicConfig" not in text and "set_verbosity" not in text:
+        if not any(word in text for word in apis.LEVEL_SETTER_WORDS):
             return None
         for call in every_call(self.module):
             if last_name(call.func) not in apis.LEVEL_SETTERS:

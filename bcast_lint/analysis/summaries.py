@@ -421,9 +421,10 @@ def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None
 
 
 def _returns_rank_named(analysis, func: cst.FunctionDef) -> bool:
-    """A `return` of the function's own builds a name from the rank: an f-string, a `+` or `/` of
-    paths and strings, `os.path.join(...)`, `Path(...)` or `"...".format(...)` holding the rank."""
-    for returned in every_node(func, cst.Return):
+    """A `return` of the function's own (not of one nested in it) builds a name from the rank: an
+    f-string, a `+` or `/` of paths and strings, `os.path.join(...)`, `Path(...)` or
+    `"...".format(...)` holding the rank."""
+    for returned in _value_returns(func):
         value = returned.value
         building = isinstance(value, (cst.FormattedString, cst.BinaryOperation)) or (
             isinstance(value, cst.Call) and last_name(value.func) in _NAME_BUILDERS)
@@ -697,10 +698,14 @@ class _ValueReturns(Visitor):
         return False
 
 
-def _returns_a_value(func: cst.FunctionDef) -> bool:
+def _value_returns(func: cst.FunctionDef) -> list[cst.Return]:
     returns = _ValueReturns(func)
     returns.walk(func)
-    return bool(returns.found)
+    return returns.found
+
+
+def _returns_a_value(func: cst.FunctionDef) -> bool:
+    return bool(_value_returns(func))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -2523,9 +2523,7 @@ def _gathered_per_update(analysis: ModuleAnalysis, site: CallSite) -> Optional[s
     if state is None:
         return None
     for update in calls_in(site.scope):
-        func = update.func
-        target = func.value if isinstance(func, cst.Attribute) and func.attr.value in ("update", "forward") else func
-        if not (isinstance(target, cst.Name) and target.value == receiver.value) or update is site.call:
+        if update is site.call or not _updates(analysis, update, receiver.value):
             continue
         reason = _runs_unevenly(analysis, site.scope, update)
         if reason is not None:
