@@ -1273,7 +1273,10 @@ def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
         reason = walk._raising(scope, _merge(entry, end))
         if reason is not None:
             walk.found.retried[scope] = (retrying, DATA_WORK if reason == RAISES else reason)
-    return walk.found
+    # found.states holds the pass (its why() answers the rules later): the pass must not hold
+    # found in turn, or the cycle keeps the scope's tree alive until a full collection.
+    found, walk.found = walk.found, Divergence()
+    return found
 
 
 # Decorators that call the function again when it raises: a `retry` of one's own, tenacity's

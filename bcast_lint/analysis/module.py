@@ -125,6 +125,19 @@ class Coverage:
     unresolved: tuple[tuple[int, str], ...] = ()  # (line, called text) named like a collective
     frameworks: tuple[tuple[str, int, int], ...] = ()  # (framework, analysed, unresolved) of those
 
+    @classmethod
+    def merged(cls, parts: Sequence["Coverage"]) -> "Coverage":
+        """The coverage of a module linted in parts (bcast_lint.parts), from each part's."""
+        if len(parts) == 1:
+            return parts[0]
+        by_framework: dict[str, tuple[int, int]] = {}
+        for name, analysed, unresolved in (entry for part in parts for entry in part.frameworks):
+            before = by_framework.get(name, (0, 0))
+            by_framework[name] = (before[0] + analysed, before[1] + unresolved)
+        return cls(sum(part.analysed for part in parts),
+                   tuple(sorted(entry for part in parts for entry in part.unresolved)),
+                   tuple((name, *by_framework[name]) for name in sorted(by_framework)))
+
 
 @dataclass
 class _Candidate:
@@ -743,7 +756,10 @@ class ModuleAnalysis:
         self._positions = _StatementPositions(module)
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
-        self.conditions = RankConditions(_weak(self.qualified_names),
+        # The divergence passes this analysis keeps call back into it: weakly, or the tree stays
+        # alive until the next full collection (engine.rare_garbage_collection).
+        self._names_of = _weak(self.qualified_names)
+        self.conditions = RankConditions(self._names_of,
                                          _weak(self._helper_truth) if context is not None else None,
                                          _weak(self._certainly_none) if context is not None else None,
                                          _weak(self._typed_rank_test))
@@ -761,7 +777,7 @@ class ModuleAnalysis:
         self._type_tests = collector.type_tests
         self._method_classes = collector.method_classes
         self._training_arguments = TrainingArgumentsTests(
-            module, _weak(self.qualified_names), self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
+            module, self._names_of, self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
         self._ancestors: dict[cst.Call, tuple[cst.CSTNode, ...]] = {}
         self._once: dict[Callable, object] = {}
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
@@ -1078,7 +1094,7 @@ class ModuleAnalysis:
             handed = self._handed_data(method)
             if not handed:
                 continue
-            passed = divergence_of(method, self.conditions, self.qualified_names, {}, _weak(self.returned_variance),
+            passed = divergence_of(method, self.conditions, self._names_of, {}, _weak(self.returned_variance),
                                    handed)
             for key, why in passed.held.items():
                 if key.startswith("self.") and key.count(".") == 1 and is_data_reason(why):
@@ -1434,25 +1450,28 @@ class ModuleAnalysis:
             return True
         return self._target(candidate, names_collective) is not None
 
-    def coverage(self, tree: Optional[ast.Module] = None) -> Coverage:
+    def coverage(self, tree: Optional[ast.Module] = None, counted: frozenset = frozenset()) -> Coverage:
         """What was analysed; `tree`, CPython's parse of the original file, gives the unresolved
-        calls' lines without LibCST's position metadata (which costs a codegen of the module)."""
+        calls' lines without LibCST's position metadata (which costs a codegen of the module).
+        Module-level calls on the original lines `counted` are left out (see engine.run_rules)."""
         if tree is not None and self._unresolved:
             source = self._context.index.lines if self._context and self._context.index else None
             lines = _call_lines(tree, {name for name, _, _ in self._unresolved}, self.source.parsed_lines, source)
-            unresolved = tuple((lines[name][ordinal], _called_text(call, name))
-                               for name, ordinal, call in self._unresolved)
+            unresolved = [(lines[name][ordinal], name, call) for name, ordinal, call in self._unresolved]
         else:
-            unresolved = tuple((self.position(call).start.line, _called_text(call, name))
-                               for name, _, call in self._unresolved)
-        return Coverage(len(self.calls), unresolved, self._by_framework())
+            unresolved = [(self.position(call).start.line, name, call) for name, _, call in self._unresolved]
+        unresolved = [entry for entry in unresolved if entry[0] not in counted]
+        calls = [site for site in self.calls if not (counted and isinstance(site.scope, cst.Module)
+                                                     and self.position(site.call).start.line in counted)]
+        return Coverage(len(calls), tuple((line, _called_text(call, name)) for line, name, call in unresolved),
+                        self._by_framework(calls, [name for _, name, _ in unresolved]))
 
-    def _by_framework(self) -> tuple[tuple[str, int, int], ...]:
+    def _by_framework(self, calls: Sequence[CallSite], unresolved_names: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
         """The analysed calls by the framework of what they call; the unresolved ones by a framework
         the module imports that has a call of that name (see _framework_named)."""
-        analysed = Counter(frameworks.framework_of((site.api.qualified_name,)) for site in self.calls)
+        analysed = Counter(frameworks.framework_of((site.api.qualified_name,)) for site in calls)
         imported = {frameworks.framework_of((target,)) for _, _, target in self._resolver_imports}
-        unresolved = Counter(_framework_named(name, imported) for name, _, _ in self._unresolved)
+        unresolved = Counter(_framework_named(name, imported) for name in unresolved_names)
         return tuple((name, analysed[name], unresolved[name]) for name in sorted(analysed.keys() | unresolved.keys()))
 
     def _is_accelerator_method(self, candidate: _Candidate) -> bool:
@@ -1865,7 +1884,7 @@ class ModuleAnalysis:
 
         collectives = {site.call: site for site in self.calls}
         for scope in scopes:
-            self.divergence.update(divergence_of(scope, self.conditions, self.qualified_names, collectives,
+            self.divergence.update(divergence_of(scope, self.conditions, self._names_of, collectives,
                                                  _weak(self.returned_variance),
                                                  self._varying_parameters(scope, collectives),
                                                  self.attributes.entry(scope)))
@@ -2043,7 +2062,7 @@ class ModuleAnalysis:
             made = [site.call for site in self._construction_sites() if site.scope is scope]
             observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
                         **dict.fromkeys(made), **collectives}
-            self._caller_passes[scope] = divergence_of(scope, self.conditions, self.qualified_names, observed,
+            self._caller_passes[scope] = divergence_of(scope, self.conditions, self._names_of, observed,
                                                        _weak(self.returned_variance),
                                                        attributes=self.attributes.entry(scope))
         return self._caller_passes[scope]
@@ -2053,7 +2072,7 @@ class ModuleAnalysis:
         and, with `callers`, with what this module's calls of it pass (analysis.callers)."""
         collectives = {site.call: site for site in self.calls}
         parameters = self._varying_parameters(method, collectives) if callers else None
-        return divergence_of(method, self.conditions, self.qualified_names, collectives,
+        return divergence_of(method, self.conditions, self._names_of, collectives,
                              _weak(self.returned_variance), parameters, attributes)
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
@@ -2485,7 +2504,7 @@ class _StatementPositions:
             self._find(node)
         if node not in self._relative:  # the module itself, or a comment of its header or footer
             if self._whole is None:
-                self._whole = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+                self._whole = positions(self._module)
             return self._whole[node]
         where, offset = self._relative[node], self._offset[node]
         if not offset:
@@ -2511,7 +2530,7 @@ class _StatementPositions:
     def _resolve(self, statement: cst.CSTNode) -> None:
         self._resolved.add(statement)
         alone = self._module.with_changes(header=(), body=(statement,), footer=())
-        places = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        places = positions(alone)
         self._relative.update(places)
         self._offset.update(dict.fromkeys(places, self._lines_before_statements()[statement]))
 
@@ -2524,6 +2543,14 @@ class _StatementPositions:
                 self._lines_before[statement] = lines
                 lines += len(NEWLINE.findall(code(statement)))
         return self._lines_before
+
+
+def positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """PositionProvider's ranges of `module`'s nodes, as MetadataWrapper.resolve gives them.
+    resolve() also runs the batch of batchable providers, empty here, as a visit of every node
+    (libcst 1.9, metadata/wrapper.py `_resolve_impl`): a tenth of the lint of a large file. The
+    provider's own entry point skips it; tests/test_positions.py checks both agree."""
+    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
 
 
 # What iterating a prepared, shuffled DataLoader runs (accelerate 1.15.0, data_loader.py:579).
