@@ -94,7 +94,7 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     import libcst as cst
 
     from bcast_lint.analysis.context import file_context
-    from bcast_lint.analysis.module import run_summaries
+    from bcast_lint.analysis.module import Coverage, run_summaries
 
     python_error = None
     if tree is None:
@@ -107,27 +107,37 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     nul = source.nul_position() if python_error is not None else None
     if nul is not None:
         return FileResult(filename, (_nul_finding(nul, filename),))
-    code = source.text
     context = file_context(run_summaries(project), filename, source, tree) if tree is not None else None
-    if tree is not None:
-        code, source = _reduced(source, tree, context.helper_words())
-    try:
-        module = cst.parse_module(code)
-    except cst.ParserSyntaxError as error:
-        if python_error is None:
-            return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
-        if isinstance(python_error, SyntaxError) and python_error.lineno:
-            finding = _python_syntax_finding(python_error, filename)  # LibCST says 1:1 for tokenizer errors
-        else:
-            finding = _syntax_finding(error, filename)
-        return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
-    findings, coverage = run_rules(module, filename, enabled, source, context, tree)
+    pieces, frame = _parts(source, tree, context.helper_words()) if tree is not None else ([(source.text, source)], frozenset())
+    findings: list[Finding] = []
+    coverages = []
+    for code, piece in pieces:  # one part's tree at a time (bcast_lint.parts)
+        try:
+            module = cst.parse_module(code)
+        except cst.ParserSyntaxError as error:
+            return _unparsable(error, python_error, filename)
+        found, coverage = run_rules(module, filename, enabled, piece, context, tree, frame if coverages else frozenset())
+        findings.extend(found)
+        coverages.append(coverage)
+    findings = list(dict.fromkeys(findings))  # the frame's findings come with every part
     if findings and honour_noqa:
         findings = [f for f in findings if not is_suppressed(f.code, source.line(f.line))]
     dependencies = context.dependencies() if context is not None else ()
+    coverage = Coverage.merged(coverages)
     return FileResult(filename, tuple(sorted(findings, key=_order)), analysed=coverage.analysed,
                       unresolved=coverage.unresolved, dependencies=dependencies,
                       frameworks=coverage.frameworks)
+
+
+def _unparsable(error, python_error: Optional[BaseException], filename: str) -> FileResult:
+    """LibCST rejects the text: Python's own error where there is one, as a finding."""
+    if python_error is None:
+        return FileResult(filename, error=f"LibCST cannot parse this file, which Python accepts: {error.message}")
+    if isinstance(python_error, SyntaxError) and python_error.lineno:
+        finding = _python_syntax_finding(python_error, filename)  # LibCST says 1:1 for tokenizer errors
+    else:
+        finding = _syntax_finding(error, filename)
+    return FileResult(filename, (finding,))  # whatever the selection: nothing was checked
 
 
 # LibCST's native parser recurses without a limit and overflows the C stack (a segfault, which no
@@ -171,23 +181,26 @@ def _nul_finding(position: tuple[int, int], filename: str) -> Finding:
                    line, column)
 
 
-def _reduced(source: Source, tree: ast.Module, helpers: frozenset) -> tuple[str, Source]:
-    """The text LibCST should parse, and the source that maps its lines back to the file's."""
+def _parts(source: Source, tree: ast.Module, helpers: frozenset) -> tuple[list[tuple[str, Source]], frozenset[int]]:
+    """The texts LibCST should parse, each with the source that maps its lines back to the
+    file's, and the original lines of the frame that every part holds (bcast_lint.parts)."""
+    from bcast_lint.parts import split
     from bcast_lint.reduce import reduce_source
 
-    reduced = reduce_source(source, tree, helpers)
-    return reduced.text, source.parsed(reduced.line_numbers)
+    parts, frame = split(reduce_source(source, tree, helpers), tree)
+    return [(part.text, source.parsed(part.line_numbers)) for part in parts], frame
 
 
 def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Source] = None,
-              context=None, tree: Optional[ast.Module] = None):
+              context=None, tree: Optional[ast.Module] = None, counted: frozenset = frozenset()):
     """The findings of the enabled rules, and the module's Coverage (`tree`, CPython's parse of
-    the file, gives the lines of the calls it could not resolve)."""
+    the file, gives the lines of the calls it could not resolve; calls on the original lines
+    `counted`, the frame an earlier part counted, are left out of it)."""
     from bcast_lint.analysis.module import ModuleAnalysis
     from bcast_lint.codes import RULES
 
     analysis = ModuleAnalysis(module, filename, source, context)
-    coverage = analysis.coverage(tree)
+    coverage = analysis.coverage(tree, counted)
     if not analysis.calls:
         return [], coverage
     findings = []

@@ -30,8 +30,12 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 @dataclass(frozen=True)
 class Reduced:
-    text: str
+    lines: tuple[str, ...]  # the lines kept, each with its line ending
     line_numbers: tuple[int, ...]  # the original 1-based number of each line of `text`
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
 
 
 def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozenset()) -> Reduced:
@@ -69,7 +73,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
             for member in _not_called_by_the_rest(lines, statement, members):
                 _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
-    return Reduced("".join(line for _, line in kept), tuple(number for number, _ in kept))
+    return Reduced(tuple(line for _, line in kept), tuple(number for number, _ in kept))
 
 
 def _not_called_by_the_rest(lines: list, klass: ast.ClassDef, members: list) -> list:

@@ -94,7 +94,7 @@ def test_reduction_changes_no_finding(program, monkeypatch):
         return [(finding, finding.fix) for finding in result.findings]
 
     reduced = lint_source(program.read_bytes(), str(program))
-    monkeypatch.setattr("bcast_lint.engine._reduced", lambda source, tree, helpers: (source.text, source))
+    monkeypatch.setattr("bcast_lint.engine._parts", lambda source, tree, helpers: ([(source.text, source)], frozenset()))
     whole = lint_source(program.read_bytes(), str(program))
     assert with_fixes(reduced) == with_fixes(whole)
 
