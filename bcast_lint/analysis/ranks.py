@@ -341,6 +341,9 @@ class RankConditions:
         if isinstance(operator, (cst.Is, cst.IsNot)) and is_none(right) and isinstance(left, cst.Attribute):
             absent = self._held_none(left.attr.value, world)  # `self.writer is None`
             return None if absent is None else absent == isinstance(operator, cst.Is)
+        if isinstance(operator, (cst.Is, cst.IsNot)) and is_none(right) and self.quantity(left):
+            # `os.environ.get("RANK") is not None`: whether the launcher set it, alike on every rank.
+            return isinstance(operator, cst.IsNot)
         left_value = self._operand(left, world)
         if isinstance(operator, (cst.In, cst.NotIn)):
             members = _integer_collection(right)

@@ -227,6 +227,16 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Whether the launcher set RANK is the same on every rank of a job, unlike its value.
+        Valid("""
+            import os
+            def main():
+                dist.barrier()
+            if __name__ == "__main__" and os.environ.get("RANK") is not None:
+                main()
+            if os.getenv("LOCAL_RANK") is None:
+                dist.barrier()
+            """),
         # The ranks agree on the stop first (synced generation), over shares cut to one length.
         Valid("""
             from torch import nn
