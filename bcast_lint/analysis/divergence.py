@@ -107,6 +107,9 @@ _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "z
 # Calls whose length their arguments give: `torch.zeros(n)`, `torch.arange(n)`.
 _SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint",
                                  "randperm", "linspace"})
+# The positional arguments that give the size, where not all do: `full(size, fill_value)`,
+# `randint(low, high, size)`, `linspace(start, end, steps)`.
+_SIZE_ARGUMENTS = {"full": slice(0, 1), "randint": slice(-1, None), "linspace": slice(2, 3)}
 _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
                     "contiguous", "cpu", "numpy", "tolist", "flatten"})
 _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
@@ -132,6 +135,7 @@ _LOOKUP_ERRORS = frozenset({"KeyError", "IndexError", "LookupError", "Exception"
 SOME_RANKS_WORK = "only some ranks do the work in the 'try' block, and only they can fail"
 DATA_WORK = "it works on data that differs between ranks"
 SELECTED = "a boolean mask keeps a data-dependent number of elements"
+DATA_SIZED = "torch.unique(), nonzero() and bincount() without minlength return a data-dependent number of elements"
 CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, and the first rank to write it "
                         "changes what the others find")
 WRITTEN_AFTER = ("every rank checks a path that the function writes after it, before any collective makes the "
@@ -364,6 +368,7 @@ class _Pass:
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._branches = 0  # the `if` statements around the statement walked
         self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
+        self._sized: set[str] = set()  # names holding a list or tensor of a size set when made (`[0] * n`)
         # Names whose truth sets Accelerate's trigger: `check_trigger()` is then true on every rank
         # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
         self._triggering: set[str] = set()
@@ -439,6 +444,10 @@ class _Pass:
             # a varying `v` alone leaves its keys and length alike on every rank.
             reason = self._why_controlled() or self._key_reason(target, varying)
             key = _key(target.value)
+            if key in self._sized or any(isinstance(e.slice, cst.Index) and self._is_mask(e.slice.value)
+                                         for e in target.slice):
+                # `counts[i] = n` in a list or tensor made of one size, `x[mask] = 0`: written into, not grown.
+                return _bind(varying, [key], reason) if reason else varying
             return _bind(varying, [key, _length(key)], reason) if reason and key else varying
         if self._uniform_result(value):
             reason = length = None
@@ -448,6 +457,7 @@ class _Pass:
         keys = _target_keys(target)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
+            (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
         self._world_sizes.discard(_key(target))
         self._multiples.pop(_key(target), None)
@@ -1186,7 +1196,8 @@ class _Pass:
     def _is_mask(self, expr: cst.BaseExpression) -> bool:
         """A boolean tensor a selection is made with: `scores > t`, `~done`, `torch.isfinite(x)`,
         `completion_mask.bool()`, a name holding one or named so (`mask`, `batch.loss_mask`)."""
-        if isinstance(expr, (cst.Name, cst.Attribute)) and "mask" in (last_name(expr) or "").lower():
+        named = (last_name(expr) or "").lower() if isinstance(expr, (cst.Name, cst.Attribute)) else ""
+        if "mask" in named and "masked" not in named:  # `masked_target`: what a mask was applied to
             return True
         if isinstance(expr, cst.Name):
             return expr.value in self._masks
@@ -1199,14 +1210,17 @@ class _Pass:
         if generates_uneven_lengths(call):
             return GENERATED
         selected = call.args[0].value if call.args else call.func.value if isinstance(call.func, cst.Attribute) else None
-        if name in _DATA_SIZED and selected is not None and not _object_state(selected):
-            return SELECTED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
+        if (name in _DATA_SIZED or name == "bincount" and not any(arg.keyword and arg.keyword.value == "minlength"
+                                                                  for arg in call.args)) \
+                and selected is not None and not _object_state(selected):
+            return DATA_SIZED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
         if name in _BALANCED or self._uniform_result(call) or (
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
         arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
         if name == "range" or name in _SIZED_CONSTRUCTORS:
-            return next(filter(None, (self.why(arg, varying) for arg in arguments)), None)
+            sizes = arguments[_SIZE_ARGUMENTS.get(name, slice(None))]  # not `full`'s fill value
+            return next(filter(None, (self.why(arg, varying) for arg in sizes)), None)
         if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args) \
                 and (isinstance(call.func, cst.Attribute) or self._qualified_names(call)):  # not a function of one's own
             return UNEVEN_PIECE  # `ds.shard(num_shards=world, index=rank)`, `islice(rows, rank, None, world)`
@@ -1430,6 +1444,19 @@ def _merge(*states: Varying) -> Varying:
         for name, why in state.items():
             merged.setdefault(name, why)
     return merged
+
+
+_SIZED_MAKERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"})
+
+
+def _made_of_one_size(value: cst.BaseExpression) -> bool:
+    """`[0] * n`, `[None for _ in range(n)]`, `torch.zeros(n)`: a list or tensor whose length an
+    item assignment (`counts[i] = x`) keeps; a dict's grows."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return isinstance(value.left, cst.List) or isinstance(value.right, cst.List)
+    if isinstance(value, cst.Call):
+        return last_name(value.func) in _SIZED_MAKERS
+    return isinstance(value, (cst.List, cst.ListComp))
 
 
 def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:

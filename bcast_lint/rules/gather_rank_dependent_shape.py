@@ -34,6 +34,13 @@ _ACCELERATE_GATHERS = {
     "Accelerator.gather": _Gather(0, "tensor"),
     "Accelerator.gather_for_metrics": _Gather(0, "input_data"),
 }
+# Reductions combine the ranks' tensors element by element: they need one shape everywhere too.
+_TORCH_REDUCTIONS = {"all_reduce": _Gather(0, "tensor"), "reduce": _Gather(0, "tensor")}
+_ACCELERATE_REDUCTIONS = {
+    "accelerate.utils.reduce": _Gather(0, "tensor"),
+    "accelerate.utils.operations.reduce": _Gather(0, "tensor"),
+    "Accelerator.reduce": _Gather(0, "tensor"),
+}
 # Functions and methods whose result has a data-dependent number of elements.
 _DATA_SIZED = {"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"}
 # Methods and torch functions that return a boolean mask of their input's shape.
@@ -56,11 +63,14 @@ class GatherRankDependentShape(Rule):
     buckets of one fixed shape: `dist.all_gather(buckets, x)` with buckets made alike
     (`[torch.zeros_like(x) for _ in range(world_size)]`), `dist.all_gather_into_tensor`,
     `accelerator.gather`, `accelerator.gather_for_metrics` and `accelerate.utils.gather` (which
-    allocate buckets shaped like the local tensor), when the gathered tensor is
+    allocate buckets shaped like the local tensor); and a reduction of such a tensor
+    (`dist.all_reduce`, `dist.reduce`, `accelerator.reduce`, `accelerate.utils.reduce`), which
+    combines the ranks' tensors element by element. The tensor is one that is
 
     - indexed by a boolean mask: `x[x > 0]`, `logits[labels != -100]`, `x[mask]` with
       `mask = scores > threshold`;
-    - the result of `nonzero`, `masked_select`, `unique`, `argwhere`;
+    - the result of `nonzero`, `masked_select`, `unique` (its counts too), `argwhere`, or of
+      `bincount` without `minlength`;
     - a strided slice starting at the rank, `x[rank::world_size]`, whose length differs between
       ranks unless `len(x)` is a multiple of the world size;
     - what a model's `generate()` returns (without `min_new_tokens`/`min_length`), the model's own
@@ -77,7 +87,9 @@ class GatherRankDependentShape(Rule):
 
     ## Why is this bad?
     A gather moves the same number of bytes from every rank: each bucket must have exactly the
-    shape of what that rank sends. Measured with gloo on 2 processes, `dist.all_gather(buckets,
+    shape of what that rank sends. A reduction of 3 elements on one rank and 2 on the other,
+    measured with gloo, hands the shorter rank a partly reduced tensor and leaves the other waiting
+    until the timeout. Measured with gloo on 2 processes, `dist.all_gather(buckets,
     x[mask])` where the mask selects a different count on each rank, into `zeros_like` buckets,
     aborts with `… 14 vs 10. Received data size doesn't match expected size`; NCCL may hang or
     gather garbage. Accelerate's `gather` checks shapes only with `ACCELERATE_DEBUG_MODE=1`. A test
@@ -109,6 +121,18 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # Counts of every class, present or not; a sum; a list made of one size, filled in place.
+        Valid("dist.all_reduce(torch.bincount(labels, minlength=10))"),
+        Valid("total = scores[scores > 0.5].sum()\ndist.all_reduce(total)"),
+        Valid("def confirm(counts):\n    dist.all_reduce(torch.tensor(counts))\ndef f(shards):\n    counts = [0] * 4\n"
+              "    for i in range(rank, 8, 2):\n        if not shards[i]:\n            continue\n"
+              "        counts[i // 2] = len(shards[i])\n    confirm(counts)"),
+        # One logit per row picked by an index tensor (colossalai 0.5.0 loss_2d.py), then a masked write.
+        Valid("def f(logits, targets, start, end):\n    target_mask = (targets < start) | (targets > end)\n"
+              "    masked_target = targets.clone() - start\n    masked_target[target_mask] = 0\n"
+              "    rows = torch.arange(start=0, end=logits.size()[0])\n"
+              "    predicted = logits[rows, masked_target]\n    predicted[target_mask] = 0.0\n"
+              "    dist.all_reduce(predicted)"),
         # One length per generated sequence: as many on every rank as there were prompts.
         Valid("def collect(model, batch):\n    ids = model.generate(batch)\n"
               "    lengths = torch.tensor([len(x) for x in ids])\n    return accelerator.gather(lengths)"),
@@ -144,6 +168,25 @@ class GatherRankDependentShape(Rule):
               "    dist.all_gather(out, preds)"),
     )
     INVALID = (
+        Invalid("classes, counts = torch.unique(labels, return_counts=True)\n"
+                "totals = accelerator.reduce(counts, reduction='sum')",
+                expected_message="accelerator.reduce() reduces counts, whose length differs between ranks "
+                "(torch.unique(), nonzero() and bincount() without minlength return a data-dependent number of "
+                "elements): where the lengths differ, the rank with fewer elements goes on with a partly reduced "
+                "tensor and the other waits until the timeout", range=(2, 29, 2, 35)),
+        Invalid("dist.all_reduce(torch.bincount(labels))",
+                expected_message="dist.all_reduce() reduces torch.bincount(labels), whose length differs between "
+                "ranks (torch.unique(), nonzero() and bincount() without minlength return a data-dependent number "
+                "of elements): where the lengths differ, the rank with fewer elements goes on with a partly reduced "
+                "tensor and the other waits until the timeout", range=(1, 17, 1, 39)),
+        # A dict's keys are those each rank's data gives it.
+        Invalid("def confirm(counts):\n    dist.all_reduce(torch.tensor(counts))\ndef f(shards):\n    counts = {}\n"
+                "    for i in range(rank, 8, 2):\n        if not shards[i]:\n            continue\n"
+                "        counts[i // 2] = len(shards[i])\n    confirm(list(counts.values()))",
+                expected_message="dist.all_reduce() reduces torch.tensor(counts), whose length differs between "
+                "ranks (line 17 passes 'list(counts.values())', and it is set under a condition that differs "
+                "between ranks): where the lengths differ, the rank with fewer elements goes on with a partly "
+                "reduced tensor and the other waits until the timeout", range=(2, 21, 2, 41)),
         Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)",
                 expected_message='accelerator.gather() gathers confident, whose length differs between ranks '
                 '(a boolean mask keeps a data-dependent number of elements), into buckets '
@@ -238,8 +281,13 @@ class GatherRankDependentShape(Rule):
 def _gather(site: CallSite) -> Optional[_Gather]:
     module, _, name = site.api.qualified_name.rpartition(".")
     if module in apis.TORCH_MODULES:
-        return _TORCH_GATHERS.get(name)
-    return _ACCELERATE_GATHERS.get(site.api.qualified_name)
+        return _TORCH_GATHERS.get(name) or _TORCH_REDUCTIONS.get(name)
+    return _ACCELERATE_GATHERS.get(site.api.qualified_name) or _ACCELERATE_REDUCTIONS.get(site.api.qualified_name)
+
+
+def _is_reduction(site: CallSite) -> bool:
+    module, _, name = site.api.qualified_name.rpartition(".")
+    return name in _TORCH_REDUCTIONS if module in apis.TORCH_MODULES else site.api.qualified_name in _ACCELERATE_REDUCTIONS
 
 
 # -- what varies in size ----------------------------------------------------------------------
@@ -348,7 +396,7 @@ def _varying_call(analysis: ModuleAnalysis, site: CallSite, call: cst.Call, dept
         # filter of what it is handed lets through (its summary), where that differs.
         reason = analysis.divergence.length_at(site.call, call)
         return f"{analysis.code(call.func)}() returns as many elements as it keeps of what it is handed, " \
-               f"which differs between ranks ({reason})" if reason else None
+               f"which differs between ranks ({reason})" if reason and reason != CONTROL else None
     function = _torch_function(analysis, call)
     if function in _DATA_SIZED:
         return f"torch.{function}() returns a data-dependent number of elements"
@@ -416,6 +464,12 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
     shown = " ".join(analysis.code(expr).split())
     if len(shown) > 40:
         shown = shown[:37] + "..."
+    if _is_reduction(site):  # measured with gloo on 2 processes, 3 elements against 2
+        message = (f"{called} reduces {shown}, whose length differs between ranks ({reason}): where the lengths "
+                   "differ, the rank with fewer elements goes on with a partly reduced tensor and the other waits "
+                   "until the timeout")
+        return Report(expr, message, None, "Give it one length on every rank first (torch.bincount(..., "
+                      "minlength=n), or pad to a length every rank agrees on)")
     buckets = {"all_gather": "buckets of one shape", "all_gather_into_tensor": "an output tensor of fixed size"}.get(
         site.api.short_name, "buckets shaped like the local tensor")
     message = (f"{called} gathers {shown}, whose length differs between ranks ({reason}), into {buckets}: "
