@@ -205,7 +205,8 @@ _CALLED = re.compile(r"(?<!\w)(\w+)\s*\(")
 
 def _sent_attributes(lines: list, statement: ast.ClassDef, calling: list[int]) -> set[str]:
     """`weights` for `broadcast(self.weights)` on a collective's line inside the class, and the
-    attributes the methods holding one test (`if not self.pending: return` before it)."""
+    attributes the methods holding one test or loop over (`if not self.pending: return` before
+    it, `for task in sorted(self.sums, key=...)` around it)."""
     inside = calling[bisect_left(calling, statement.lineno):bisect_right(calling, statement.end_lineno)]
     found = {name for number in inside for name in _SELF_ATTRIBUTE.findall(lines[number - 1] or "")}
     for member in statement.body:
@@ -221,13 +222,13 @@ def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) 
     if not attributes:
         return set()
     pattern = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(attributes)))
-                         + r")(?:\s*(?:[-+*/|&]?=(?!=))|\.(?:" + "|".join(sorted(MUTATORS)) + r")\s*\(|\[[^\]\n]*\]\s*=(?!=))")
+                         + r")(?:\s*(?:[-+*/|&]?=(?!=))|\.(?:" + "|".join(sorted(MUTATORS)) + r")\s*\(|\[[^\]\n]*\]\s*[-+*/|&]?=(?!=))")
     return {number for number in range(statement.lineno, statement.end_lineno + 1)
             if lines[number - 1] and pattern.search(lines[number - 1])}
 
 
 _SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
-_TEST = re.compile(r"\s*(?:if|elif|while)\b")
+_TEST = re.compile(r"\s*(?:if|elif|while|for)\b")  # a loop's iterable decides its collectives' count and order
 
 
 def _aliases(text: str) -> set[str]:

@@ -143,6 +143,7 @@ WRITTEN_AFTER = ("every rank checks a path that the function writes after it, be
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
+SORTED_APART = "it is sorted by a key that differs between ranks ({})"
 FILE_OF_RANK = "it checks a path named after the rank"
 NAMED_AFTER_RANK = "{} returns a name built from the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
@@ -369,6 +370,7 @@ class _Pass:
         self._branches = 0  # the `if` statements around the statement walked
         self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
         self._sized: set[str] = set()  # names holding a list or tensor of a size set when made (`[0] * n`)
+        self._counters: set[str] = set()  # names holding a Counter or defaultdict
         # Names whose truth sets Accelerate's trigger: `check_trigger()` is then true on every rank
         # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
         self._triggering: set[str] = set()
@@ -412,7 +414,9 @@ class _Pass:
         elif isinstance(small, cst.AugAssign):
             reason = self.why(small.value, varying) or self._why_controlled()
             key = _key(small.target)
-            if reason and key:
+            if isinstance(small.target, cst.Subscript):
+                varying = self._augment_item(small.target, varying)
+            elif reason and key:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             varying = self._mutation(small.value, varying)
@@ -454,10 +458,13 @@ class _Pass:
         else:
             reason = self.why(value, varying) or self._why_controlled()
             length = self.length_why(value, varying) or self._why_controlled()
+            if reason == RANK and self._own_slice(value, varying):
+                reason = LOCAL_DATA  # `share = rows[rank::world]`: the rank's own rows, as a loop over it says
         keys = _target_keys(target)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
+            (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
         self._world_sizes.discard(_key(target))
         self._multiples.pop(_key(target), None)
@@ -506,6 +513,15 @@ class _Pass:
                 return _bind(varying, [key], reason) if key and reason else varying
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
+
+    def _augment_item(self, target: cst.Subscript, varying: Varying) -> Varying:
+        """`seen[task] += 1` in a Counter or defaultdict: it gains the key, so which keys it holds
+        and what it counts follow the key. A plain dict raises KeyError on a new key: its keys stay."""
+        key = _key(target.value)
+        if key not in self._counters and key not in self._conditions.counters:
+            return varying
+        reason = self._why_controlled() or self._key_reason(target, varying)
+        return _bind(varying, [key, _length(key)], reason) if reason else varying
 
     def _key_reason(self, subscript: cst.Subscript, varying: Varying) -> Optional[str]:
         """Why the key of `d[key]` differs between ranks, or None."""
@@ -731,8 +747,10 @@ class _Pass:
                 self._note_length(count)
         elif self._set_order(loop.iter, varying):
             self.found.orders[loop] = (loop.iter, SET_ORDER)
+        elif sorted_apart := self._sorted_by_varying_key(loop.iter, varying):
+            self.found.orders[loop] = (loop.iter, sorted_apart)
         reason = self.why(loop.iter, varying)  # what the items hold
-        if reason == RANK and isinstance(loop.iter, cst.Subscript) and self._own_slice(loop.iter, varying):
+        if reason == RANK and self._own_slice(_enumerated_iterable(loop.iter), varying):
             reason = LOCAL_DATA  # `for prompt in prompts[rank::world]`: the rank's own items, not its number
         counter, items = _enumerated(loop)
         targets = _target_keys(items)
@@ -761,6 +779,31 @@ class _Pass:
             return not _is_range(expr.for_in.iter)
         return isinstance(expr, cst.Call) and last_name(expr.func) in ("set", "frozenset") and bool(expr.args) \
             and not _is_range(expr.args[0].value)
+
+    def _sorted_by_varying_key(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """Why the order of `sorted(items, key=...)` differs between ranks: its key reads what
+        differs (`key=lambda t: self.seen[t]`, counts of each rank's own data); or of a Counter's
+        `most_common()`, whose counts do. The items alike, each rank visits them in its own order."""
+        if not isinstance(expr, cst.Call):
+            return None
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "most_common":
+            counter = expr.func.value
+            why = self.why(counter, varying) or self.length_why(counter, varying)
+            return SORTED_APART.format(why) if why else None
+        key = next((arg.value for arg in expr.args if arg.keyword and arg.keyword.value == "key"), None)
+        if last_name(expr.func) != "sorted" or not expr.args or key is None:
+            return None
+        if isinstance(key, cst.Lambda):
+            parameters = [param.name.value for param in key.params.params]
+            held = self.why(expr.args[0].value, varying)  # what the items hold, for the key's parameter
+            looked_up = key.body.value if isinstance(key.body, cst.Subscript) else None
+            why = self.why(key.body, _bind(varying, parameters, held))
+        else:
+            looked_up = key.value if isinstance(key, cst.Attribute) and key.attr.value == "get" else None
+            why = self.why(key, varying)  # `key=counts.get`
+        # A table holding as many entries as each rank's own data gave it holds different counts too.
+        why = why or (self.length_why(looked_up, varying) if looked_up is not None else None)
+        return SORTED_APART.format(why) if why else None
 
     def _While(self, loop: cst.While, varying: Varying) -> Varying:
         end = varying
@@ -989,11 +1032,11 @@ class _Pass:
             return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
 
-    def _own_slice(self, expr: cst.Subscript, varying: Varying) -> bool:
+    def _own_slice(self, expr: cst.BaseExpression, varying: Varying) -> bool:
         """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]` of a list alike on every rank:
         the rank's own share of it, whose items are the data it holds (not numbers computed from
         the rank)."""
-        return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) \
+        return isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) \
             and self.why(expr.value, varying) is None \
             and any(part is not None and self.why(part, varying) == RANK
                     for part in (expr.slice[0].slice.lower, expr.slice[0].slice.upper))
@@ -1444,6 +1487,19 @@ def _merge(*states: Varying) -> Varying:
         for name, why in state.items():
             merged.setdefault(name, why)
     return merged
+
+
+def makes_counter(value: cst.BaseExpression) -> bool:
+    """`Counter()`, `collections.defaultdict(int)`: a mapping that gains a key when one is augmented."""
+    return isinstance(value, cst.Call) and last_name(value.func) in ("Counter", "defaultdict")
+
+
+def _enumerated_iterable(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """`rows` for `enumerate(rows)`: what the loop's items come from; else `iterable` itself."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" \
+            and iterable.args:
+        return iterable.args[0].value
+    return iterable
 
 
 _SIZED_MAKERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"})

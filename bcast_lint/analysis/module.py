@@ -23,7 +23,7 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
-                                            divergence_of, is_data_reason, passed_as, returned_by)
+                                            divergence_of, is_data_reason, makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -831,6 +831,8 @@ class ModuleAnalysis:
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)
         self.conditions.data_attributes = self._data_attributes()
+        self.conditions.counters = frozenset("self." + name for _, name, value in collector.self_assignments
+                                             if makes_counter(value))
         if self.once(_own_property_methods):
             self.conditions.property_value = _weak(self._property_why)
         self._run_data_flow()

@@ -162,6 +162,8 @@ class RankConditions:
         self.property_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
+        # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.
+        self.counters: frozenset[str] = frozenset()
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

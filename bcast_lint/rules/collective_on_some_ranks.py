@@ -106,7 +106,10 @@ class CollectiveOnSomeRanks(Rule):
     A loop over a set (`for name in set(params):`, a set comprehension, a name bound to one)
     whose items are not plain integers runs its collectives in an order salted per process: strings
     and objects hash differently in each process unless `PYTHONHASHSEED` is fixed, so the ranks'
-    calls pair with other items' calls; `sorted(...)` gives one order.
+    calls pair with other items' calls; `sorted(...)` gives one order, unless its key reads what
+    differs between ranks (`sorted(self.sums, key=lambda t: self.seen[t])` with `self.seen` a
+    Counter of each rank's own records, or a Counter's `most_common()`): each rank then visits the
+    same items in its own order.
 
     A loop over a slice or `range` bounded or stepped by the rank
     (`for shard in shards[rank::world_size]`) runs a different number of times on each rank.
@@ -227,6 +230,29 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Sorted by counts the ranks agreed on first, or by a key alike everywhere: one order.
+        Valid("""
+            def f(records, sums):
+                seen = Counter(records[rank::2])
+                counts = torch.tensor([seen[t] for t in TASKS])
+                dist.all_reduce(counts)
+                agreed = dict(zip(TASKS, counts.tolist()))
+                for task in sorted(sums, key=lambda t: agreed[t]):
+                    dist.all_reduce(sums[task])
+                for task in sorted(sums, key=lambda t: len(t)):
+                    dist.all_reduce(sums[task])
+            """),
+        # A plain dict's values follow each rank's batches, its keys do not (torchtune 0.6.1 full_dpo_distributed.py).
+        Valid("""
+            def train(loader, model):
+                running = {"a": 0, "b": 0}
+                for idx, batch in enumerate(loader):
+                    running["a"] += model(batch).detach().mean()
+                    if (idx + 1) % 4 == 0:
+                        for key in running:
+                            dist.all_reduce(running[key])
+                        running = {k: 0 for k in running}
+            """),
         # Whether the launcher set RANK is the same on every rank of a job, unlike its value.
         Valid("""
             import os
@@ -1676,7 +1702,7 @@ class CollectiveOnSomeRanks(Rule):
                 "def f(layers):\n    mine = layers[rank::2]\n    return gather_metrics({n: 1 for n in mine})",
                 expected_message="all_gather_object() runs only where 'not local' is false: gather_metrics() "
                 "returns before it otherwise, and its call at line 17 passes '{n: 1 for n in mine}' as 'local', "
-                "which can differ between ranks (it is computed from the rank), so the ranks' calls stop "
+                "which can differ between ranks (it holds the data of the rank it was given), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(5, 5, 5, 39)),
         Invalid("def evaluate(model, loader):\n" + "".join(f"    step_{i} = {i}\n" for i in range(70))
                 + "    return accelerator.gather_for_metrics(model(loader))\ndef f(model, loader):\n"
@@ -1820,6 +1846,23 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # Items sorted by counts of each rank's own records: one order per rank.
+        Invalid("class TaskStats:\n    def __init__(self):\n        self.seen = Counter()\n        self.sums = {}\n"
+                "    def update(self, task):\n        self.seen[task] += 1\n    def sync(self):\n"
+                "        for task in sorted(self.sums, key=lambda t: self.seen[t], reverse=True):\n"
+                "            dist.all_reduce(self.sums[task])\ndef main(records):\n    stats = TaskStats()\n"
+                "    for task in records[rank::2]:\n        stats.update(task)\n    stats.sync()",
+                expected_message="all_reduce() runs in a different order on different ranks: the loop at line 16 "
+                "iterates over 'sorted(self.sums, key=lambda t: self.seen[t], reverse=True)' (it is sorted by a key "
+                "that differs between ranks (line 21 passes 'task', and it holds the data of the rank it was "
+                "given)), so each rank's calls pair with other items' calls (a size mismatch aborts, equal sizes mix "
+                "the values silently)", range=(9, 13, 9, 45)),
+        Invalid("def f(records, sums):\n    seen = Counter(records[rank::2])\n    for task, _ in seen.most_common():\n"
+                "        dist.all_reduce(sums[task])",
+                expected_message="all_reduce() runs in a different order on different ranks: the loop at line 11 "
+                "iterates over 'seen.most_common()' (it is sorted by a key that differs between ranks (it is computed "
+                "from the rank)), so each rank's calls pair with other items' calls (a size mismatch aborts, equal "
+                "sizes mix the values silently)", range=(4, 9, 4, 36)),
         # A set of names iterates in an order salted per process.
         Invalid("def f(params):\n    names = set(params)\n    for name in names:\n        dist.all_reduce(params[name])",
                 expected_message="all_reduce() runs in a different order on different ranks: the loop at line 11 "
