@@ -188,13 +188,14 @@ def compile_error(source: bytes, filename: str) -> Optional[str]:
 
 
 def _non_overlapping(findings: Sequence[Finding]) -> list[Finding]:
+    """The fixes that overlap no fix before them, in the order of their spans: each starts
+    where the furthest end taken so far lies or after (sorted, that is every earlier one)."""
     chosen: list[Finding] = []
-    taken: list[tuple] = []
-    for finding in sorted(findings, key=lambda f: _span(f.fix.edits)):
-        span = _span(finding.fix.edits)
-        if all(span[1] <= other[0] or other[1] <= span[0] for other in taken):
+    furthest = None
+    for span, finding in sorted(((_span(f.fix.edits), f) for f in findings), key=lambda pair: pair[0]):
+        if furthest is None or span[0] >= furthest:
             chosen.append(finding)
-            taken.append(span)
+            furthest = span[1] if furthest is None else max(furthest, span[1])
     return chosen
 
 

@@ -119,16 +119,18 @@ class Source:
         """`data` with `edits` (non-overlapping) applied; "\\n" in their content becomes the
         file's line ending. Raises UnicodeEncodeError when content does not fit the encoding."""
         newline = self.newline
-        data = self.data
-        for edit in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-            start = self._byte_offset(self.offset(edit.line, edit.column))
-            end = self._byte_offset(self.offset(edit.end_line, edit.end_column))
-            content = edit.content.replace("\n", newline).encode(self.encoding)
-            data = data[:start] + content + data[end:]
-        return data
-
-    def _byte_offset(self, offset: int) -> int:
-        return len(self.bom) + len(self.text[:offset].encode(self.encoding))
+        pieces: list[bytes] = [self.bom]
+        kept_to = 0  # the character offset up to which the text is in `pieces`
+        kept_bytes = len(self.bom)  # and its byte offset in `data`
+        # In the file's order, one pass; two insertions at one place go last listed first.
+        ordered = sorted(enumerate(edits), key=lambda pair: (pair[1].line, pair[1].column, -pair[0]))
+        for _, edit in ordered:
+            start, end = self.offset(edit.line, edit.column), self.offset(edit.end_line, edit.end_column)
+            start_bytes = kept_bytes + len(self.text[kept_to:start].encode(self.encoding))
+            pieces += [self.data[kept_bytes:start_bytes], edit.content.replace("\n", newline).encode(self.encoding)]
+            kept_to, kept_bytes = end, start_bytes + len(self.text[start:end].encode(self.encoding))
+        pieces.append(self.data[kept_bytes:])
+        return b"".join(pieces)
 
 
 def _line_starts(text: str) -> tuple[int, ...]:

@@ -56,6 +56,19 @@ def test_edits_keep_the_bom_and_positions_count_characters():
     assert source.apply([Edit(1, start, 1, start + 1, "w")]) == data.replace(b"y", b"w")
 
 
+def test_two_insertions_at_one_place_go_last_listed_first():
+    source = Source.from_text("x = 1\n")
+    assert source.apply([Edit(1, 1, 1, 1, "a"), Edit(1, 1, 1, 1, "b"), Edit(1, 5, 1, 6, "2")]) == b"bax = 2\n"
+
+
+def test_many_edits_through_a_file_with_wide_characters():
+    lines = [f"v{i} = '\u00e9\u2028{i}'\n" for i in range(300)]
+    source = Source.from_text("".join(lines))
+    edits = [Edit(i + 1, 1, i + 1, 2, "w") for i in range(0, 300, 3)]
+    expected = "".join("w" + line[1:] if i % 3 == 0 else line for i, line in enumerate(lines))
+    assert source.apply(edits) == expected.encode("utf-8")
+
+
 def test_content_the_encoding_cannot_hold_raises():
     source = Source.from_bytes(b"# -*- coding: latin-1 -*-\nx = 1\n")
     with pytest.raises(UnicodeEncodeError):

@@ -421,10 +421,10 @@ def _target_names(target: cst.BaseExpression) -> set:
     return set()
 
 
-def _keeps_own_samplers(analysis: "ModuleAnalysis") -> bool:
+def _keeps_own_samplers(text: str) -> bool:
     """Whether the file tells a Trainer to keep its loaders' samplers (`use_distributed_sampler=False`),
-    read once per module (ModuleAnalysis.once)."""
-    return apis.OWN_SAMPLER.search(analysis.whole_text()) is not None
+    read once per file (ModuleAnalysis.per_file)."""
+    return apis.OWN_SAMPLER.search(text) is not None
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
@@ -825,8 +825,8 @@ class ModuleAnalysis:
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
         whole = self.whole_text()
-        self.conditions.seeded_per_rank = seeds_per_rank(whole)
-        self.conditions.signalled = signalled(whole)
+        self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
+        self.conditions.signalled = self.per_file(signalled)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)
@@ -1982,7 +1982,7 @@ class ModuleAnalysis:
         if klass is None or not self._derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
             return None
         loader = next((m for m in klass.body.body if isinstance(m, cst.FunctionDef) and m.name.value == loader_name), None)
-        if loader is None or not self.once(_keeps_own_samplers):
+        if loader is None or not self.per_file(_keeps_own_samplers):
             return None
         why = self._method_returned(loader)[1]
         return f"Lightning calls '{scope.name.value}' once per batch of '{loader_name}()', whose length can differ " \
@@ -2169,6 +2169,15 @@ class ModuleAnalysis:
                 by_statement.setdefault(site.statement, []).append(site)
             self._calls_by = (self.calls, by_scope, by_statement)
         return self._calls_by
+
+    def per_file(self, compute: Callable[[str], T]) -> T:
+        """compute(the whole file's text), once per file: a module linted in parts (bcast_lint.parts)
+        is analysed once per part, and a scan of the whole text in each would cost its square."""
+        memo = self._context._memo if self._context is not None else self._once
+        key = ("per_file", compute)
+        if key not in memo:
+            memo[key] = compute(self.whole_text())
+        return memo[key]
 
     def once(self, compute: Callable[["ModuleAnalysis"], T]) -> T:
         """compute(self), computed once per module: for the module-wide facts that rules and

@@ -2319,7 +2319,7 @@ def _keyed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
 
 def _assigned_a_dict(analysis: ModuleAnalysis, payload: cst.BaseExpression) -> bool:
     """`counts` or `self.counts` that the module assigns a dict (`{}`, `dict()`, `defaultdict(...)`)."""
-    return isinstance(payload, (cst.Name, cst.Attribute)) and analysis.code(payload) in analysis.once(_dict_names)
+    return isinstance(payload, (cst.Name, cst.Attribute)) and analysis.code(payload) in analysis.per_file(_dict_names)
 
 
 # `counts = {}`, `self.counts: dict = defaultdict(list)`: the name assigned a dict.
@@ -2327,9 +2327,9 @@ _DICT_MADE = re.compile(r"(?<![\w.])((?:self\.)?\w+)[ \t]*(?::[^=\n]+)?=[ \t]*"
                         r"(?:\{|dict\(|(?:collections\.)?(?:defaultdict|OrderedDict)\()")
 
 
-def _dict_names(analysis: ModuleAnalysis) -> frozenset:
+def _dict_names(text: str) -> frozenset:
     """The names and `self.` attributes the module assigns a dict, read once from its text."""
-    return frozenset(_DICT_MADE.findall(analysis.source.text))
+    return frozenset(_DICT_MADE.findall(text))
 
 
 _CACHE_HELP = "Key the cache by values alike on every rank, or agree on the value first and cache what follows"
