@@ -909,7 +909,7 @@ class ModuleAnalysis:
             return None
         if flag.value.value not in {param.name.value for param in scope.params.params} \
                 or not _sets_true(candidate.statement, flag) \
-                or not self._derives_from(self._method_classes.get(scope), ("transformers",), ("TrainerCallback",)):
+                or not self.derives_from(self._method_classes.get(scope), ("transformers",), ("TrainerCallback",)):
             return None
         return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True,
                         steers="is set")
@@ -920,7 +920,7 @@ class ModuleAnalysis:
         scope = candidate.scope
         if not (isinstance(returned, cst.Return) and isinstance(scope, cst.FunctionDef)
                 and scope.name.value == "prediction_step"
-                and self._derives_from(self._method_classes.get(scope), ("transformers",), ("Trainer",))):
+                and self.derives_from(self._method_classes.get(scope), ("transformers",), ("Trainer",))):
             return None
         return apis.Api("None from prediction_step", apis.HIDDEN, inside=apis.SKIPPED_GATHERS, read=True,
                         steers="is returned")
@@ -1005,6 +1005,14 @@ class ModuleAnalysis:
         made = self._makers_of(candidate.call.func.value, candidate.scope)
         classes = {value.func for value in made if _constructs(value)}
         return classes.pop() if len(classes) == 1 else None  # of two classes, or none: not known
+
+    def construction_argument(self, receiver: cst.BaseExpression, keyword: str,
+                              scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        """What the call that made `receiver` passed as `keyword` (`eval_dataset` of `trainer =
+        Trainer(..., eval_dataset=rows)`), when one call made it and passed one."""
+        calls = [made for made in self._makers_of(receiver, scope) if isinstance(made, cst.Call)]
+        values = [arg.value for call in calls for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+        return values[0] if len(calls) == 1 and len(values) == 1 else None
 
     def _makers_of(self, receiver: cst.BaseExpression, scope: cst.CSTNode) -> list:
         """What made the object `receiver` names: the values assigned the name in the scope or at
@@ -1941,7 +1949,7 @@ class ModuleAnalysis:
         if hook is None:
             return None
         packages, classes, how = hook
-        return how if self._derives_from(self._method_classes.get(scope), packages, classes) else None
+        return how if self.derives_from(self._method_classes.get(scope), packages, classes) else None
 
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
         """Whether the rank alone decides `test`, one way on some ranks and the other elsewhere."""
@@ -1979,7 +1987,7 @@ class ModuleAnalysis:
         (`use_distributed_sampler=False`); or None."""
         loader_name = apis.PER_BATCH_HOOKS.get(scope.name.value) if isinstance(scope, cst.FunctionDef) else None
         klass = self._method_classes.get(scope) if loader_name else None
-        if klass is None or not self._derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+        if klass is None or not self.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
             return None
         loader = next((m for m in klass.body.body if isinstance(m, cst.FunctionDef) and m.name.value == loader_name), None)
         if loader is None or not self.per_file(_keeps_own_samplers):
@@ -1988,7 +1996,7 @@ class ModuleAnalysis:
         return f"Lightning calls '{scope.name.value}' once per batch of '{loader_name}()', whose length can differ " \
                f"between ranks ({why})" if why else None
 
-    def _derives_from(self, klass: Optional[cst.ClassDef], packages: tuple, classes: tuple, depth: int = 0) -> bool:
+    def derives_from(self, klass: Optional[cst.ClassDef], packages: tuple, classes: tuple, depth: int = 0) -> bool:
         """`class Data(pl.LightningDataModule)`, or a class of this module deriving from one."""
         if klass is None or depth > 3:
             return False
@@ -1998,7 +2006,7 @@ class ModuleAnalysis:
                     return True
             local = next((s for s in self.module.body if isinstance(s, cst.ClassDef) and isinstance(base.value, cst.Name)
                           and s.name.value == base.value.value), None)
-            if self._derives_from(local, packages, classes, depth + 1):
+            if self.derives_from(local, packages, classes, depth + 1):
                 return True
         return False
 

@@ -6,7 +6,8 @@ import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
-from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.divergence import CONTROL
+from bcast_lint.analysis.expressions import argument_value, last_name
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
@@ -85,7 +86,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     process's Trainer leaves its loop, gathers the loss, evaluates or saves on it, so it is flagged
     where a test that differs between ranks decides it (a rank test, the clock, a rank's own data).
     So is `return None, None, None` in a Trainer subclass's `prediction_step`: the evaluation loop
-    gathers the loss, logits and labels of each batch only where they are not None. What a class
+    gathers the loss, logits and labels of each batch only where they are not None. So is
+    `trainer.evaluate()` (or `predict(ds)`) of a dataset each rank made of its own share
+    (`eval_dataset=Rows(rows[rank::world_size])`, `ds.shard(num_shards=world_size, index=rank)`):
+    the Trainer splits it among the processes again, and where the shares differ in length the
+    ranks run a different number of batches, and of gathers. What a class
     keeps of the rank's own batch (`self.last_loss = loss.item()` in a Trainer's `compute_loss`,
     `self.tokens += ...` in the `__call__` of a collator handed as `data_collator=` or `collate_fn=`)
     differs between ranks where another object reads it (`self.trainer.last_loss` in a callback).
@@ -129,6 +134,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The whole dataset on every rank: the Trainer shards it once.
+        Valid("""
+            from transformers import Trainer
+            from torch.utils.data import Dataset
+            class Rows(Dataset):
+                def __init__(self, rows):
+                    self.rows = rows
+            def main(model, args, rows):
+                trainer = Trainer(model=model, args=args, eval_dataset=Rows(rows))
+                return trainer.evaluate()
+            """),
         # A preview of the loader before accelerate prepares it iterates a plain DataLoader.
         Valid("""
             from torch.utils.data import DataLoader
@@ -656,6 +672,24 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Each rank hands the Trainer its own share, which it splits again: a different number of gathers.
+        Invalid("from transformers import Trainer\nfrom torch.utils.data import Dataset\nclass Rows(Dataset):\n"
+                "    def __init__(self, rows):\n        self.rows = rows\ndef main(model, args, rows):\n"
+                "    trainer = Trainer(model=model, args=args, eval_dataset=Rows(rows[rank::world_size]))\n"
+                "    return trainer.evaluate()",
+                expected_message="trainer.evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), "
+                "gathers the outputs of every batch, and its eval_dataset 'Rows(rows[rank::world_size])' holds a "
+                "different number of items on each rank (it is computed from the rank): the Trainer splits each rank's share among the processes again, so the ranks run a "
+                "different number of batches and every rank hangs until the timeout", range=(8, 12, 8, 30)),
+        Invalid("from transformers import Trainer\ndef main(model, args, ds):\n"
+                "    trainer = Trainer(model=model, args=args)\n"
+                "    return trainer.predict(ds.shard(num_shards=world_size, index=rank))",
+                expected_message="trainer.predict(), which runs evaluation_loop() inside (transformers 5.25.0), "
+                "gathers the outputs of every batch, and its test_dataset 'ds.shard(num_shards=world_size, "
+                "index=rank)' holds a different number of items on each rank (each rank takes its own share of the "
+                "items, and the shares differ in length unless they divide evenly): the Trainer splits each rank's "
+                "share among the processes again, so the ranks run a different number of batches and every rank "
+                "hangs until the timeout", range=(4, 12, 4, 72)),
         # Iterating a shuffled loader accelerate prepared broadcasts its generator's state first.
         Invalid("""
             from torch.utils.data import DataLoader
@@ -1346,6 +1380,69 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             yield report
         yield from _prepared_loops_on_some_ranks(analysis)
         yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
+        yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
+
+
+# Trainer methods that run collectives once per batch of a dataset, where the dataset comes from
+# (the call's own argument, else the Trainer's keyword), and what they run (transformers 5.25.0:
+# evaluation_loop gathers every batch, trainer.py:3050-3069). `train` is not among the Trainer
+# methods the analysis reads (apis._MAPPED_METHOD_WORDS: too common a name).
+_PER_BATCH_DATASETS = {
+    "evaluate": ((0, "eval_dataset"), "eval_dataset", "gathers the outputs of every batch"),
+    "predict": ((0, "test_dataset"), None, "gathers the outputs of every batch"),
+}
+# Wrappers whose length is that of an argument they are made from (its position).
+_SIZED_BY_ARGUMENT = {"Subset": 1, "TensorDataset": 0, "from_list": 0, "from_dict": 0}
+
+
+def _resharded_datasets(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`Trainer(..., eval_dataset=Rows(ROWS[rank::world]))` then `trainer.evaluate()`: each rank hands
+    the Trainer its own share, whose length differs between ranks, and the Trainer splits it again
+    among the processes, so each runs its own number of batches, and of the collectives at each."""
+    for site in analysis.calls:
+        package, _, method = site.api.qualified_name.rpartition(".")
+        entry = _PER_BATCH_DATASETS.get(method) if package.endswith("Trainer") \
+            and package.split(".")[0] in ("transformers", "trl") else None
+        if entry is None or not isinstance(site.call, cst.Call) or not isinstance(site.call.func, cst.Attribute):
+            continue
+        own, constructor, runs = entry
+        dataset = argument_value(site.call, *own)
+        keyword = own[1] if dataset is not None else constructor
+        if dataset is None and constructor is not None:
+            dataset = analysis.construction_argument(site.call.func.value, constructor, site.scope)
+        why = _dataset_length_why(analysis, site, dataset) if dataset is not None else None
+        if why is not None:
+            yield Report(site.call, f"{site.api.called} {runs}, and its "
+                         f"{keyword} '{analysis.code(dataset)}' holds a different number of items on each rank "
+                         f"({why}): the Trainer splits each rank's share among the processes again, so the ranks run "
+                         "a different number of batches and every rank hangs until the timeout",
+                         help="Hand the Trainer the whole dataset on every rank: it gives each process its share")
+
+
+def _dataset_length_why(analysis: ModuleAnalysis, site: CallSite, dataset: cst.BaseExpression) -> Optional[str]:
+    """Why how many items `dataset` holds differs between ranks: by the divergence analysis, or
+    as what a Dataset of the module (`Rows(mine)`) or a wrapper (`Subset(ds, mine)`) is made from."""
+    why = analysis.divergence.length_at(site.call, dataset)
+    if why is not None and why != CONTROL:
+        return why
+    made = [dataset] if isinstance(dataset, cst.Call) else \
+        [value for world in site.reached for value in (analysis.values_in_world(site, dataset, world) or ())]
+    for call in (value for value in made if isinstance(value, cst.Call)):
+        position = _SIZED_BY_ARGUMENT.get(last_name(call.func) or "")
+        if position is None and _is_dataset_class(analysis, call.func):
+            position = 0
+        held = argument_value(call, position, None) if position is not None else None
+        why = analysis.divergence.length_at(site.call, held) if held is not None else None
+        if why is not None and why != CONTROL:
+            return why
+    return None
+
+
+def _is_dataset_class(analysis: ModuleAnalysis, func: cst.BaseExpression) -> bool:
+    """`Rows` for `class Rows(torch.utils.data.Dataset)` of this module."""
+    klass = next((s for s in analysis.module.body if isinstance(s, cst.ClassDef) and isinstance(func, cst.Name)
+                  and s.name.value == func.value), None)
+    return klass is not None and analysis.derives_from(klass, ("torch",), ("Dataset",))
 
 
 # An exception a handler may catch where a write fails.
