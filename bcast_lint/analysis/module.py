@@ -1407,8 +1407,10 @@ class ModuleAnalysis:
         None when a parameter is neither passed nor defaulted, or the function is not known."""
         candidate = self._project_calls.get(call) if self._context is not None else None
         target = self._target(candidate) if candidate is not None else None
-        if not isinstance(target, FunctionRef):
-            return None
+        return self._inlined(target, call) if isinstance(target, FunctionRef) else None
+
+    def _inlined(self, target: FunctionRef, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What `target` returns, its body one `return`, with `call`'s arguments in (inlined_return)."""
         text = _function_text(self._context.project, target)
         if "return" not in text:
             return None
@@ -1423,6 +1425,49 @@ class ModuleAnalysis:
         if any(value is None for value in values.values()):
             return None
         return returned.visit(_Substitution(values))
+
+    def rank_chosen_class(self, call: cst.Call, scope: cst.CSTNode) -> Optional["RankChosenClass"]:
+        """`reporter.end_step()` where `reporter` is made as one class or another by a test on the
+        rank (`A() if rank == 0 else B()`, here or as what a project factory returns), and the
+        method of one class may run a collective while the other's runs none."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or self._context is None or self._context.index is None:
+            return None
+        for made in self._makers_of(func.value, scope):
+            choice = self._class_choice(made, scope)
+            if choice is None:
+                continue
+            test, arms, index, maker = choice
+            names = [arm.func.value for arm in arms]
+            refs = [self._context.project.method(index, name, func.attr.value) if maker else
+                    self._context.method_of(arm.func, self.qualified_names(arm.func, scope), func.attr.value)
+                    for name, arm in zip(names, arms)]
+            if None in refs:
+                continue  # a class not of the project, or without the method: not known
+            runs = [self._context.summaries.may_run_collective(ref) for ref in refs]
+            summary = self._context.summaries.of(refs[runs.index(True)]) if runs.count(True) == 1 else None
+            if summary is not None and summary.api is not None and self.varies_by_rank(test):
+                running = runs.index(True)
+                return RankChosenClass(test, running == 0, names[running], names[1 - running], summary.api, maker)
+        return None
+
+    def _class_choice(self, made: cst.BaseExpression, scope: cst.CSTNode):
+        """(the test, the two constructions, the index of their module, what makes them) for
+        `A(...) if test else B(...)`, written here or returned by the project function `made` calls."""
+        index, maker = self._context.index, None
+        if isinstance(made, cst.Call) and not isinstance(made.func, cst.Attribute):
+            target = self._context.target(made.func, self.qualified_names(made, scope), None, False)
+            if not isinstance(target, FunctionRef):
+                return None
+            index, maker = self._context.project.index(target.path), f"{self.code(made.func)}()"
+            made = self._inlined(target, made)
+        if not isinstance(made, cst.IfExp) or index is None:
+            return None
+        arms = [arm for arm in (made.body, made.orelse)
+                if isinstance(arm, cst.Call) and isinstance(arm.func, cst.Name) and arm.func.value[:1].isupper()]
+        if len(arms) != 2 or arms[0].func.value == arms[1].func.value:
+            return None
+        return made.test, arms, index, maker
 
     def _swallowed(self) -> dict[str, str]:
         """The module's functions under a decorator that turns an exception into `return None`
@@ -2331,6 +2376,18 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+@dataclass(frozen=True)
+class RankChosenClass:
+    """A method call whose receiver's class a test on the rank chose (ModuleAnalysis.rank_chosen_class)."""
+
+    test: cst.BaseExpression  # in the caller's names: `rank == 0` for `make_reporter(rank, ...)`
+    truth: bool  # the test's value where the class whose method runs a collective is made
+    running: str  # that class
+    other: str  # the class made elsewhere, whose method runs none
+    api: apis.Api  # the running method, seen as a collective (its summary)
+    maker: Optional[str]  # "make_reporter()", the project function that makes them; None: made here
 
 
 @dataclass(frozen=True)

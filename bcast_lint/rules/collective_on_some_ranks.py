@@ -103,6 +103,10 @@ class CollectiveOnSomeRanks(Rule):
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only").
 
+    A method call whose receiver a test on the rank made of one class or another (`reporter =
+    StepReporter() if rank == 0 else QuietReporter()`, here, in `self.reporter`, or as what a
+    project factory returns) runs a collective only where the chosen class's method runs one.
+
     A loop over a set (`for name in set(params):`, a set comprehension, a name bound to one)
     whose items are not plain integers runs its collectives in an order salted per process: strings
     and objects hash differently in each process unless `PYTHONHASHSEED` is fixed, so the ranks'
@@ -230,6 +234,24 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Both classes run the collective (one inherits it), or no rank test chooses between them.
+        Valid("""
+            class Reporter:
+                def end_step(self, loss):
+                    dist.all_reduce(torch.tensor([loss]))
+            class Quiet(Reporter):
+                def end_step(self, loss):
+                    return None
+            class Mute(Reporter):
+                def write(self, line):
+                    pass
+            def train(losses, verbose):
+                reporter = Reporter() if rank == 0 else Mute()
+                chatty = Reporter() if verbose else Quiet()
+                for loss in losses:
+                    reporter.end_step(loss)
+                    chatty.end_step(loss)
+            """),
         # Sorted by counts the ranks agreed on first, or by a key alike everywhere: one order.
         Valid("""
             def f(records, sums):
@@ -1846,6 +1868,15 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # One class on rank 0, another elsewhere: only the first's method runs the collective.
+        Invalid("class Reporter:\n    def end_step(self, loss):\n        dist.all_reduce(torch.tensor([loss]))\n"
+                "class Quiet(Reporter):\n    def end_step(self, loss):\n        return None\n"
+                "class Loop:\n    def __init__(self):\n        self.reporter = Reporter() if dist.get_rank() == 0 else Quiet()\n"
+                "    def run(self, losses):\n        for loss in losses:\n            self.reporter.end_step(loss)",
+                expected_message="self.reporter.end_step() runs a collective only on ranks where 'dist.get_rank() == 0'"
+                " is true: it is a Reporter there, whose end_step() calls dist.all_reduce() (case.py:11), and a Quiet "
+                "elsewhere, whose end_step() runs none, so the other ranks never join it and every rank hangs until "
+                "the timeout", range=(12, 13, 12, 41)),
         # Items sorted by counts of each rank's own records: one order per rank.
         Invalid("class TaskStats:\n    def __init__(self):\n        self.seen = Counter()\n        self.sums = {}\n"
                 "    def update(self, task):\n        self.seen[task] += 1\n    def sync(self):\n"
@@ -2213,6 +2244,7 @@ class CollectiveOnSomeRanks(Rule):
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from self.check_sites(analysis)
         yield from _formatted_where_logged(analysis)
+        yield from _classes_chosen_by_rank(analysis)
 
     def check_sites(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
@@ -2519,6 +2551,25 @@ def _formatted_where_logged(analysis: ModuleAnalysis) -> Iterator[Report]:
                                  f"logging level is set by a test on the rank at line {line}: only some ranks run it, "
                                  f"and every rank hangs until the timeout", help=_FORMAT_HELP)
                     break
+
+
+def _classes_chosen_by_rank(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`reporter.end_step()` where `reporter = StepReporter() if rank == 0 else QuietReporter()`
+    (or a factory returns so) and only StepReporter's `end_step` runs a collective: the ranks that
+    made the other class never join it."""
+    for scope in (analysis.module, *every_node(analysis.module, cst.FunctionDef)):
+        for call in calls_in(scope):
+            chosen = analysis.rank_chosen_class(call, scope) if isinstance(call.func, cst.Attribute) else None
+            if chosen is None:
+                continue
+            maker = f"{chosen.maker} makes it" if chosen.maker else "it is"
+            yield Report(call, f"{analysis.code(call.func)}() runs a collective only on ranks where "
+                         f"{analysis.test_phrase(chosen.test, chosen.truth)}: {maker} a {chosen.running} there, whose "
+                         f"{call.func.attr.value}() {chosen.api.via or 'runs ' + chosen.api.called}, and a {chosen.other} "
+                         f"elsewhere, whose {call.func.attr.value}() runs none, so the other ranks never join it and "
+                         "every rank hangs until the timeout",
+                         help=f"Run the collective on every rank: let {chosen.other}.{call.func.attr.value}() run it "
+                              "too, or call it outside the classes")
 
 
 _FORMAT_HELP = ("Format it on every rank before the call (`text = str(meter)`, or an f-string), and log the text")
