@@ -22,7 +22,8 @@ from typing import Iterable, Optional, Sequence
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
                                       STEERS_TRAINER_WORDS, gated_call_words)
-from bcast_lint.analysis.words import COLLECTIVE_ALIAS, COLLECTIVE_WORDS, WRAPPED_COLLECTIVE
+from bcast_lint.analysis.words import (COLLECTIVE_ALIAS, COLLECTIVE_WORDS, DEFERRING_CALLS, HOOK_REGISTRATIONS,
+                                      WRAPPED_COLLECTIVE)
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -47,7 +48,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES)
-                     | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text))
+                     | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text)
+                     | _lines_registering(lines, helpers))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
@@ -169,6 +171,21 @@ def _lines_setting_levels(lines: list[str], text: str) -> set[int]:
     if not any(word in text for word in LEVEL_SETTER_WORDS):
         return set()
     return _lines_with_calls(lines, LEVEL_SETTERS)
+
+
+def _lines_registering(lines: list[str], helpers: frozenset) -> set[int]:
+    """Where a hook or a deferred call is registered with a function that may run a collective
+    (`stack.callback(confirm, n)`, `p.register_hook(sync)`): the registration runs it later, as
+    often as it is made (analysis.hooks)."""
+    found = set()
+    for number in _lines_with_calls(lines, HOOK_REGISTRATIONS | DEFERRING_CALLS):
+        named = set(_WORD.findall(lines[number - 1]))
+        if named & helpers or any(f"self.{name}" in helpers for name in named):
+            found.add(number)
+    return found
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _lines_with_calls(lines: list[str], words: Iterable[str]) -> set[int]:

@@ -74,3 +74,10 @@ def test_scans_take_their_words_from_the_words_module(path):
     from_catalogue = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                       and node.module == "bcast_lint.analysis.apis" for alias in node.names}
     assert from_catalogue.isdisjoint(CATALOGUE_LISTS), textwrap.shorten(str(from_catalogue), 200)
+
+
+def test_the_cut_keeps_every_deferring_call_the_hooks_read():
+    from bcast_lint.analysis import hooks
+
+    assert hooks.DEFERRALS.keys() == words.DEFERRING_CALLS
+    assert hooks.REGISTRATIONS == words.HOOK_REGISTRATIONS

@@ -6,7 +6,8 @@ of the module. When the hook runs a collective and only some ranks register it (
 self.enabled: return` before the loop that registers, with `enabled` set from the rank), those
 ranks run the collective at every forward and the others never do. The registration is then a
 collective of the ranks that reach it: ModuleAnalysis adds it to its calls, with the hook's first
-collective as the chain a message shows.
+collective as the chain a message shows. A deferred call (`stack.callback(f)`, `atexit.register(f)`,
+`weakref.finalize(obj, f)`) is modelled alike: `f` runs once, later, per registration.
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ from typing import Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value
+from bcast_lint.analysis.words import DEFERRING_CALLS, HOOK_REGISTRATIONS
 
-REGISTRATIONS = frozenset({
-    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
-})
+REGISTRATIONS = HOOK_REGISTRATIONS
+# Calls that register a function to run once, later: ExitStack.callback(f, *args) when the stack
+# closes, atexit.register(f) when the process exits, weakref.finalize(obj, f) when `obj` goes.
+# Each registration is one later call of `f`: the ranks that register it more often run its
+# collective more often. Name -> (the position of the function, when it runs).
+DEFERRALS = {
+    "callback": (0, "when its ExitStack closes"),
+    "register": (0, "when the process exits"),  # atexit's only: see deferred_position
+    "finalize": (1, "when the object is collected"),
+}
+WHEN_HOOKED = "at every pass through what it hooks"
 
 
 @dataclass(frozen=True)
@@ -31,16 +40,27 @@ class HookChain:
 
     hook: str
     chain: object  # summaries.CallChain of the hook's collective
+    when: str = WHEN_HOOKED
 
     def __str__(self) -> str:
-        return f"registers '{self.hook}', which {self.chain} at every pass through what it hooks"
+        return f"registers '{self.hook}', which {self.chain} {self.when}"
 
 
-def registered_function(functions_of, call: cst.Call, scope: cst.CSTNode) -> Optional[cst.FunctionDef]:
-    """The module's function that `call` registers as a hook: a function or method named, or the
-    nested function a call of one returns (`self._recorder(name)` returning its inner `hook`).
-    `functions_of(scope)`: name -> FunctionDef for what a name or `self.<name>` means in `scope`."""
-    hook = argument_value(call, 0, "hook")
+def deferred_position(name: str, qualified: set) -> Optional[int]:
+    """Where `call` (named `name`, its qualified names `qualified`) takes the function it defers
+    (DEFERRALS), or None: `register` counts only as atexit's."""
+    if name == "register" and "atexit.register" not in qualified:
+        return None
+    return DEFERRALS[name][0] if name in DEFERRALS else None
+
+
+def registered_function(functions_of, call: cst.Call, scope: cst.CSTNode,
+                        position: int = 0) -> Optional[cst.FunctionDef]:
+    """The module's function that `call` registers as a hook (or defers, its argument at
+    `position`): a function or method named, or the nested function a call of one returns
+    (`self._recorder(name)` returning its inner `hook`). `functions_of(scope)`: name ->
+    FunctionDef for what a name or `self.<name>` means in `scope`."""
+    hook = argument_value(call, position, "hook" if position == 0 else None)
     named = _named(functions_of, hook, scope)
     if named is not None:
         return named

@@ -298,7 +298,8 @@ class _CandidateCollector(Visitor):
                 or root in constructed or root in partials or (isinstance(func, cst.Attribute) and _constructs(func.value))
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
                 or (isinstance(func, cst.Name) and bool(own_methods & {"forward", "__call__"}))
-                or candidate.name in hooks.REGISTRATIONS or calls_super(func) or candidate.name == "iter"
+                or candidate.name in hooks.REGISTRATIONS or candidate.name in hooks.DEFERRALS
+                or calls_super(func) or candidate.name == "iter"
                 or apis.STATE_DICT_HOOKS.get(candidate.name) in own_methods
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
@@ -808,7 +809,8 @@ class ModuleAnalysis:
         self._project_calls = {c.call: c for c in candidates}
         classified = {c.call: site for c, site in zip(candidates, map(self._classify, candidates)) if site}
         self.calls = list(classified.values())
-        self.calls += self._hook_registrations([c for c in candidates if c.name in hooks.REGISTRATIONS])
+        self.calls += self._hook_registrations([c for c in candidates if c.name in hooks.REGISTRATIONS
+                                                or c.name in hooks.DEFERRALS])
         self._statements_around.update({c.call: c.statements for c in collector.property_reads})
         self._positions.hint(collector.property_reads)
         self.calls += [site for site in map(self._property_read, collector.property_reads) if site is not None]
@@ -877,10 +879,17 @@ class ModuleAnalysis:
         ranks that register it run the collective at every pass, the others never."""
         found = []
         for candidate in candidates:
-            hook = hooks.registered_function(self._functions_of, candidate.call, candidate.scope)
+            position, when = 0, hooks.WHEN_HOOKED
+            if candidate.name in hooks.DEFERRALS:
+                position = hooks.deferred_position(candidate.name, self.qualified_names(candidate.call, candidate.scope))
+                if position is None:
+                    continue
+                when = hooks.DEFERRALS[candidate.name][1]
+            hook = hooks.registered_function(self._functions_of, candidate.call, candidate.scope, position)
             inner = next((site for site in self.calls if site.scope is hook), None) if hook is not None else None
             if inner is not None:
-                api = apis.Api(candidate.name, apis.OTHER, inside=hooks.HookChain(hook.name.value, CallChain(self, inner)))
+                chain = hooks.HookChain(hook.name.value, CallChain(self, inner), when)
+                api = apis.Api(candidate.name, apis.OTHER, inside=chain)
                 found.append(CallSite(candidate.call, api, candidate.scope, candidate.statement,
                                       candidate.main_process_first, candidate.rank_decorator))
         return found

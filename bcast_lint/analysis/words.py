@@ -121,3 +121,13 @@ WRAPPED_COLLECTIVE = PARTIAL_OF + "(?:" + "|".join(map(re.escape, sorted(COLLECT
 
 # `bc` in `from accelerate.utils import broadcast as bc`.
 COLLECTIVE_ALIAS = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(COLLECTIVE_WORDS))) + r")\s+as\s+([^\s,;()\\#]+)")
+
+
+# Calls that register a hook (analysis.hooks.REGISTRATIONS) or defer a call of a function
+# (analysis.hooks.DEFERRALS): the cut keeps them where they name a function that may run a collective.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+})
+DEFERRING_CALLS = frozenset({"callback", "register", "finalize"})
+

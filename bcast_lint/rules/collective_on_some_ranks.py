@@ -103,6 +103,11 @@ class CollectiveOnSomeRanks(Rule):
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only").
 
+    A call that defers a function running a collective (`stack.callback(confirm, n)` of an
+    `ExitStack`, `atexit.register(confirm)`, `weakref.finalize(obj, confirm)`) is that function's
+    call, made later once per registration: registered on some ranks only, or a different number of
+    times, it runs so too.
+
     A method call whose receiver a test on the rank made of one class or another (`reporter =
     StepReporter() if rank == 0 else QuietReporter()`, here, in `self.reporter`, or as what a
     project factory returns) runs a collective only where the chosen class's method runs one.
@@ -234,6 +239,17 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A deferred call registered once on every rank; a registry's own `register` is no deferral.
+        Valid("""
+            import contextlib
+            def confirm(n):
+                dist.all_reduce(torch.tensor([n]))
+            def export(shards, registry):
+                with contextlib.ExitStack() as stack:
+                    stack.callback(confirm, len(shards))
+                if rank == 0:
+                    registry.register(confirm)
+            """),
         # Both classes run the collective (one inherits it), or no rank test chooses between them.
         Valid("""
             class Reporter:
@@ -1868,6 +1884,22 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # A call deferred to the ExitStack's close, registered once per non-empty share; atexit on rank 0.
+        Invalid("import contextlib\ndef confirm(n):\n    dist.all_reduce(torch.tensor([n]))\ndef export(shards):\n"
+                "    with contextlib.ExitStack() as stack:\n        for rows in shards[rank::2]:\n"
+                "            if not rows:\n                continue\n            stack.callback(confirm, len(rows))",
+                expected_message="callback(), which registers 'confirm', which calls dist.all_reduce() (case.py:11) "
+                "when its ExitStack closes, is skipped on ranks where 'rows' is false (it holds the data of the rank it "
+                "was given): the 'continue' at line 16 is taken only there, while the other ranks go on calling it, so "
+                "the ranks' calls stop pairing up and every rank hangs until the timeout", range=(9, 13, 9, 47)),
+        Invalid("import atexit\ndef confirm(n):\n    dist.all_reduce(torch.tensor([n]))\ndef main():\n"
+                "    if rank == 0:\n        atexit.register(confirm, 1)",
+                expected_message="register(), which registers 'confirm', which calls dist.all_reduce() (case.py:11) "
+                "when the process exits, runs only on ranks where 'rank == 0' is true: the other ranks never join it "
+                "and every rank hangs until the timeout (those ranks run register (line 14) only, while the others run"
+                " no collective here)", range=(6, 9, 6, 36),
+                expected_replacement="import atexit\ndef confirm(n):\n    dist.all_reduce(torch.tensor([n]))\n"
+                "def main():\n    if rank == 0:\n        pass\n    atexit.register(confirm, 1)"),
         # One class on rank 0, another elsewhere: only the first's method runs the collective.
         Invalid("class Reporter:\n    def end_step(self, loss):\n        dist.all_reduce(torch.tensor([loss]))\n"
                 "class Quiet(Reporter):\n    def end_step(self, loss):\n        return None\n"
