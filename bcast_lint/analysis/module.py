@@ -299,7 +299,7 @@ class _CandidateCollector(Visitor):
                 or (candidate.name in own_methods and iterated_item(candidate) is not None)
                 or (isinstance(func, cst.Name) and bool(own_methods & {"forward", "__call__"}))
                 or candidate.name in hooks.REGISTRATIONS or candidate.name in hooks.DEFERRALS
-                or calls_super(func) or candidate.name == "iter"
+                or calls_super(func) or candidate.name in _DUNDERS
                 or apis.STATE_DICT_HOOKS.get(candidate.name) in own_methods
                 or (candidate.name == "backward" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)))
 
@@ -355,6 +355,8 @@ class _CandidateCollector(Visitor):
                           self._decorators[-1], tuple(self._statements), klass or None)
 
 
+# What `len(x)` and `iter(x)` call of x's class.
+_DUNDERS = {"len": "__len__", "iter": "__iter__"}
 _TORCH = frameworks.load().versions["torch"]
 _ACCELERATE = frameworks.load().versions["accelerate"]
 
@@ -871,7 +873,7 @@ class ModuleAnalysis:
             local = root is not None and self._resolver.binds_locally(root, candidate.scope)
             self._targets[key] = self._context.target(candidate.call.func, qualified, candidate.klass,
                                                       local, worth) or self._constructed_method(candidate) \
-                or self._dispatched_method(candidate) or self._called_module(candidate)
+                or self._dispatched_method(candidate) or self._called_module(candidate) or self._dunder_method(candidate)
         return self._targets[key]
 
     def _hook_registrations(self, candidates: list[_Candidate]) -> list[CallSite]:
@@ -1006,6 +1008,23 @@ class ModuleAnalysis:
         if klass is None:
             return None
         return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), func.attr.value)
+
+    def _dunder_method(self, candidate: _Candidate):
+        """`len(loader)` or `iter(loader)` of an object of a project class (or a DataLoader made
+        with one as its `batch_sampler=` or `sampler=`, which it asks in turn): that class's
+        `__len__` or `__iter__`, or None."""
+        call, dunder = candidate.call, _DUNDERS.get(candidate.name)
+        if dunder is None or not isinstance(call.func, cst.Name) or len(call.args) != 1:
+            return None
+        made = self._makers_of(call.args[0].value, candidate.scope)
+        for loader in [m for m in made if isinstance(m, cst.Call) and last_name(m.func) == "DataLoader"]:
+            sampler = argument_value(loader, None, "batch_sampler") or argument_value(loader, None, "sampler")
+            made += self._makers_of(sampler, candidate.scope) if sampler is not None else []
+        classes = {m.func for m in made if _constructs(m) and last_name(m.func) != "DataLoader"}
+        if len(classes) != 1:
+            return None
+        klass = classes.pop()
+        return self._context.method_of(klass, self.qualified_names(klass, candidate.scope), dunder)
 
     def _receiver_constructor(self, candidate: _Candidate) -> Optional[cst.BaseExpression]:
         """The class expression of the construction that made the object a method is called on
@@ -1270,8 +1289,8 @@ class ModuleAnalysis:
             summary = self._context.summaries.of(target)
             if summary is None or (summary.group and _passes(candidate.call, summary.group)):
                 return None  # over the caller's own group: see summaries._on_a_group
-            if summary.api is not None and candidate.call in self._module_calls:  # `self.norm(x)`: "norm()"
-                return replace(summary.api, qualified_name=last_name(candidate.call.func))
+            if summary.api is not None and (candidate.call in self._module_calls or candidate.name in _DUNDERS):
+                return replace(summary.api, qualified_name=last_name(candidate.call.func))  # `self.norm(x)`: "norm()"
             return summary.api
         inner = self._runs_one_here(target) if isinstance(target, FunctionRef) else None
         if inner is not None:  # `model(ids)`, whose forward calls a module that all-gathers

@@ -103,6 +103,9 @@ class CollectiveOnSomeRanks(Rule):
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only").
 
+    `len(x)` and `iter(x)` call the `__len__` and `__iter__` of x's class (a project class, or
+    the `batch_sampler=`/`sampler=` of a DataLoader): where those run a collective, so does the call.
+
     A call that defers a function running a collective (`stack.callback(confirm, n)` of an
     `ExitStack`, `atexit.register(confirm)`, `weakref.finalize(obj, confirm)`) is that function's
     call, made later once per registration: registered on some ranks only, or a different number of
@@ -239,6 +242,22 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The sampler's length asked on every rank, then printed on one; the dataset's length runs nothing.
+        Valid("""
+            from torch.utils.data import DataLoader, Sampler
+            class AgreedSampler(Sampler):
+                def __init__(self, ids):
+                    self.ids = ids
+                def __len__(self):
+                    n = torch.tensor([len(self.ids)])
+                    dist.all_reduce(n, op=dist.ReduceOp.MIN)
+                    return int(n)
+            def main(data, ids):
+                loader = DataLoader(data, batch_sampler=AgreedSampler(ids))
+                steps = len(loader)
+                if rank == 0:
+                    print(steps, len(data))
+            """),
         # A deferred call registered once on every rank; a registry's own `register` is no deferral.
         Valid("""
             import contextlib
@@ -1884,6 +1903,16 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # len(loader) asks the batch sampler, whose __len__ all-reduces: on rank 0 only.
+        Invalid("from torch.utils.data import DataLoader, Sampler\nclass AgreedSampler(Sampler):\n"
+                "    def __init__(self, ids):\n        self.ids = ids\n    def __len__(self):\n"
+                "        n = torch.tensor([len(self.ids)])\n        dist.all_reduce(n, op=dist.ReduceOp.MIN)\n"
+                "        return int(n)\ndef main(data, ids):\n"
+                "    loader = DataLoader(data, batch_sampler=AgreedSampler(ids))\n    if rank == 0:\n"
+                "        print(len(loader))",
+                expected_message="len() runs only on ranks where 'rank == 0' is true: len() calls dist.all_reduce() "
+                "(case.py:15), and the other ranks never join it and every rank hangs until the timeout (those ranks "
+                "run len (line 20) only, while the others run no collective here)", range=(12, 15, 12, 26)),
         # A call deferred to the ExitStack's close, registered once per non-empty share; atexit on rank 0.
         Invalid("import contextlib\ndef confirm(n):\n    dist.all_reduce(torch.tensor([n]))\ndef export(shards):\n"
                 "    with contextlib.ExitStack() as stack:\n        for rows in shards[rank::2]:\n"
