@@ -103,6 +103,10 @@ class CollectiveOnSomeRanks(Rule):
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only").
 
+    accelerate's `gather`, `gather_for_metrics` and `reduce` of a value that is a tensor on some
+    ranks and a Python number or None on the others (`torch.stack(kept).mean() if kept else 0.0`,
+    `kept` of each rank's own batch) send the two with different collectives.
+
     `len(x)` and `iter(x)` call the `__len__` and `__iter__` of x's class (a project class, or
     the `batch_sampler=`/`sampler=` of a DataLoader): where those run a collective, so does the call.
 
@@ -242,6 +246,18 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A tensor on every rank, or objects gathered as objects everywhere.
+        Valid("""
+            BATCHES = [[3, 1], [1, 5], [2, 6], [-1, -1]]
+            def score(emb):
+                with accelerator.split_between_processes(BATCHES) as mine:
+                    for batch in mine:
+                        kept = [emb[t] for t in batch if t >= 0]
+                        s = torch.stack(kept).mean() if kept else torch.tensor(0.0)
+                        accelerator.gather_for_metrics(s)
+                        o = torch.stack(kept).mean() if kept else 0.0
+                        accelerator.gather_for_metrics(o, use_gather_object=True)
+            """),
         # The sampler's length asked on every rank, then printed on one; the dataset's length runs nothing.
         Valid("""
             from torch.utils.data import DataLoader, Sampler
@@ -1903,6 +1919,16 @@ class CollectiveOnSomeRanks(Rule):
                 "notices the failure)"
                                  " (those ranks run no collective here, while the others run barrier (line 16)"
                                  " only)", range=(8, 5, 8, 19)),
+        # A tensor where the rank's share kept items, the float 0.0 elsewhere: accelerate's object path.
+        Invalid("BATCHES = [[3, 1], [1, 5], [2, 6], [-1, -1]]\ndef score(emb):\n"
+                "    with accelerator.split_between_processes(BATCHES) as mine:\n        for batch in mine:\n"
+                "            kept = [emb[t] for t in batch if t >= 0]\n"
+                "            s = torch.stack(kept).mean() if kept else 0.0\n            accelerator.gather_for_metrics(s)",
+                expected_message="gather_for_metrics() takes 's', a tensor where 'kept' is true and 0.0 elsewhere, and "
+                "'kept' differs between ranks (it holds this process's own share of the items): accelerate sends a "
+                "tensor with one collective and anything else with others (gather_for_metrics gathers it as an object, gather and reduce raise on it), so "
+                "the ranks' calls do not pair up and every rank fails or hangs until the timeout",
+                range=(7, 13, 7, 46)),
         # len(loader) asks the batch sampler, whose __len__ all-reduces: on rank 0 only.
         Invalid("from torch.utils.data import DataLoader, Sampler\nclass AgreedSampler(Sampler):\n"
                 "    def __init__(self, ids):\n        self.ids = ids\n    def __len__(self):\n"
@@ -2355,6 +2381,10 @@ class CollectiveOnSomeRanks(Rule):
                 if keyed is not None:
                     yield Report(site.call, keyed, help=_KEYS_HELP)
                     continue
+                typed = _typed_apart(analysis, site)
+                if typed is not None:
+                    yield Report(site.call, typed, help=_TYPED_HELP)
+                    continue
                 per_update = _gathered_per_update(analysis, site)
                 if per_update is not None:
                     yield Report(site.call, per_update, help=_PER_UPDATE_HELP)
@@ -2408,6 +2438,48 @@ def _keyed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
         return None
     return (f"{api.called} runs one collective per entry of '{analysis.code(payload)}', whose keys can differ "
             f"between ranks ({reason}): accelerate walks the dict and runs it on each value in turn, {_UNEVEN}")
+
+
+# accelerate's gathers and reductions that take another path for what is not a tensor (accelerate
+# 1.15.0: gather_for_metrics switches to gather_object, gather and reduce raise in recursively_apply).
+_TENSOR_OR_OBJECT = frozenset({"gather", "gather_for_metrics", "reduce"})
+_TYPED_HELP = "Send a tensor on every rank: torch.tensor(0.0) in place of the Python number"
+
+
+def _typed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """`score = torch.stack(kept).mean() if kept else 0.0` then `accelerator.gather_for_metrics(score)`,
+    where `kept` differs between ranks: a tensor on some, a Python number on the others, and
+    accelerate gathers the two with different collectives."""
+    api = site.api
+    if not api.qualified_name.startswith(("accelerate.", "Accelerator.")) or api.short_name not in _TENSOR_OR_OBJECT \
+            or site.payload is None or argument_value(site.call, None, "use_gather_object") is not None:
+        return None
+    made = {id(value) for world in site.reached for value in (analysis.values_in_world(site, site.payload, world) or ())}
+    # The data flow follows each arm of `a if test else b`: the choices are those whose arms reach.
+    choices = [node for node in every_node(site.scope, cst.IfExp) if id(node.body) in made or id(node.orelse) in made]
+    for choice in choices:
+        arms = (choice.body, choice.orelse)
+        plain = [arm for arm in arms if isinstance(arm, (cst.Integer, cst.Float)) or is_none(arm)]
+        if len(plain) != 1 or not any(_makes_a_tensor(analysis, arm) for arm in arms if arm is not plain[0]):
+            continue
+        why = analysis.divergence.value_at(site.call, choice.test)
+        if why is not None:
+            test, truth = analysis.code(choice.test), plain[0] is choice.orelse
+            return (f"{api.called} takes '{analysis.code(site.payload)}', a tensor where '{test}' is "
+                    f"{'true' if truth else 'false'} and {analysis.code(plain[0])} elsewhere, and '{test}' differs "
+                    f"between ranks ({why}): accelerate sends a tensor with one collective and anything else with others "
+                    "(gather_for_metrics gathers it as an object, gather and reduce raise on it), so the ranks' calls do not pair up and every rank fails "
+                    "or hangs until the timeout")
+    return None
+
+
+def _makes_a_tensor(analysis: ModuleAnalysis, expr: cst.BaseExpression) -> bool:
+    """`torch.stack(kept).mean()`: a call of torch's, or a method of what one returns."""
+    while isinstance(expr, cst.Call):
+        if any(name.startswith("torch.") for name in analysis.qualified_names(expr)):
+            return True
+        expr = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    return False
 
 
 def _assigned_a_dict(analysis: ModuleAnalysis, payload: cst.BaseExpression) -> bool:
