@@ -786,6 +786,7 @@ class ModuleAnalysis:
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
+        self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _returning_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
@@ -1439,10 +1440,7 @@ class ModuleAnalysis:
 
     def _inlined(self, target: FunctionRef, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What `target` returns, its body one `return`, with `call`'s arguments in (inlined_return)."""
-        text = _function_text(self._context.project, target)
-        if "return" not in text:
-            return None
-        function = next((s for s in cst.parse_module(textwrap.dedent(text)).body if isinstance(s, cst.FunctionDef)), None)
+        function = self._returning_function(target)
         returned = single_return(function) if function is not None else None
         if returned is None:
             return None
@@ -1453,6 +1451,15 @@ class ModuleAnalysis:
         if any(value is None for value in values.values()):
             return None
         return returned.visit(_Substitution(values))
+
+    def _returning_function(self, target: FunctionRef) -> Optional[cst.FunctionDef]:
+        """The project function `target`, parsed once per analysis, when its text returns."""
+        if target not in self._parsed_functions:
+            text = _function_text(self._context.project, target)
+            self._parsed_functions[target] = next(
+                (s for s in cst.parse_module(textwrap.dedent(text)).body if isinstance(s, cst.FunctionDef)), None) \
+                if "return" in text else None
+        return self._parsed_functions[target]
 
     def rank_chosen_class(self, call: cst.Call, scope: cst.CSTNode) -> Optional["RankChosenClass"]:
         """`reporter.end_step()` where `reporter` is made as one class or another by a test on the
