@@ -10,7 +10,8 @@ one function reads another component, so each part's findings are the whole modu
 in its lines. The frame is linted with every part; the engine keeps one copy of its findings.
 
 Only a cut text over PART_LINES lines is split: every file of the seventeen real libraries in
-docs/real-world.md stays whole.
+docs/real-world.md stays whole. What an analysis reads of the module's tree beyond names (a
+logging level set by a rank test, ModuleAnalysis._logging_per_rank) is read in its part only.
 """
 
 from __future__ import annotations
