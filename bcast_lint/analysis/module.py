@@ -1463,13 +1463,14 @@ class ModuleAnalysis:
 
     def rank_chosen_class(self, call: cst.Call, scope: cst.CSTNode) -> Optional["RankChosenClass"]:
         """`reporter.end_step()` where `reporter` is made as one class or another by a test on the
-        rank (`A() if rank == 0 else B()`, here or as what a project factory returns), and the
+        rank (`A() if rank == 0 else B()` or an `if`/`else` assigning each, here or as what a
+        project factory returns), and the
         method of one class may run a collective while the other's runs none."""
         func = call.func
         if not isinstance(func, cst.Attribute) or self._context is None or self._context.index is None:
             return None
-        for made in self._makers_of(func.value, scope):
-            choice = self._class_choice(made, scope)
+        makers = self._makers_of(func.value, scope)
+        for choice in [self._class_choice(made, scope) for made in makers] + [self._branch_choice(makers, scope)]:
             if choice is None:
                 continue
             test, arms, index, maker = choice
@@ -1484,6 +1485,21 @@ class ModuleAnalysis:
             if summary is not None and summary.api is not None and self.varies_by_rank(test):
                 running = runs.index(True)
                 return RankChosenClass(test, running == 0, names[running], names[1 - running], summary.api, maker)
+        return None
+
+    def _branch_choice(self, makers: list, scope: cst.CSTNode):
+        """As _class_choice, for `if test: r = A() else: r = B()` in `scope`: the `if` whose two arms
+        each hold one of two constructions of different classes that make the object."""
+        made = [m for m in makers if isinstance(m, cst.Call) and isinstance(m.func, cst.Name) and m.func.value[:1].isupper()]
+        if len(made) != 2 or made[0].func.value == made[1].func.value:
+            return None
+        for branch in every_node(scope, cst.If):
+            if not isinstance(branch.orelse, cst.Else):
+                continue
+            arms = [next((m for m in made if any(node is m for node in every_node(part, cst.Call))), None)
+                    for part in (branch.body, branch.orelse.body)]
+            if None not in arms and arms[0] is not arms[1]:
+                return branch.test, arms, self._context.index, None
         return None
 
     def _class_choice(self, made: cst.BaseExpression, scope: cst.CSTNode):

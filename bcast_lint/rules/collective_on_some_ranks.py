@@ -116,8 +116,8 @@ class CollectiveOnSomeRanks(Rule):
     times, it runs so too.
 
     A method call whose receiver a test on the rank made of one class or another (`reporter =
-    StepReporter() if rank == 0 else QuietReporter()`, here, in `self.reporter`, or as what a
-    project factory returns) runs a collective only where the chosen class's method runs one.
+    StepReporter() if rank == 0 else QuietReporter()`, or an `if`/`else` assigning each; here, in
+    `self.reporter`, or as what a project factory returns) runs a collective only where the chosen class's method runs one.
 
     A loop over a set (`for name in set(params):`, a set comprehension, a name bound to one)
     whose items are not plain integers runs its collectives in an order salted per process: strings
@@ -286,6 +286,21 @@ class CollectiveOnSomeRanks(Rule):
                     registry.register(confirm)
             """),
         # Both classes run the collective (one inherits it), or no rank test chooses between them.
+        Valid("""
+            class Reporter:
+                def end_step(self, loss):
+                    dist.all_reduce(torch.tensor([loss]))
+            class Quiet(Reporter):
+                def end_step(self, loss):
+                    return None
+            def train(losses, verbose):
+                if verbose:
+                    reporter = Reporter()
+                else:
+                    reporter = Quiet()
+                for loss in losses:
+                    reporter.end_step(loss)
+            """),
         Valid("""
             class Reporter:
                 def end_step(self, loss):
@@ -1956,6 +1971,14 @@ class CollectiveOnSomeRanks(Rule):
                 expected_replacement="import atexit\ndef confirm(n):\n    dist.all_reduce(torch.tensor([n]))\n"
                 "def main():\n    if rank == 0:\n        pass\n    atexit.register(confirm, 1)"),
         # One class on rank 0, another elsewhere: only the first's method runs the collective.
+        Invalid("class Reporter:\n    def end_step(self, loss):\n        dist.all_reduce(torch.tensor([loss]))\n"
+                "class Quiet(Reporter):\n    def end_step(self, loss):\n        return None\n"
+                "def train(losses):\n    if rank == 0:\n        reporter = Reporter()\n    else:\n"
+                "        reporter = Quiet()\n    for loss in losses:\n        reporter.end_step(loss)",
+                expected_message="reporter.end_step() runs a collective only on ranks where 'rank == 0' is true: it is "
+                "a Reporter there, whose end_step() calls dist.all_reduce() (case.py:11), and a Quiet elsewhere, whose "
+                "end_step() runs none, so the other ranks never join it and every rank hangs until the timeout",
+                range=(13, 9, 13, 32)),
         Invalid("class Reporter:\n    def end_step(self, loss):\n        dist.all_reduce(torch.tensor([loss]))\n"
                 "class Quiet(Reporter):\n    def end_step(self, loss):\n        return None\n"
                 "class Loop:\n    def __init__(self):\n        self.reporter = Reporter() if dist.get_rank() == 0 else Quiet()\n"
