@@ -105,7 +105,8 @@ class CollectiveOnSomeRanks(Rule):
 
     accelerate's `gather`, `gather_for_metrics` and `reduce` of a value that is a tensor on some
     ranks and a Python number or None on the others (`torch.stack(kept).mean() if kept else 0.0`,
-    `kept` of each rank's own batch) send the two with different collectives.
+    `kept` of each rank's own batch) send the two with different collectives; torch.distributed's
+    `all_reduce`, `reduce`, `broadcast` and `all_gather` raise TypeError on the number.
 
     `len(x)` and `iter(x)` call the `__len__` and `__iter__` of x's class (a project class, or
     the `batch_sampler=`/`sampler=` of a DataLoader): where those run a collective, so does the call.
@@ -1944,6 +1945,15 @@ class CollectiveOnSomeRanks(Rule):
                 "tensor with one collective and anything else with others (gather_for_metrics gathers it as an object, gather and reduce raise on it), so "
                 "the ranks' calls do not pair up and every rank fails or hangs until the timeout",
                 range=(7, 13, 7, 46)),
+        Invalid("BATCHES = [[3, 1], [1, 5], [2, 6], [-1, -1]]\ndef score(emb):\n"
+                "    with accelerator.split_between_processes(BATCHES) as mine:\n        for batch in mine:\n"
+                "            kept = [emb[t] for t in batch if t >= 0]\n"
+                "            s = torch.stack(kept).mean() if kept else 0.0\n            dist.all_reduce(s)",
+                expected_message="all_reduce() takes 's', a tensor where 'kept' is true and 0.0 elsewhere, and 'kept' "
+                "differs between ranks (it holds this process's own share of the items): torch.distributed raises "
+                "TypeError ('Expected parameter `tensor` of type torch.Tensor') on the ranks holding the number, and "
+                "the others fail when those processes exit (or wait until the timeout where they do not)",
+                range=(7, 13, 7, 31)),
         # len(loader) asks the batch sampler, whose __len__ all-reduces: on rank 0 only.
         Invalid("from torch.utils.data import DataLoader, Sampler\nclass AgreedSampler(Sampler):\n"
                 "    def __init__(self, ids):\n        self.ids = ids\n    def __len__(self):\n"
@@ -2466,6 +2476,15 @@ def _keyed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
 # accelerate's gathers and reductions that take another path for what is not a tensor (accelerate
 # 1.15.0: gather_for_metrics switches to gather_object, gather and reduce raise in recursively_apply).
 _TENSOR_OR_OBJECT = frozenset({"gather", "gather_for_metrics", "reduce"})
+_TENSOR_ONLY = frozenset({"all_reduce", "reduce", "broadcast", "all_gather"})
+_ACCELERATE_PATHS = ("accelerate sends a tensor with one collective and anything else with others (gather_for_metrics "
+                     "gathers it as an object, gather and reduce raise on it), so the ranks' calls do not pair up and "
+                     "every rank fails or hangs until the timeout")
+# Measured with gloo on 2 processes: the other rank fails with "Connection closed by peer" once
+# the failing process exits.
+_TORCH_TYPE_ERROR = ("torch.distributed raises TypeError ('Expected parameter `tensor` of type torch.Tensor') on the "
+                     "ranks holding the number, and the others fail when those processes exit (or wait until the "
+                     "timeout where they do not)")
 _TYPED_HELP = "Send a tensor on every rank: torch.tensor(0.0) in place of the Python number"
 
 
@@ -2474,7 +2493,9 @@ def _typed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     where `kept` differs between ranks: a tensor on some, a Python number on the others, and
     accelerate gathers the two with different collectives."""
     api = site.api
-    if not api.qualified_name.startswith(("accelerate.", "Accelerator.")) or api.short_name not in _TENSOR_OR_OBJECT \
+    accelerate = api.qualified_name.startswith(("accelerate.", "Accelerator."))
+    torch = api.qualified_name.rpartition(".")[0] in apis.TORCH_MODULES and api.short_name in _TENSOR_ONLY
+    if not (accelerate and api.short_name in _TENSOR_OR_OBJECT or torch) \
             or site.payload is None or argument_value(site.call, None, "use_gather_object") is not None:
         return None
     made = {id(value) for world in site.reached for value in (analysis.values_in_world(site, site.payload, world) or ())}
@@ -2482,17 +2503,16 @@ def _typed_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     choices = [node for node in every_node(site.scope, cst.IfExp) if id(node.body) in made or id(node.orelse) in made]
     for choice in choices:
         arms = (choice.body, choice.orelse)
-        plain = [arm for arm in arms if isinstance(arm, (cst.Integer, cst.Float)) or is_none(arm)]
+        plain = [arm for arm in arms if isinstance(arm, (cst.Integer, cst.Float)) or (accelerate and is_none(arm))]
         if len(plain) != 1 or not any(_makes_a_tensor(analysis, arm) for arm in arms if arm is not plain[0]):
             continue
         why = analysis.divergence.value_at(site.call, choice.test)
         if why is not None:
             test, truth = analysis.code(choice.test), plain[0] is choice.orelse
+            effect = _TORCH_TYPE_ERROR if torch else _ACCELERATE_PATHS
             return (f"{api.called} takes '{analysis.code(site.payload)}', a tensor where '{test}' is "
                     f"{'true' if truth else 'false'} and {analysis.code(plain[0])} elsewhere, and '{test}' differs "
-                    f"between ranks ({why}): accelerate sends a tensor with one collective and anything else with others "
-                    "(gather_for_metrics gathers it as an object, gather and reduce raise on it), so the ranks' calls do not pair up and every rank fails "
-                    "or hangs until the timeout")
+                    f"between ranks ({why}): {effect}")
     return None
 
 
