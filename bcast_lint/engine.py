@@ -108,7 +108,8 @@ def _lint_parsed(given: Union[bytes, str], source: Source, filename: str, enable
     if nul is not None:
         return FileResult(filename, (_nul_finding(nul, filename),))
     context = file_context(run_summaries(project), filename, source, tree) if tree is not None else None
-    pieces, frame = _parts(source, tree, context.helper_words()) if tree is not None else ([(source.text, source)], frozenset())
+    pieces, frame = ([(source.text, source)], frozenset()) if tree is None else \
+        _parts(source, tree, context.helper_words())
     findings: list[Finding] = []
     coverages = []
     for code, piece in pieces:  # one part's tree at a time (bcast_lint.parts)

@@ -239,7 +239,8 @@ def _assignments_of(lines: list, statement: ast.ClassDef, attributes: set[str]) 
     if not attributes:
         return set()
     pattern = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(attributes)))
-                         + r")(?:\s*(?:[-+*/|&]?=(?!=))|\.(?:" + "|".join(sorted(MUTATORS)) + r")\s*\(|\[[^\]\n]*\]\s*[-+*/|&]?=(?!=))")
+                         + r")(?:\s*(?:[-+*/|&]?=(?!=))|\.(?:" + "|".join(sorted(MUTATORS)) + r")\s*\("
+                         + r"|\[[^\]\n]*\]\s*[-+*/|&]?=(?!=))")
     return {number for number in range(statement.lineno, statement.end_lineno + 1)
             if lines[number - 1] and pattern.search(lines[number - 1])}
 

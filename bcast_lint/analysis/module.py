@@ -1040,7 +1040,8 @@ class ModuleAnalysis:
         """What the call that made `receiver` passed as `keyword` (`eval_dataset` of `trainer =
         Trainer(..., eval_dataset=rows)`), when one call made it and passed one."""
         calls = [made for made in self._makers_of(receiver, scope) if isinstance(made, cst.Call)]
-        values = [arg.value for call in calls for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+        values = [arg.value for call in calls for arg in call.args
+                  if arg.keyword is not None and arg.keyword.value == keyword]
         return values[0] if len(calls) == 1 and len(values) == 1 else None
 
     def _makers_of(self, receiver: cst.BaseExpression, scope: cst.CSTNode) -> list:
@@ -1490,7 +1491,8 @@ class ModuleAnalysis:
     def _branch_choice(self, makers: list, scope: cst.CSTNode):
         """As _class_choice, for `if test: r = A() else: r = B()` in `scope`: the `if` whose two arms
         each hold one of two constructions of different classes that make the object."""
-        made = [m for m in makers if isinstance(m, cst.Call) and isinstance(m.func, cst.Name) and m.func.value[:1].isupper()]
+        made = [m for m in makers
+                if isinstance(m, cst.Call) and isinstance(m.func, cst.Name) and m.func.value[:1].isupper()]
         if len(made) != 2 or made[0].func.value == made[1].func.value:
             return None
         for branch in every_node(scope, cst.If):

@@ -679,8 +679,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "    return trainer.evaluate()",
                 expected_message="trainer.evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), "
                 "gathers the outputs of every batch, and its eval_dataset 'Rows(rows[rank::world_size])' holds a "
-                "different number of items on each rank (it is computed from the rank): the Trainer splits each rank's share among the processes again, so the ranks run a "
-                "different number of batches and every rank hangs until the timeout", range=(8, 12, 8, 30)),
+                "different number of items on each rank (it is computed from the rank): the Trainer splits each "
+                "rank's share among the processes again, so the ranks run a different number of batches and every "
+                "rank hangs until the timeout", range=(8, 12, 8, 30)),
         Invalid("from transformers import Trainer\ndef main(model, args, ds):\n"
                 "    trainer = Trainer(model=model, args=args)\n"
                 "    return trainer.predict(ds.shard(num_shards=world_size, index=rank))",
