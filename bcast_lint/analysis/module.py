@@ -1457,9 +1457,11 @@ class ModuleAnalysis:
         """The project function `target`, parsed once per analysis, when its text returns."""
         if target not in self._parsed_functions:
             text = _function_text(self._context.project, target)
-            self._parsed_functions[target] = next(
-                (s for s in cst.parse_module(textwrap.dedent(text)).body if isinstance(s, cst.FunctionDef)), None) \
-                if "return" in text else None
+            try:
+                body = cst.parse_module(textwrap.dedent(text)).body if "return" in text else ()
+            except cst.ParserSyntaxError:  # a text cut out of its file that LibCST cannot take alone
+                body = ()
+            self._parsed_functions[target] = next((s for s in body if isinstance(s, cst.FunctionDef)), None)
         return self._parsed_functions[target]
 
     def rank_chosen_class(self, call: cst.Call, scope: cst.CSTNode) -> Optional["RankChosenClass"]:
