@@ -415,7 +415,7 @@ class _Pass:
             reason = self.why(small.value, varying) or self._why_controlled()
             key = _key(small.target)
             if isinstance(small.target, cst.Subscript):
-                varying = self._augment_item(small.target, varying)
+                varying = self._augment_item(small.target, small.value, varying)
             elif reason and key:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
@@ -514,14 +514,12 @@ class _Pass:
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
 
-    def _augment_item(self, target: cst.Subscript, varying: Varying) -> Varying:
-        """`seen[task] += 1` in a Counter or defaultdict: it gains the key, so which keys it holds
-        and what it counts follow the key. A plain dict raises KeyError on a new key: its keys stay."""
+    def _augment_item(self, target: cst.Subscript, value: cst.BaseExpression, varying: Varying) -> Varying:
+        """`seen[task] += 1` in a Counter or defaultdict gains the key, as `seen[task] = n` would.
+        A plain dict raises KeyError on a new key: its keys stay."""
         key = _key(target.value)
-        if key not in self._counters and key not in self._conditions.counters:
-            return varying
-        reason = self._why_controlled() or self._key_reason(target, varying)
-        return _bind(varying, [key, _length(key)], reason) if reason else varying
+        counter = key in self._counters or key in self._conditions.counters
+        return self._assign(target, value, varying) if counter else varying
 
     def _key_reason(self, subscript: cst.Subscript, varying: Varying) -> Optional[str]:
         """Why the key of `d[key]` differs between ranks, or None."""

@@ -1177,8 +1177,12 @@ class ModuleAnalysis:
             return None
         classes = self._module_classes()
         made = {value.func.value for value in self._makers_of(receiver, scope)
-                if _constructs(value) and isinstance(value.func, cst.Name) and value.func.value in classes}
+                if _constructs_by_name(value) and value.func.value in classes}
         return classes[made.pop()] if len(made) == 1 else None
+
+    def module_class(self, name: str) -> Optional[cst.ClassDef]:
+        """The module's top-level class `name`, or None."""
+        return self._module_classes().get(name)
 
     def _module_classes(self) -> dict[str, cst.ClassDef]:
         """The module's top-level classes by name (the last of a name, as Python binds it)."""
@@ -1484,17 +1488,18 @@ class ModuleAnalysis:
             if None in refs:
                 continue  # a class not of the project, or without the method: not known
             runs = [self._context.summaries.may_run_collective(ref) for ref in refs]
-            summary = self._context.summaries.of(refs[runs.index(True)]) if runs.count(True) == 1 else None
+            if runs.count(True) != 1:
+                continue
+            running = runs.index(True)
+            summary = self._context.summaries.of(refs[running])
             if summary is not None and summary.api is not None and self.varies_by_rank(test):
-                running = runs.index(True)
                 return RankChosenClass(test, running == 0, names[running], names[1 - running], summary.api, maker)
         return None
 
     def _branch_choice(self, makers: list, scope: cst.CSTNode):
         """As _class_choice, for `if test: r = A() else: r = B()` in `scope`: the `if` whose two arms
         each hold one of two constructions of different classes that make the object."""
-        made = [m for m in makers
-                if isinstance(m, cst.Call) and isinstance(m.func, cst.Name) and m.func.value[:1].isupper()]
+        made = [m for m in makers if _constructs_by_name(m)]
         if len(made) != 2 or made[0].func.value == made[1].func.value:
             return None
         for branch in every_node(scope, cst.If):
@@ -1518,8 +1523,7 @@ class ModuleAnalysis:
             made = self._inlined(target, made)
         if not isinstance(made, cst.IfExp) or index is None:
             return None
-        arms = [arm for arm in (made.body, made.orelse)
-                if isinstance(arm, cst.Call) and isinstance(arm.func, cst.Name) and arm.func.value[:1].isupper()]
+        arms = [arm for arm in (made.body, made.orelse) if _constructs_by_name(arm)]
         if len(arms) != 2 or arms[0].func.value == arms[1].func.value:
             return None
         return made.test, arms, index, maker
@@ -2556,6 +2560,11 @@ def _constructions_in(value: cst.BaseExpression, depth: int = 0) -> Iterator[cst
 def _constructs(value: cst.BaseExpression) -> bool:
     """`MetricsTracker(...)`, `metrics.Tracker(...)`: a call of a capitalised name, a class."""
     return isinstance(value, cst.Call) and (last_name(value.func) or "")[:1].isupper()
+
+
+def _constructs_by_name(value: cst.BaseExpression) -> bool:
+    """`Tracker(...)`: a construction of a class named on its own (defined or imported here)."""
+    return _constructs(value) and isinstance(value.func, cst.Name)
 
 
 def _agreed(definitions) -> dict[str, cst.BaseExpression]:

@@ -1441,9 +1441,8 @@ def _dataset_length_why(analysis: ModuleAnalysis, site: CallSite, dataset: cst.B
 
 def _is_dataset_class(analysis: ModuleAnalysis, func: cst.BaseExpression) -> bool:
     """`Rows` for `class Rows(torch.utils.data.Dataset)` of this module."""
-    klass = next((s for s in analysis.module.body if isinstance(s, cst.ClassDef) and isinstance(func, cst.Name)
-                  and s.name.value == func.value), None)
-    return klass is not None and analysis.derives_from(klass, ("torch",), ("Dataset",))
+    klass = analysis.module_class(func.value) if isinstance(func, cst.Name) else None
+    return analysis.derives_from(klass, ("torch",), ("Dataset",))
 
 
 # An exception a handler may catch where a write fails.

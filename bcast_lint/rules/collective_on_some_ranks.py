@@ -294,30 +294,20 @@ class CollectiveOnSomeRanks(Rule):
             class Quiet(Reporter):
                 def end_step(self, loss):
                     return None
-            def train(losses, verbose):
-                if verbose:
-                    reporter = Reporter()
-                else:
-                    reporter = Quiet()
-                for loss in losses:
-                    reporter.end_step(loss)
-            """),
-        Valid("""
-            class Reporter:
-                def end_step(self, loss):
-                    dist.all_reduce(torch.tensor([loss]))
-            class Quiet(Reporter):
-                def end_step(self, loss):
-                    return None
             class Mute(Reporter):
                 def write(self, line):
                     pass
             def train(losses, verbose):
                 reporter = Reporter() if rank == 0 else Mute()
                 chatty = Reporter() if verbose else Quiet()
+                if verbose:
+                    branched = Reporter()
+                else:
+                    branched = Quiet()
                 for loss in losses:
                     reporter.end_step(loss)
                     chatty.end_step(loss)
+                    branched.end_step(loss)
             """),
         # Sorted by counts the ranks agreed on first, or by a key alike everywhere: one order.
         Valid("""
