@@ -38,6 +38,8 @@ import ast
 import faulthandler
 import functools
 import hashlib
+import importlib.abc
+import importlib.machinery
 import inspect
 import linecache
 import os
@@ -47,6 +49,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
@@ -459,21 +462,54 @@ def patch_collectives(recorder: Recorder, script: Script) -> None:
             original = getattr(c10d, name, None)
             if original is not None:
                 replacements[id(original)] = instrument(original, f"torch.distributed.{name}", family, recorder, script)
-    replacements.update(_accelerate_replacements(recorder, script))
     _rebind_everywhere(replacements, [dist, c10d])
+    after_import("accelerate.utils.operations", functools.partial(_patch_accelerate, recorder=recorder, script=script))
 
 
-def _accelerate_replacements(recorder: Recorder, script: Script) -> dict:
-    try:
-        from accelerate.utils import operations
-    except ImportError:
-        return {}
-    return {
+def _patch_accelerate(operations: types.ModuleType, recorder: Recorder, script: Script) -> None:
+    """Accelerate's broadcasts, once its `operations` module has run: the names the rest of
+    Accelerate and the script import from it are bound after that."""
+    replacements = {
         id(getattr(operations, name)): instrument(
             getattr(operations, name), f"accelerate.utils.{name}", BROADCAST, recorder, script
         )
         for name in ACCELERATE_BROADCASTS
     }
+    _rebind_everywhere(replacements, [operations])
+
+
+def after_import(name: str, then: Callable[[types.ModuleType], None]) -> None:
+    """Call `then(module)` once the module `name` has run, or now if it already has. Importing
+    Accelerate up front to patch it would cost every rank a third of a second of CPU, in the
+    many scripts that never use it."""
+    if name in sys.modules:
+        then(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, then))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds one module as the path finder does, with `then` run after its loader executes it."""
+
+    def __init__(self, name: str, then: Callable[[types.ModuleType], None]) -> None:
+        self._name = name
+        self._then = then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self._name:
+            return None
+        sys.meta_path.remove(self)  # once: a reload runs the module again, unpatched
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        execute, then = spec.loader.exec_module, self._then
+
+        def exec_module(module: types.ModuleType) -> None:
+            execute(module)
+            then(module)
+
+        spec.loader.exec_module = exec_module  # a loader instance of this module alone
+        return spec
 
 
 def _rebind_everywhere(replacements: dict, home_modules: list) -> None:
@@ -487,18 +523,19 @@ def _rebind_everywhere(replacements: dict, home_modules: list) -> None:
 
 
 def default_partial_state_to_cpu() -> None:
-    """Make `PartialState()` pick gloo on CPU, as `Accelerator()` does with ACCELERATE_USE_CPU."""
-    try:
-        from accelerate.state import PartialState
-    except ImportError:
-        return
-    original = PartialState.__init__
+    """Make `PartialState()` pick gloo on CPU, as `Accelerator()` does with ACCELERATE_USE_CPU,
+    once the script imports Accelerate."""
+    after_import("accelerate.state", _partial_state_on_cpu)
+
+
+def _partial_state_on_cpu(state: types.ModuleType) -> None:
+    original = state.PartialState.__init__
 
     @functools.wraps(original)
     def __init__(self, cpu: bool | None = None, **kwargs):
         original(self, cpu=(not torch.cuda.is_available()) if cpu is None else cpu, **kwargs)
 
-    PartialState.__init__ = __init__
+    state.PartialState.__init__ = __init__
 
 
 # ---------------------------------------------------------------- lines the script ran
