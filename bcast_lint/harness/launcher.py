@@ -48,7 +48,7 @@ from typing import Callable
 import psutil
 
 import bcast_lint
-from bcast_lint.harness import protocol
+from bcast_lint.harness import agents, protocol
 from bcast_lint.harness.protocol import MIN_PROCESSES, RankLog, Run
 
 TAIL_CHARS = 4000
@@ -133,9 +133,13 @@ def run_jobs(
     the job is hung: (timed out, the first non-zero exit status among the agents, else 0, the
     time.time() at which the kill began where it timed out)."""
     deadline = time.monotonic() + timeout
-    jobs: list[subprocess.Popen] = []
+    jobs: list = []  # subprocess.Popen or agents.Agent
     try:
         for command, output in zip(commands, outputs):
+            agent = agents.start(command, env, str(output))  # forked: torch is imported once per harness
+            if agent is not None:
+                jobs.append(agent)
+                continue
             with open(output, "wb") as log:
                 jobs.append(subprocess.Popen(
                     command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
