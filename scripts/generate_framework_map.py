@@ -72,7 +72,7 @@ FRAMEWORKS = (
         "deepspeed.runtime.engine.DeepSpeedEngine",)),
     # All of it: the metrics are Metric's subclasses, which keep its `compute` (see subclasses()).
     Framework("torchmetrics", "1.9.0", ("torchmetrics",), (
-        "torchmetrics.metric.Metric",)),
+        "torchmetrics.metric.Metric", "torchmetrics.collections.MetricCollection")),
     Framework("pytorch-ignite", "0.5.5", ("ignite/distributed", "ignite/__init__.py"), (
         "ignite.distributed.utils", "ignite.distributed.comp_models.base.ComputationModel")),
     Framework("mmengine", "0.10.7", ("mmengine/dist", "mmengine/__init__.py"), (
@@ -179,6 +179,12 @@ HAND_WRITTEN = (
              ("torch/distributed/fsdp/_state_dict_utils.py", '("register_state_dict_pre_hook", _pre_state_dict_hook, {}),'),
              ("torch/distributed/fsdp/_state_dict_utils.py", "fsdp_state._unshard_params_ctx[module] = _unshard_fsdp_state_params("),
              ("torch/distributed/fsdp/_runtime_utils.py", "handle.unshard()"))),
+    # MetricCollection.compute calls each member metric's compute, a Metric the graph does not type
+    # (the members are the ModuleDict's values).
+    Hand("torchmetrics.collections.MetricCollection.compute", "method", "each metric's compute() and its sync()", (
+        ("torchmetrics/collections.py", 'return self._compute_and_reduce("compute")'),
+        ("torchmetrics/collections.py", "res = m.compute()"),
+        ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)"))),
     # Metric.__init__ replaces `compute` with a wrapper that syncs the states first.
     Hand("torchmetrics.metric.Metric.compute", "method", "sync()", (
         ("torchmetrics/metric.py", "self.compute: Callable = self._wrap_compute(self.compute)"),
