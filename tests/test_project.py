@@ -658,3 +658,72 @@ def test_a_method_of_an_object_made_from_a_class_of_another_module(package):
                 meter.sync_stats(x)
         """)
     assert [f.split(" runs only")[0] for f in found] == ["8 BCL005 sync_stats()"]
+
+
+TRACKING = """\
+import os
+
+
+def quiet_secondary_processes(accelerator):
+    if not accelerator.is_main_process:
+        os.environ["WANDB_MODE"] = "disabled"
+
+
+def tracking_enabled():
+    return os.environ.get("WANDB_MODE", "online") != "disabled"
+"""
+
+
+def test_an_environment_variable_a_called_helper_sets_off_the_main_process_varies(tmp_path):
+    write(tmp_path, {"tracking.py": TRACKING})
+    found = findings(tmp_path, "train.py", """\
+        from accelerate import Accelerator
+        from tracking import quiet_secondary_processes, tracking_enabled
+        accelerator = Accelerator()
+        print("process", accelerator.process_index)
+        quiet_secondary_processes(accelerator)
+        if tracking_enabled():
+            accelerator.wait_for_everyone()
+        """)
+    assert len(found) == 1 and found[0].startswith("7 BCL005 wait_for_everyone() runs only on ranks where")
+    assert "the environment variable WANDB_MODE is set by a test on the rank at tracking.py:6" in found[0]
+
+
+def test_an_environment_variable_set_by_a_helper_nobody_calls_is_alike_everywhere(tmp_path):
+    write(tmp_path, {"tracking.py": TRACKING})
+    assert findings(tmp_path, "train.py", """\
+        import os
+        from accelerate import Accelerator
+        from tracking import tracking_enabled
+        accelerator = Accelerator()
+        print("process", accelerator.process_index)
+        os.environ["WANDB_MODE"] = "offline"
+        if tracking_enabled():
+            accelerator.wait_for_everyone()
+        """) == []
+
+
+OUTPUTS = """\
+def save_outputs(rows, confusion):
+    matrix = confusion.compute() if hasattr(confusion, "compute") else confusion
+    print(rows, matrix)
+    return matrix
+"""
+
+
+@pytest.mark.parametrize(("made", "flagged"), [("", True), (", sync_on_compute=False", False)])
+def test_a_metric_handed_to_a_helper_of_another_module_that_computes_it(tmp_path, made, flagged):
+    write(tmp_path, {"outputs.py": OUTPUTS})
+    found = findings(tmp_path, "evaluate.py", f"""\
+        import torch.distributed as dist
+        from torchmetrics.classification import MulticlassConfusionMatrix
+        from outputs import save_outputs
+
+        def evaluate(rows):
+            confusion = MulticlassConfusionMatrix(num_classes=3{made})
+            if dist.get_rank() == 0:
+                save_outputs(rows, confusion)
+            dist.barrier()
+        """)
+    expected = ["8 BCL011 save_outputs(), which calls confusion.compute() (outputs.py:2), which runs sync() inside"]
+    assert [line[:len(expected[0])] for line in found] == (expected if flagged else [])

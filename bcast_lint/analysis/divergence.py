@@ -26,6 +26,7 @@ from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERI
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, self_name)
 from bcast_lint.analysis.names import root_name
+from bcast_lint.analysis.environment import read_variable
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
@@ -151,6 +152,7 @@ RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
+ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
 
 
 class RankKind(str):
@@ -1012,6 +1014,10 @@ class _Pass:
                 return RANK
         if isinstance(expr, cst.Name):
             return varying.get(expr.value) or (SIGNALLED if expr.value in self._conditions.signalled.names else None)
+        variable = read_variable(expr)
+        where = self._conditions.environment_where(variable) if variable is not None else None
+        if where is not None:
+            return RankKind(ENVIRONMENT.format(variable, where))
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
         if isinstance(expr, cst.Attribute):

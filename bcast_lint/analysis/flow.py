@@ -32,6 +32,7 @@ from bcast_lint.analysis.divergence import is_data_reason, is_handed_placeholder
 from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World, boolean_leaves
+from bcast_lint.analysis.walk import every_node
 
 ASSIGNED = "assigned"  # `x = value`: the value is known
 OTHER = "other"  # bound some other way (parameter, loop target, import, ...): value unknown
@@ -109,6 +110,32 @@ def _merge(*states: _State) -> _State:
     return _State(merge_envs(state.env for state in live))
 
 
+_EMPTY_MAKERS = frozenset({"list", "tuple", "dict", "set"})
+# Calls that read a container handed to them and never fill it.
+_READERS = frozenset({"len", "bool", "print", "sorted", "enumerate", "list", "tuple", "iter", "any", "all"})
+
+
+def _changed_in_place(scope: cst.CSTNode) -> frozenset:
+    """The names of `scope` that something may fill without rebinding them: a method called on
+    them (`records.append(r)`), an item written (`records[k] = v`), `+=`, a walrus, or a call
+    they are handed to (`load_into(records)`) other than one that only reads."""
+    names = {node.value.value for node in every_node(scope, cst.Attribute) if isinstance(node.value, cst.Name)}
+    names |= {node.value.value for node in every_node(scope, cst.Subscript) if isinstance(node.value, cst.Name)}
+    names |= {node.target.value for node in every_node(scope, cst.AugAssign) if isinstance(node.target, cst.Name)}
+    names |= {node.target.value for node in every_node(scope, cst.NamedExpr) if isinstance(node.target, cst.Name)}
+    for call in every_node(scope, cst.Call):
+        if not (isinstance(call.func, cst.Name) and call.func.value in _READERS):
+            names |= {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)}
+    return frozenset(names)
+
+
+def _is_empty_literal(value: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        return not value.elements
+    return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) \
+        and value.func.value in _EMPTY_MAKERS
+
+
 @dataclass
 class _Loop:
     breaks: list = field(default_factory=list)
@@ -123,8 +150,10 @@ class _Walker:
     statement that owns a collective call is reached."""
 
     def __init__(self, conditions: RankConditions, world: World, observe: Callable, bindings: Bindings,
-                 attributes: frozenset = frozenset()):
+                 attributes: frozenset = frozenset(), scope: Optional[cst.CSTNode] = None):
         self._conditions = conditions
+        self._scope = scope
+        self._changed_in_place: Optional[frozenset] = None
         self._world = world
         self._observe = observe
         self.bindings = bindings
@@ -323,7 +352,20 @@ class _Walker:
         return self._arm(orelse.body, state, guard)
 
     def _For(self, statement: cst.For, state: _State) -> _State:
+        if self._surely_empty(statement.iter, state):  # `records = []`, filled on the main process only
+            return self._orelse(statement.orelse, state, None)
         return self._loop(statement, state, lambda s: self._bind_target(statement.target, s))
+
+    def _surely_empty(self, iterable: cst.BaseExpression, state: _State) -> bool:
+        """Whether every definition of the iterated name reaching here in this world is an empty
+        literal (`[]`, `{}`, `()`, `list()`) that nothing in the scope fills in place: the
+        loop's body runs zero times."""
+        definitions = state.env.get(iterable.value) if isinstance(iterable, cst.Name) else None
+        if not definitions or not all(d.kind == ASSIGNED and _is_empty_literal(d.value) for d in definitions):
+            return False
+        if self._changed_in_place is None:
+            self._changed_in_place = _changed_in_place(self._scope) if self._scope is not None else None
+        return self._changed_in_place is not None and iterable.value not in self._changed_in_place
 
     def _While(self, statement: cst.While, state: _State) -> _State:
         return self._loop(statement, state, lambda s: self._bind_unknown(statement.test, s))
@@ -482,7 +524,7 @@ def walk_scope(scope: cst.CSTNode, worlds: Sequence[World], conditions: RankCond
     for world in worlds:
         extra = entry(world) if entry is not None else {}
         walker = _Walker(conditions, world, lambda node, env, w=world: observe(w, node, env), bindings,
-                         frozenset(extra))
+                         frozenset(extra), scope)
         walker.block(statements, _State({**initial.env, **extra}) if extra else initial)
 
 
@@ -491,7 +533,7 @@ def final_env(scope: cst.FunctionDef, world: World, conditions: RankConditions, 
     """What `entry`'s keys hold when a call of `scope` ends in `world` (falling off its end or
     returning); `entry` itself when no path ends there."""
     initial = _initial_state(scope, bindings)
-    walker = _Walker(conditions, world, lambda node, env: None, bindings, frozenset(entry))
+    walker = _Walker(conditions, world, lambda node, env: None, bindings, frozenset(entry), scope)
     end = walker.block(scope_statements(scope), _State({**initial.env, **entry}))
     finished = _merge(end, *walker.returns)
     if not finished.live:

@@ -7,6 +7,7 @@ modules that contain a call named like a collective, and only for the scopes tha
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
 import weakref
@@ -21,9 +22,10 @@ from bcast_lint.analysis import apis, frameworks, hooks
 from bcast_lint.analysis.attributes import ClassAttributes
 from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
+from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (DATA, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
-                                            divergence_of, is_data_reason, makes_counter, passed_as, returned_by)
+from bcast_lint.analysis.divergence import (DATA, ENVIRONMENT, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE,
+                                            Divergence, Parameters, RankKind, divergence_of, is_data_reason, makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -39,6 +41,8 @@ from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
+# `name(`: the names a text calls, found once (analysis.environment).
+_CALLED_NAME = re.compile(r"(?<!def )(?<!class )\b(\w+)\(")
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
 _RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
                     "rank_zero_only", "master_only"}  # Accelerate's, Lightning's, mmengine's (and mmcv's)
@@ -602,6 +606,14 @@ def _function_text(project: Project, target: FunctionRef) -> str:
     return index.text(function) if index is not None and function is not None else ""
 
 
+def _line_naming(words: str, target: FunctionRef, project: Project) -> str:
+    """`mod_outputs.py:9`: the first line of the project function `target` holding `words`."""
+    index, function = project.index(target.path), project.function_index(target)
+    lines = range(function.first_line, function.last_line + 1) if index is not None and function is not None else ()
+    number = next((number for number in lines if words in index.lines[number - 1]), lines[0] if lines else 1)
+    return f"{os.path.basename(target.path)}:{number}"
+
+
 def _imported_gating(module: cst.Module, context: FileContext) -> frozenset[str]:
     """The names a module imports of another project module's rank-gating decorators (see
     _rank_gating_decorators): `from utils import main_only`."""
@@ -821,6 +833,8 @@ class ModuleAnalysis:
                                           _weak(self._module_bases))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
+        # Read where no collective is too (a helper's return: `tracking_enabled()`).
+        self.conditions.environment_where = _weak(self.environment_where)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -1161,6 +1175,34 @@ class ModuleAnalysis:
                 return self.position(call).start.line
         return None
 
+    def environment_where(self, variable: str) -> Optional[str]:
+        """Where this module's process sets `variable` under a test on the rank ("line 10",
+        "mod_tracking.py:10"), or None."""
+        return self.per_file(self._environment_per_rank).get(variable)
+
+    def _environment_per_rank(self, text: str) -> dict[str, str]:
+        """Each environment variable this module's process sets under a test on the rank -> where:
+        a write at the top level of the module, or in a function the module calls, its own or
+        one it imports from the project. None in a helper's summary, which holds for any caller.
+        Computed once per file, at its first read of the environment."""
+        context = self._context
+        if context is not None and context.summary:
+            return {}
+        index = context.index if context is not None else None
+        called = set(_CALLED_NAME.findall(text))
+        own = index.environment_per_rank if index is not None else set_per_rank(text)
+        found = {write.variable: f"line {write.line}" for write in own
+                 if write.function is None or write.function.rpartition(".")[2] in called}
+        for bound, target in (index.bindings.items() if index is not None else ()):
+            if bound not in called:
+                continue
+            ref = context.project.resolve(target, index.location.root)
+            helper = context.project.index(ref.path) if isinstance(ref, FunctionRef) else None
+            for write in helper.environment_per_rank if helper is not None else ():
+                if write.function == ref.qualname:
+                    found.setdefault(write.variable, f"{os.path.basename(ref.path)}:{write.line}")
+        return found
+
     def divergence_in(self, scope: cst.CSTNode) -> Divergence:
         """What differs between ranks in `scope`, which may hold no collective of its own (computed
         once per scope)."""
@@ -1297,12 +1339,53 @@ class ModuleAnalysis:
                 return None  # over the caller's own group: see summaries._on_a_group
             if summary.api is not None and (candidate.call in self._module_calls or candidate.name in _DUNDERS):
                 return replace(summary.api, qualified_name=last_name(candidate.call.func))  # `self.norm(x)`: "norm()"
-            return summary.api
+            return summary.api or self._handed_framework_object(candidate)
         inner = self._runs_one_here(target) if isinstance(target, FunctionRef) else None
         if inner is not None:  # `model(ids)`, whose forward calls a module that all-gathers
             return apis.Api(last_name(candidate.call.func) or target.short_name, apis.OTHER,
                             via=CallChain(self, inner))
+        return self._handed_framework_object(candidate)
+
+    def _handed_framework_object(self, candidate: _Candidate) -> Optional[apis.Api]:
+        """`save_outputs(rows, confusion, out_dir)`, a project function that calls
+        `confusion.compute()`, handed a torchmetrics metric: the call runs that framework method
+        inside (hi-ml#261). Read from the function's text, for arguments of a mapped class only."""
+        owners = [(arg, self._receiver_class(arg.value, candidate.scope)) for arg in candidate.call.args]
+        if not any(owner for _, owner in owners):
+            return None
+        target = self._target(candidate)  # any project function: its text need not name a collective
+        if not isinstance(target, FunctionRef):
+            return None
+        text = _function_text(self._context.project, target)
+        function = self._parsed_function(target, text)
+        if function is None:
+            return None
+        method = "." in target.qualname
+        by_argument = {id(arg.value): owner for arg, owner in owners if owner}
+        for parameter, value in bound_arguments(function, candidate.call, method):
+            owner = by_argument.get(id(value))
+            for inner in every_call(function) if owner else ():
+                func = inner.func
+                if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                        and func.value.value == parameter):
+                    continue
+                entry = frameworks.load().method(owner, func.attr.value)
+                if entry is not None and self._switched_on(entry, value):
+                    line = _line_naming(f"{parameter}.{func.attr.value}(", target, self._context.project)
+                    return apis.Api(last_name(candidate.call.func) or target.short_name, apis.HIDDEN,
+                                    inside=f"calls {parameter}.{func.attr.value}() ({line}), which {entry.runs}")
         return None
+
+    def _parsed_function(self, target: FunctionRef, text: str) -> Optional[cst.FunctionDef]:
+        """The project function `target`, parsed once per analysis."""
+        key = ("any", target)
+        if key not in self._parsed_functions:
+            try:
+                body = cst.parse_module(textwrap.dedent(text)).body
+            except cst.ParserSyntaxError:  # a text cut out of its file that LibCST cannot take alone
+                body = ()
+            self._parsed_functions[key] = next((s for s in body if isinstance(s, cst.FunctionDef)), None)
+        return self._parsed_functions[key]
 
     def _qualname(self, scope: cst.CSTNode) -> Optional[str]:
         """"f" or "Class.method" for a function scope, None at module level."""
@@ -1346,6 +1429,8 @@ class ModuleAnalysis:
             return f"'{call.func.value}()' returns None on a rank whose work fails there (@{decorator})"
         summary = self._summary_for(call)
         why = summary and (summary.varies_length if length else summary.varies)
+        if not why and summary is not None and not length:
+            why = self._environment_reason(summary.environment_reads)
         if why == RANK and summary.rank_named and not length:
             return NAMED_AFTER_RANK.format(f"'{self.code(call.func)}()'")  # `f"ckpt_{rank}.pt"`: a path of its own
         if why:
@@ -1361,6 +1446,14 @@ class ModuleAnalysis:
         summary = self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
         passed = summary.passed_on(arguments, length) if summary is not None else None
         return passed or (self._own_function_length(call) if length else None)
+
+    def _environment_reason(self, variables: frozenset) -> Optional[str]:
+        """Why a value read from one of the environment `variables` differs between ranks."""
+        for variable in sorted(variables):
+            where = self.environment_where(variable)
+            if where is not None:
+                return RankKind(ENVIRONMENT.format(variable, where))
+        return None
 
     def _own_function_length(self, call: cst.Call) -> Optional[str]:
         """Why how many items what a function of this module returns differs between ranks, read
@@ -2333,17 +2426,19 @@ class ModuleAnalysis:
                 if not definition.overwritten:
                     yield from self.values(definition, world)
 
-    def split_ranks(self, site: CallSite, name: str, is_broken) -> Optional["RankSplit"]:
+    def split_ranks(self, site: CallSite, name: str, is_broken, surely: bool = False) -> Optional["RankSplit"]:
         """Whether `is_broken(definition, world)` holds for `name` at `site` on some ranks but not
-        on all of them, and if so, the definitions on the ranks where it is fine."""
+        on all of them, and if so, the definitions on the ranks where it is fine. With `surely`,
+        broken ranks are those where every definition is broken, fine ones those where some is
+        not (`resume` bound in a loop over records only the main process reads)."""
         broken_worlds, broken_definitions, fine = [], [], []
         for world, definitions in self.definitions(site, name).items():
             broken = [d for d in definitions if is_broken(d, world)]
-            if broken:
+            if broken and (not surely or len(broken) == len(definitions)):
                 broken_worlds.append(world)
                 broken_definitions.extend(broken)
             else:
-                fine.extend(definitions)
+                fine.extend(d for d in definitions if d not in broken)
         if not broken_worlds or not fine:
             return None
         return RankSplit(tuple(broken_worlds), tuple(broken_definitions), tuple(fine),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from bcast_lint.analysis.apis import API_PACKAGES, gated_call_words
+from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
 from bcast_lint.source import Source
 
@@ -100,6 +101,11 @@ class ModuleIndex:
     @functools.cached_property
     def lines(self) -> list[str]:
         return self.source.lines()
+
+    @functools.cached_property
+    def environment_per_rank(self) -> tuple:
+        """The module's writes of environment variables under a test on the rank (once per module)."""
+        return set_per_rank(self.source.text)
 
     @functools.cached_property
     def gated_words(self) -> frozenset:

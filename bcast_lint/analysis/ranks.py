@@ -154,6 +154,9 @@ class RankConditions:
         self.seeded_per_rank = False
         # The line where the module sets a logging level that differs between ranks, or None.
         self.logging_per_rank: Optional[int] = None
+        # Where the process sets an environment variable under a test on the rank, or None
+        # (analysis.environment; ModuleAnalysis.environment_where).
+        self.environment_where: Callable[[str], Optional[str]] = lambda variable: None
         # Attribute names the module's methods set from the rank's own batch a framework hands them
         # (`self.last_loss = loss.item()` in a Trainer's `compute_loss`) -> why it differs.
         self.data_attributes: dict[str, str] = {}

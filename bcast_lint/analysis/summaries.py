@@ -31,6 +31,7 @@ import libcst as cst
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
+from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
@@ -66,6 +67,9 @@ class Summary:
     # It returns a name built from the rank (`f"ckpt_{rank}.pt"`, `os.path.join(root, str(rank))`),
     # not the rank or a test on it: a value, and a path, of each rank's own.
     rank_named: bool = False
+    # The environment variables whose values reach what it returns (analysis.environment): the
+    # caller knows whether its process set one of them on some ranks only.
+    environment_reads: frozenset = frozenset()
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
@@ -275,7 +279,10 @@ class Summaries:
     def may_test_rank(self, ref: FunctionRef) -> bool:
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
-        return function is not None and names_rank(index.text(function))
+        if function is None:
+            return False
+        text = index.text(function)
+        return names_rank(text) or reads_environment(text)
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)
@@ -311,7 +318,8 @@ class Summaries:
                        tuple((w.rank, w.local_rank) for w in worlds), group,
                        returned.returns, returned.returns_length, parameters,
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
-                       frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func))
+                       frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
+                       returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset())
 
 
 # Decorators that run the function once per distinct arguments and answer later calls from a cache.

@@ -156,6 +156,40 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 for batch in loader:
                     accelerator.backward(model(batch).sum())
             """),
+        # The project function is handed a metric that does not sync, or the computed value.
+        Valid("""
+            from torchmetrics.classification import MulticlassConfusionMatrix
+            def save_outputs(rows, confusion):
+                matrix = confusion.compute()
+                write(rows, matrix)
+            def evaluate(rank, rows):
+                confusion = MulticlassConfusionMatrix(num_classes=3, sync_on_compute=False)
+                if rank == 0:
+                    save_outputs(rows, confusion)
+            """),
+        Valid("""
+            from torchmetrics.classification import MulticlassConfusionMatrix
+            def save_outputs(rows, matrix):
+                write(rows, matrix.compute() if hasattr(matrix, "compute") else matrix)
+            def evaluate(rank, rows):
+                confusion = MulticlassConfusionMatrix(num_classes=3)
+                matrix = confusion.compute()
+                if rank == 0:
+                    save_outputs(rows, matrix)
+            """),
+        # A MetricCollection computed on every rank, its result printed on one.
+        Valid("""
+            import lightning.pytorch as pl
+            from torchmetrics import MetricCollection, MeanAbsoluteError
+            class Regressor(pl.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.val_metrics = MetricCollection({"mae": MeanAbsoluteError()})
+                def on_validation_end(self):
+                    scores = self.val_metrics.compute()
+                    if self.trainer.is_global_zero:
+                        print(scores)
+            """),
         # Metrics computed locally (sync_on_compute=False): a guard that differs between ranks is harmless.
         Valid("""
             from torchmetrics import MeanAbsoluteError
@@ -672,6 +706,40 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A project function handed a metric computes it: calling the function syncs (hi-ml#261).
+        Invalid("""
+            from torchmetrics.classification import MulticlassConfusionMatrix
+            def save_outputs(rows, confusion):
+                matrix = confusion.compute()
+                write(rows, matrix)
+            def evaluate(rank, rows):
+                confusion = MulticlassConfusionMatrix(num_classes=3)
+                if rank == 0:
+                    save_outputs(rows, confusion)
+            """, expected_message="save_outputs(), which calls confusion.compute() (case.py:11), which runs sync() "
+                "inside (torchmetrics 1.9.0), runs only on ranks where 'rank == 0' is true: the other ranks never "
+                "join it and every rank hangs until the timeout (those ranks run save_outputs (line 16) only, while "
+                "the others run no collective here)", range=(8, 9, 8, 38),
+                expected_replacement="from torchmetrics.classification import MulticlassConfusionMatrix\n"
+                "def save_outputs(rows, confusion):\n    matrix = confusion.compute()\n    write(rows, matrix)\n"
+                "def evaluate(rank, rows):\n    confusion = MulticlassConfusionMatrix(num_classes=3)\n"
+                "    if rank == 0:\n        pass\n    save_outputs(rows, confusion)"),
+        # MetricCollection.compute computes (and syncs) each member metric (torchmetrics#2684).
+        Invalid("""
+            import lightning.pytorch as pl
+            from lightning.pytorch.utilities import rank_zero_only
+            from torchmetrics import MetricCollection, MeanAbsoluteError
+            class Regressor(pl.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.val_metrics = MetricCollection({"mae": MeanAbsoluteError()})
+                @rank_zero_only
+                def on_validation_end(self):
+                    print(self.val_metrics.compute())
+            """, expected_message="self.val_metrics.compute(), which runs each metric's compute() and its sync() "
+                "inside (torchmetrics 1.9.0), is called in 'on_validation_end', which @rank_zero_only runs on some "
+                "ranks only: the other ranks never join it and every rank hangs until the timeout",
+                range=(10, 15, 10, 41)),
         # Each rank hands the Trainer its own share, which it splits again: a different number of gathers.
         Invalid("from transformers import Trainer\nfrom torch.utils.data import Dataset\nclass Rows(Dataset):\n"
                 "    def __init__(self, rows):\n        self.rows = rows\ndef main(model, args, rows):\n"

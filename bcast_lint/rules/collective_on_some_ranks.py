@@ -77,7 +77,10 @@ class CollectiveOnSomeRanks(Rule):
     if quiet else INFO)`, `logger.setLevel(...)` or `set_verbosity_info()` under one) answers
     `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
     `logger.info("%s", meter)` only where the record is emitted: a class whose `__str__` runs a
-    collective then runs it on some ranks. A method called on an object a
+    collective then runs it on some ranks. So does an environment variable the process sets under a
+    rank test (`os.environ["WANDB_MODE"] = "disabled"` off the main process) at the module's top level
+    or in a function the module calls, its own or imported: what reads it (`tracking_enabled()`)
+    differs between ranks. A method called on an object a
     function is handed (`train(model, RunningMean())`) is the handed class's method. A helper that
     returns a name built from the rank (`f"ckpt_{rank}.pt"`, `Path(root) / f"node_{rank}"`) hands
     each rank a path of its own, through constructors and properties too (`self.state_path`). A
@@ -1106,6 +1109,11 @@ class CollectiveOnSomeRanks(Rule):
             """),
         Valid("def shard(rank, world):\n    return [rank, world]\n"
               "def f():\n    for item in shard(dist.get_rank(), dist.get_world_size()):\n        dist.barrier()"),
+        # An environment variable set on every rank, or by a rank test in a function nothing calls.
+        Valid("os.environ['WANDB_MODE'] = cfg.mode\nif os.environ.get('WANDB_MODE') != 'disabled':\n"
+              "    accelerator.wait_for_everyone()"),
+        Valid("def quiet():\n    if not accelerator.is_main_process:\n        os.environ['WANDB_MODE'] = 'disabled'\n"
+              "if os.environ.get('WANDB_MODE') != 'disabled':\n    accelerator.wait_for_everyone()"),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2343,6 +2351,23 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="gather() runs only on ranks where 'bar.n % 100 == 0' is true (the progress bar is "
                 "disabled on some ranks ('disable=not accelerator.is_main_process'), and counts nothing there): the "
                 "other ranks never join it and every rank hangs until the timeout", range=(7, 13, 7, 43)),
+        # An environment variable set off the main process, read by a helper (starVLA#369).
+        Invalid("""
+            def enabled():
+                mode = os.getenv('WANDB_MODE')
+                return mode != 'disabled'
+            def quiet():
+                if not accelerator.is_main_process:
+                    os.environ['WANDB_MODE'] = 'disabled'
+            def main():
+                quiet()
+                if enabled():
+                    accelerator.wait_for_everyone()
+            """, expected_message="wait_for_everyone() runs only on ranks where 'enabled()' is true ('enabled()' "
+                "returns something else on some ranks, as the environment variable WANDB_MODE is set by a test on "
+                "the rank at line 14): the other ranks never join it and every rank hangs until the timeout (those "
+                "ranks run wait_for_everyone (line 18) only, while the others run no collective here)",
+                range=(10, 9, 10, 40)),
     )
 
     @staticmethod

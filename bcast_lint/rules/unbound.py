@@ -66,6 +66,10 @@ class BroadcastArgUnbound(Rule):
               "            self.w = torch.randn(3)\n    def sync(self):\n        broadcast(self.w)"),
         Valid("if accelerator.is_main_process:\n    x = torch.randn(3)\nelse:\n    x = torch.zeros(3)\nbroadcast(x)"),
         Valid("def f(x):\n    if rank == 0:\n        x = torch.randn(3)\n    dist.broadcast(x, 0)"),
+        # The list is filled in place (or by a call it is handed to) on every rank.
+        Valid("records = []\nrecords.append(load())\nfor r in records:\n    x = torch.tensor(r)\ndist.broadcast(x, 0)"),
+        Valid("records = []\nif rank == 0:\n    fill(records)\nfor r in records:\n    x = torch.tensor(r)\n"
+              "dist.broadcast(x, 0)"),
         Valid("if rank == 0:\n    x = torch.zeros(3)\nelse:\n    x, _ = make()\ndist.broadcast(x, 0)"),
         Valid("try:\n    x = load()\nexcept OSError as x:\n    pass\nif rank == 0:\n    x = torch.ones(3)\n"
               "dist.broadcast(x, 0)"),
@@ -95,6 +99,11 @@ class BroadcastArgUnbound(Rule):
                 "broadcast(), which raises NameError there", range=(3, 1, 3, 25),
                 expected_replacement="x = None\nif rank == 0:\n    x = load()\n"
                 "x_objects = [x]\ndist.broadcast_object_list(x_objects, src=0)\nx = x_objects[0]"),
+        # Bound only in a loop over a list that stays empty off the main process (mini_trainer#38).
+        Invalid("records = []\nif rank == 0:\n    records = load()\nfor r in records:\n    x = torch.tensor(r)\n"
+                "dist.broadcast(x, 0)",
+                expected_message="'x' is unbound on some ranks when it reaches broadcast(), which raises NameError "
+                "there", range=(6, 1, 6, 21)),
         # No fix: the source value's shape is unknown and the call is not a statement of its own.
         Invalid("if rank == 0:\n    x = load()\nlog(dist.broadcast(x, src=0))",
                 expected_message="'x' is unbound on ranks where 'rank == 0' is false when it reaches "
@@ -104,11 +113,14 @@ class BroadcastArgUnbound(Rule):
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         for site in analysis.broadcasts():
             for name in analysis.payload_names(site):
-                split = analysis.split_ranks(site, name.value, lambda d, world: d.kind == UNBOUND)
+                unbound = lambda definition, world: definition.kind == UNBOUND  # noqa: E731
+                split = analysis.split_ranks(site, name.value, unbound) or \
+                    analysis.split_ranks(site, name.value, unbound, surely=True)
                 if split is not None:
                     fix = placeholder_or_object_list_fix(analysis, site, name.value, split)
                     # `self.weights` never assigned on a rank: the attribute is missing there.
                     error = "AttributeError" if isinstance(name, AttributeName) else "NameError"
-                    message = (f"'{name.value}' is unbound on ranks {split.where} when it reaches "
+                    where = f"on ranks {split.where}" if split.where.startswith("where") else split.where
+                    message = (f"'{name.value}' is unbound {where} when it reaches "
                                f"{site.api.short_name}(), which raises {error} there")
                     yield Report(site.call, message, fix, _HELP)
