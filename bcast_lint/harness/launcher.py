@@ -6,7 +6,9 @@ chosen here, so two verifications can run side by side. With `nnodes` > 1 the jo
 many machines on this host: one torchrun agent per node, started together, each with `--nnodes K
 --node-rank I --master-addr 127.0.0.1 --master-port PORT` (the same PORT), so RANK runs over all
 K*N processes while LOCAL_RANK, GROUP_RANK and accelerate's `is_local_main_process` behave as on
-K machines. The children see:
+K machines. Each agent runs the launcher's own `main()` on those arguments in a process forked from
+one that imported it once (bcast_lint.harness.agents), or, where that cannot start, as the command
+itself. The children see:
 
 - `ACCELERATE_USE_CPU=true`, so `Accelerator()` uses gloo (MULTI_CPU) instead of making every
   process its own main process;
