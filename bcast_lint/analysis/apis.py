@@ -144,9 +144,10 @@ def _framework_catalog() -> dict[str, Api]:
 
 
 def framework_api(entry: frameworks.Entry) -> Api:
-    """A mapped framework call: a helper named like a collective (`mmengine.dist.barrier`,
-    `idist.all_reduce`) is one (BCL005); any other runs collectives inside (BCL011)."""
-    if entry.kind == "function" and entry.short_name in _COLLECTIVE_NAMES:
+    """A mapped framework call: a function or method named like a collective (`mmengine.dist.barrier`,
+    `idist.all_reduce`, `fabric.all_gather`, `self.all_gather` of a LightningModule) is one (BCL005), as
+    Accelerate's `gather` and `wait_for_everyone` are; any other runs collectives inside (BCL011)."""
+    if entry.kind != "property" and entry.short_name in _COLLECTIVE_NAMES:
         return Api(entry.name, OTHER)
     return Api(entry.name, HIDDEN, inside=entry.runs)
 

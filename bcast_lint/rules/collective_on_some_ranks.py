@@ -33,7 +33,9 @@ class CollectiveOnSomeRanks(Rule):
     ## What it does
     Flags a collective (a broadcast, `all_reduce`, `all_gather`, `gather`, `reduce`, `scatter`,
     `barrier`, Accelerate's `gather`/`reduce`/`pad_across_processes`, `Accelerator.gather`,
-    `gather_for_metrics`, `reduce`, `wait_for_everyone`, ...) that only some ranks call: inside a
+    `gather_for_metrics`, `reduce`, `wait_for_everyone`, a framework's methods named like one:
+    Fabric's `barrier`/`all_gather`/`all_reduce`/`broadcast`, a LightningModule's `all_gather`, a
+    strategy's `barrier`, ...) that only some ranks call: inside a
     rank-conditional branch whose other arm has no matching call, after a rank-conditional early
     `return`/`continue`/`break`, in a loop that some ranks leave early or whose trip count depends
     on the rank, in a function decorated with `@accelerator.on_main_process`,
@@ -2351,6 +2353,26 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="gather() runs only on ranks where 'bar.n % 100 == 0' is true (the progress bar is "
                 "disabled on some ranks ('disable=not accelerator.is_main_process'), and counts nothing there): the "
                 "other ranks never join it and every rank hangs until the timeout", range=(7, 13, 7, 43)),
+        # A framework's methods named like a collective are collectives: Lightning's and Fabric's.
+        Invalid("""
+            import lightning as L
+            class M(L.LightningModule):
+                def on_validation_epoch_end(self):
+                    if self.trainer.is_global_zero:
+                        preds = self.all_gather(self.preds)
+                        print(preds)
+            """, expected_message="all_gather() runs only on ranks where 'self.trainer.is_global_zero' is true: the "
+                "other ranks never join it and every rank hangs until the timeout (those ranks run all_gather (line "
+                "13) only, while the others run no collective here)", range=(5, 21, 5, 48)),
+        Invalid("""
+            from lightning.fabric import Fabric
+            fabric = Fabric(accelerator='cpu', devices=2)
+            if fabric.global_rank == 0:
+                fabric.barrier()
+                print('passed')
+            """, expected_message="barrier() runs only on ranks where 'fabric.global_rank == 0' is true: the other "
+                "ranks never join it and every rank hangs until the timeout (those ranks run barrier (line 12) only, "
+                "while the others run no collective here)", range=(4, 5, 4, 21)),
         # An environment variable set off the main process, read by a helper (starVLA#369).
         Invalid("""
             def enabled():
