@@ -4,7 +4,10 @@ until nothing more applies.
 A fix is offered only if the fixer would apply it: applied to the file, the result must encode,
 compile, no longer hold the fix's finding and hold no finding the file did not have. A fix that
 fails is dropped from its finding, which keeps the reason (`Finding.fix_rejected`) for
-`--show-fixes`: no report says "fixable" of a fix that `--fix` then does not apply.
+`--show-fixes`: no report says "fixable" of a fix that `--fix` then does not apply. The one
+exception is a plain lint of a file over RELINT_CHECK_LINES lines (linted in parts): its fixes are
+checked to encode and compile, not linted again, since the second lint doubled its time; `--fix`
+checks them all.
 
 Fixes are plain text edits (like ruff's), so several rules' fixes on one file are applied in one
 pass when they do not overlap; overlapping ones wait for the next pass, after a re-lint.
@@ -20,6 +23,7 @@ from typing import Optional, Sequence
 
 from bcast_lint.engine import CodeFilter, lint_source
 from bcast_lint.model import SAFE, Edit, FileResult, Finding
+from bcast_lint.parts import PART_LINES
 from bcast_lint.source import Source
 
 MAX_PASSES = 10
@@ -37,11 +41,21 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability == SAFE)
 
 
+# From the size at which a module's cut text may be linted in parts (bcast_lint.parts), a plain
+# lint checks that the fixes compile, not that a second lint finds them gone: that second lint
+# doubled the time of a generated module of 20,000 functions. `--fix` (fix_source) still checks
+# every fix it applies.
+RELINT_CHECK_LINES = PART_LINES
+
+
 def lint_checked(data: bytes, filename: str, enabled: CodeFilter, project=None) -> FileResult:
     """The file's findings, with every fix the fixer would reject dropped. `project`: the run's
     analysis.project.Project (see engine.lint_source)."""
     fixer = _Fixer(filename, enabled, project)
-    return fixer.checked(data, fixer.lint(data))
+    result = fixer.lint(data)
+    if data.count(b"\n") > RELINT_CHECK_LINES:
+        return fixer.compiled(data, result)
+    return fixer.checked(data, result)
 
 
 def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool, project=None) -> FixOutcome:
@@ -101,6 +115,34 @@ class _Fixer:
                 result = _without_fix(result, finding, attempt.rejected)
         return result
 
+    def compiled(self, data: bytes, result: FileResult) -> FileResult:
+        """`result` with the fixes dropped whose code would not compile (with the other
+        non-overlapping fixes, or alone): a check without a second lint, for very long files."""
+        offered = [f for f in result.findings if f.fix is not None]
+        batch = _non_overlapping(offered)
+        together = self._compiles(data, batch) is None
+        for finding in offered:
+            if together and finding in batch:
+                continue
+            error = self._compiles(data, [finding])
+            if error is not None:
+                result = _without_fix(result, finding, error)
+        return result
+
+    def _compiles(self, data: bytes, chosen: Sequence[Finding]) -> Optional[str]:
+        return self._applied(data, chosen)[1]
+
+    def _applied(self, data: bytes, chosen: Sequence[Finding]) -> tuple[bytes, Optional[str]]:
+        """The file with the chosen fixes applied, and why they are rejected before any second
+        lint (None when the fixed code compiles)."""
+        source = self._source(data)
+        try:
+            fixed = source.apply(edit for finding in chosen for edit in finding.fix.edits)
+        except UnicodeEncodeError:
+            return b"", f"its text cannot be written in {source.encoding}"
+        error = compile_error(fixed, self._filename)
+        return fixed, None if error is None else f"the fixed code would not compile ({error})"
+
     def _accepted(self, data: bytes, result: FileResult, batch: Sequence[Finding]) -> list[Finding]:
         """The fixes of `batch` that succeed in groups: the whole batch, or else each half in
         turn, down to groups of one. A file with one odd fix among thousands costs a few dozen
@@ -135,14 +177,9 @@ class _Fixer:
         return self._attempts[key]
 
     def _try(self, data: bytes, before: FileResult, chosen: tuple[Finding, ...]) -> _Attempt:
-        source = self._source(data)
-        try:
-            fixed = source.apply(edit for finding in chosen for edit in finding.fix.edits)
-        except UnicodeEncodeError:
-            return _Attempt(chosen, rejected=f"its text cannot be written in {source.encoding}")
-        error = compile_error(fixed, self._filename)
-        if error is not None:
-            return _Attempt(chosen, rejected=f"the fixed code would not compile ({error})")
+        fixed, rejected = self._applied(data, chosen)
+        if rejected is not None:
+            return _Attempt(chosen, rejected=rejected)
         after = self.lint(fixed)
         rejected = after.error or _left_in_place(chosen, before, after) or _added(before, after)
         return _Attempt(chosen, fixed, after, rejected)

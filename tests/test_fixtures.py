@@ -49,3 +49,21 @@ def test_hand_fixed_version_is_clean(version):
 def test_every_rule_has_fixtures():
     codes_with_fixtures = {program.parent.name for program in programs()}
     assert set(RULES_BY_CODE) <= codes_with_fixtures
+
+
+def test_a_very_long_file_is_linted_once_and_keeps_the_fixes_that_compile(monkeypatch):
+    """Over fixer.RELINT_CHECK_LINES lines, a plain lint checks its fixes by compiling them, without
+    a second lint; on the fixtures, whose fixes all pass the full check, it keeps the same fixes."""
+    from bcast_lint import fixer
+
+    programs_with_fixes = [p for p in programs() if fixed_version(p).exists()][:12]
+    full = {p: fixer.lint_checked(p.read_bytes(), str(p), lambda code: True) for p in programs_with_fixes}
+    linted = []
+    monkeypatch.setattr(fixer, "RELINT_CHECK_LINES", 0)
+    monkeypatch.setattr(fixer, "lint_source", lambda *args, **kwargs: linted.append(1) or lint_source(*args, **kwargs))
+    for program in programs_with_fixes:
+        linted.clear()
+        result = fixer.lint_checked(program.read_bytes(), str(program), lambda code: True)
+        assert len(linted) == 1, program
+        assert [f.fix for f in result.findings] == [f.fix for f in full[program].findings], program
+        assert any(f.fix for f in result.findings), program
