@@ -25,7 +25,8 @@ from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (DATA, ENVIRONMENT, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE,
-                                            Divergence, Parameters, RankKind, divergence_of, is_data_reason, makes_counter, passed_as, returned_by)
+                                            Divergence, Parameters, RankKind, divergence_of, is_data_reason,
+                                            makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
                                              last_name, names_in_payload, payload_attributes, self_name)
@@ -41,6 +42,7 @@ from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
+
 # `name(`: the names a text calls, found once (analysis.environment).
 _CALLED_NAME = re.compile(r"(?<!def )(?<!class )\b(\w+)\(")
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
@@ -798,7 +800,7 @@ class ModuleAnalysis:
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
-        self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _returning_function
+        self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
@@ -1377,15 +1379,14 @@ class ModuleAnalysis:
         return None
 
     def _parsed_function(self, target: FunctionRef, text: str) -> Optional[cst.FunctionDef]:
-        """The project function `target`, parsed once per analysis."""
-        key = ("any", target)
-        if key not in self._parsed_functions:
+        """The project function `target` (its `text`), parsed once per analysis."""
+        if target not in self._parsed_functions:
             try:
                 body = cst.parse_module(textwrap.dedent(text)).body
             except cst.ParserSyntaxError:  # a text cut out of its file that LibCST cannot take alone
                 body = ()
-            self._parsed_functions[key] = next((s for s in body if isinstance(s, cst.FunctionDef)), None)
-        return self._parsed_functions[key]
+            self._parsed_functions[target] = next((s for s in body if isinstance(s, cst.FunctionDef)), None)
+        return self._parsed_functions[target]
 
     def _qualname(self, scope: cst.CSTNode) -> Optional[str]:
         """"f" or "Class.method" for a function scope, None at module level."""
@@ -1552,14 +1553,8 @@ class ModuleAnalysis:
 
     def _returning_function(self, target: FunctionRef) -> Optional[cst.FunctionDef]:
         """The project function `target`, parsed once per analysis, when its text returns."""
-        if target not in self._parsed_functions:
-            text = _function_text(self._context.project, target)
-            try:
-                body = cst.parse_module(textwrap.dedent(text)).body if "return" in text else ()
-            except cst.ParserSyntaxError:  # a text cut out of its file that LibCST cannot take alone
-                body = ()
-            self._parsed_functions[target] = next((s for s in body if isinstance(s, cst.FunctionDef)), None)
-        return self._parsed_functions[target]
+        text = _function_text(self._context.project, target)
+        return self._parsed_function(target, text) if "return" in text else None
 
     def rank_chosen_class(self, call: cst.Call, scope: cst.CSTNode) -> Optional["RankChosenClass"]:
         """`reporter.end_step()` where `reporter` is made as one class or another by a test on the
