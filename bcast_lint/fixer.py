@@ -52,10 +52,7 @@ def lint_checked(data: bytes, filename: str, enabled: CodeFilter, project=None) 
     """The file's findings, with every fix the fixer would reject dropped. `project`: the run's
     analysis.project.Project (see engine.lint_source)."""
     fixer = _Fixer(filename, enabled, project)
-    result = fixer.lint(data)
-    if data.count(b"\n") > RELINT_CHECK_LINES:
-        return fixer.compiled(data, result)
-    return fixer.checked(data, result)
+    return fixer.checked(data, fixer.lint(data), relint=data.count(b"\n") <= RELINT_CHECK_LINES)
 
 
 def fix_source(data: bytes, filename: str, enabled: CodeFilter, unsafe: bool, project=None) -> FixOutcome:
@@ -103,33 +100,24 @@ class _Fixer:
             self._sources[data] = Source.from_bytes(data)
         return self._sources[data]
 
-    def checked(self, data: bytes, result: FileResult) -> FileResult:
+    def checked(self, data: bytes, result: FileResult, relint: bool = True) -> FileResult:
         """`result` with the fixes that fail alone dropped. When all the non-overlapping fixes
-        succeed together, as they do in most files, that one attempt clears them all."""
+        succeed together, as they do in most files, that one attempt clears them all. Without
+        `relint`, a fix fails only where the fixed code does not encode or compile."""
+        rejected = self._relint_rejected if relint else self._compile_rejected
         offered = [f for f in result.findings if f.fix is not None]
         batch = _non_overlapping(offered)
-        cleared = {id(finding) for finding in self._accepted(data, result, batch)}
+        cleared = {id(finding) for finding in self._accepted(data, result, batch, rejected)}
         for finding in (f for f in offered if id(f) not in cleared):  # a set, not a scan per finding
-            attempt = self._attempt(data, result, [finding])
-            if attempt.rejected is not None:
-                result = _without_fix(result, finding, attempt.rejected)
+            reason = rejected(data, result, [finding])
+            if reason is not None:
+                result = _without_fix(result, finding, reason)
         return result
 
-    def compiled(self, data: bytes, result: FileResult) -> FileResult:
-        """`result` with the fixes dropped whose code would not compile (with the other
-        non-overlapping fixes, or alone): a check without a second lint, for very long files."""
-        offered = [f for f in result.findings if f.fix is not None]
-        batch = _non_overlapping(offered)
-        together = self._compiles(data, batch) is None
-        for finding in offered:
-            if together and finding in batch:
-                continue
-            error = self._compiles(data, [finding])
-            if error is not None:
-                result = _without_fix(result, finding, error)
-        return result
+    def _relint_rejected(self, data: bytes, result: FileResult, chosen: Sequence[Finding]) -> Optional[str]:
+        return self._attempt(data, result, chosen).rejected
 
-    def _compiles(self, data: bytes, chosen: Sequence[Finding]) -> Optional[str]:
+    def _compile_rejected(self, data: bytes, result: FileResult, chosen: Sequence[Finding]) -> Optional[str]:
         return self._applied(data, chosen)[1]
 
     def _applied(self, data: bytes, chosen: Sequence[Finding]) -> tuple[bytes, Optional[str]]:
@@ -143,16 +131,17 @@ class _Fixer:
         error = compile_error(fixed, self._filename)
         return fixed, None if error is None else f"the fixed code would not compile ({error})"
 
-    def _accepted(self, data: bytes, result: FileResult, batch: Sequence[Finding]) -> list[Finding]:
+    def _accepted(self, data: bytes, result: FileResult, batch: Sequence[Finding], rejected) -> list[Finding]:
         """The fixes of `batch` that succeed in groups: the whole batch, or else each half in
-        turn, down to groups of one. A file with one odd fix among thousands costs a few dozen
-        re-lints this way, not one per fix."""
+        turn, down to groups of one (`rejected(data, result, fixes)` says why fixes fail together,
+        or None). A file with one odd fix among thousands costs a few dozen re-lints this way, not
+        one per fix."""
         if len(batch) <= 1:
             return []  # a fix alone is checked by the caller
-        if self._attempt(data, result, batch).rejected is None:
+        if rejected(data, result, batch) is None:
             return list(batch)
-        middle = len(batch) // 2
-        return self._accepted(data, result, batch[:middle]) + self._accepted(data, result, batch[middle:])
+        first, rest = batch[:len(batch) // 2], batch[len(batch) // 2:]
+        return self._accepted(data, result, first, rejected) + self._accepted(data, result, rest, rejected)
 
     def apply_some(self, data: bytes, result: FileResult,
                    chosen: Sequence[Finding]) -> tuple[Optional[_Attempt], FileResult]:

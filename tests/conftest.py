@@ -75,14 +75,15 @@ def _dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     for index in range(workers):
         sizes.append(left // (workers - index))
         left -= sizes[-1]
+    long_units.sort(key=lambda pair: -pair[0])  # stable: file order among equals
     blocks: list[list[pytest.Item]] = [[] for _ in range(workers)]
     loads = [0.0] * workers
-    for cost, unit in sorted(long_units, key=lambda pair: -pair[0]):  # stable: file order among equals
+    for cost, unit in long_units:
         block = min(range(workers), key=lambda index: (loads[index], index))
         blocks[block].extend(unit)
         loads[block] += cost
     if any(len(block) > size for block, size in zip(blocks, sizes)):
-        return [item for _, unit in sorted(long_units, key=lambda pair: -pair[0]) for item in unit] + short
+        return [item for _, unit in long_units for item in unit] + short
     for block, size in zip(blocks, sizes):
         taken = size - len(block)
         block.extend(short[:taken])
