@@ -56,7 +56,7 @@ def verdict(source: bytes) -> str:
         return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return PARSE
-    if b"gather" in source and any(_is_called(source, call, _tensor_gather) for call in _GATHER_CALLS):
+    if b"gather" in source and any(_is_called(source, call, indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
         return SKIP
@@ -100,10 +100,19 @@ def _is_called(source: bytes, call: re.Pattern, unless: Callable[[bytes, re.Matc
                for match in call.finditer(source))
 
 
+_ANY_GATHER = re.compile(rb"(?<!\w)gather\s*\(")
+
+
+def gathers_only_index(text: str) -> bool:
+    """Whether every `gather(` call in `text` indexes (indexing_gather): no gather collective."""
+    encoded = text.encode()
+    return all(indexing_gather(encoded, match) for match in _ANY_GATHER.finditer(encoded))
+
+
 _INDEX_ARGUMENT = re.compile(rb"\s*(?:-?\d|dim\s*=)")
 
 
-def _tensor_gather(source: bytes, match: re.Match) -> bool:
+def indexing_gather(source: bytes, match: re.Match) -> bool:
     """Indexing, not the collective: `torch.gather(x, 1, index)`, `x.gather(-1, index)`,
     `x.gather(dim=1, ...)` (a collective's first argument is what it gathers). Half the files of
     the benchmark corpus that reached the parse reached it for these only."""

@@ -165,3 +165,22 @@ def test_a_kept_method_keeps_the_methods_it_calls_on_self_and_theirs():
     assert "        return 3" in reduced.text  # called by _payload()
     assert "print('x')" not in reduced.text
     _kept_lines_are_original(text, reduced)
+
+
+def _kept_with_helpers(text: str) -> str:
+    from bcast_lint.analysis.context import file_context
+    from bcast_lint.analysis.module import run_summaries
+    from bcast_lint.analysis.project import Project
+
+    source, tree = Source.from_text(text), ast.parse(text)
+    context = file_context(run_summaries(Project()), "case.py", source, tree)
+    return reduce_source(source, tree, context.helper_words()).text
+
+
+@pytest.mark.parametrize("gather, kept", [("torch.gather(x, 1, index)", False), ("x.gather(-1, index)", False),
+                                          ("dist.gather(x, gather_list, dst=0)", True)])
+def test_a_function_that_gathers_only_to_index_is_no_helper_of_its_callers(gather, kept):
+    text = (f"import torch\nimport torch.distributed as dist\n\n\ndef pick(x, index, gather_list=None):\n"
+            f"    return {gather}\n\n\ndef score(batch, index):\n    scores = pick(batch, index)\n"
+            f"    return scores.sum()\n\n\ndef main(t):\n    dist.broadcast(t, 0)\n")
+    assert ("    scores = pick(batch, index)" in _kept_with_helpers(text)) is kept

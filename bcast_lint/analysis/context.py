@@ -16,6 +16,7 @@ from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
 from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
+from bcast_lint.prefilter import gathers_only_index
 from bcast_lint.source import Source
 
 
@@ -199,6 +200,8 @@ def _called_words(text: str) -> frozenset[str]:
             words.add(name)
             if found.group(2):
                 words.add(f"self.{name}")
+    if "gather" in words and gathers_only_index(text):
+        words.discard("gather")  # `torch.gather(x, 1, i)`: a modeling function indexes, and is no helper
     return frozenset(words)
 
 

@@ -110,6 +110,21 @@ def _merge(*states: _State) -> _State:
     return _State(merge_envs(state.env for state in live))
 
 
+def _with_write(definitions: frozenset, write: Write) -> frozenset:
+    """The definitions once `write` went into them. The rules ask which writes may have gone into
+    a definition and whether one of them replaced every element, never how many or on which path,
+    so variants of one definition that differ only in other writes become one, with the writes of
+    all of them: else each `if c: out[k] = v` would double the variants, and each pass of a loop
+    that writes in place would add one (both exponential in a long function)."""
+    merged: dict = {}  # (the definition without writes, overwritten) -> writes, in first-met order
+    for definition in definitions:
+        writes = definition.writes if write in definition.writes else (*definition.writes, write)
+        key = (dataclasses.replace(definition, writes=()), any(w.whole for w in writes))
+        known = merged.get(key)
+        merged[key] = writes if known is None else (*known, *(w for w in writes if w not in known))
+    return frozenset(dataclasses.replace(plain, writes=writes) for (plain, _), writes in merged.items())
+
+
 _EMPTY_MAKERS = frozenset({"list", "tuple", "dict", "set"})
 # Calls that read a container handed to them and never fill it.
 _READERS = frozenset({"len", "bool", "print", "sorted", "enumerate", "list", "tuple", "iter", "any", "all"})
@@ -252,8 +267,7 @@ class _Walker:
         if name is None or name not in state.env:
             return state
         write = Write(node, line, whole, self._guards[-1] if self._guards else None)
-        written = frozenset(dataclasses.replace(d, writes=(*d.writes, write)) for d in state.env[name])
-        return state.rebind(name, written)
+        return state.rebind(name, _with_write(state.env[name], write))
 
     def _delete(self, delete: cst.Del, state: _State) -> _State:
         for name in self.bindings.bound_names(delete):
