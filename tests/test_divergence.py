@@ -114,6 +114,23 @@ def test_a_list_filled_under_a_varying_test_varies_in_length():
     """) == {"kept": CONTROL}
 
 
+@pytest.mark.parametrize("fill, recorded", [("if batch.any():\n                    self.kept.append(batch)", CONTROL),
+                                            ("self.kept.append(batch)", None)])
+def test_an_attribute_tested_for_items_varies_with_its_length(fill, recorded):
+    assert _tests(f"""
+        import lightning as L
+        class Epoch(L.LightningModule):
+            def __init__(self):
+                self.kept = []
+            def validation_step(self, batch, index):
+                {fill}
+            def on_validation_epoch_end(self):
+                if not self.kept:
+                    return
+                dist.all_reduce(torch.ones(1))
+    """).get("self.kept") == recorded
+
+
 def test_the_worlds_decide_a_rank_test_so_nothing_is_recorded_for_it():
     assert _tests("""
         def f(x):

@@ -689,7 +689,10 @@ class _Pass:
         decided = [leaf for leaf in leaves if setup_truth(leaf) is not None
                    or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
         undecided = [leaf for leaf in leaves if leaf not in decided]
-        reasons = {leaf: self.why(leaf, varying) for leaf in undecided}
+        # A container's truth is whether it holds items: `if not self.kept:` varies with its length.
+        reasons = {leaf: self.why(leaf, varying)
+                   or (self.length_why(leaf, varying) if isinstance(leaf, (cst.Name, cst.Attribute)) else None)
+                   for leaf in undecided}
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and any(
                 isinstance(leaf, cst.Call) and last_name(leaf.func) == "check_trigger" for leaf in leaves):
             reasons = {leaf: why for leaf, why in reasons.items() if not names_read(leaf) <= self._triggering}

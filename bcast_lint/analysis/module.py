@@ -1551,6 +1551,12 @@ class ModuleAnalysis:
             return None
         return returned.visit(_Substitution(values))
 
+    def returning_function(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The project function `call` calls, as written (not as the cut left it), when it returns."""
+        candidate = self._project_calls.get(call) if self._context is not None else None
+        target = self._target(candidate) if candidate is not None else None
+        return self._returning_function(target) if isinstance(target, FunctionRef) else None
+
     def _returning_function(self, target: FunctionRef) -> Optional[cst.FunctionDef]:
         """The project function `target`, parsed once per analysis, when its text returns."""
         text = _function_text(self._context.project, target)

@@ -11,7 +11,7 @@ from bcast_lint.analysis import apis, resumption
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.divergence import RANK, counted
+from bcast_lint.analysis.divergence import CONTROL, RANK, counted
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
@@ -106,7 +106,18 @@ class CollectiveOnSomeRanks(Rule):
 
     Outside loops, the message names both sides: the collectives of the function that one rank of
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
-    41), while the others run barrier (line 41) only").
+    41), while the others run barrier (line 41) only"). Two arms of such a branch that run the same
+    collectives in another order (`broadcast` then `reduce` where the process samples, `reduce` then
+    `broadcast` elsewhere) are flagged too, once, where the later arm first parts from the earlier.
+
+    A container's truth is whether it holds items: `if not self.kept: return` before a collective,
+    with `self.kept` appended to under a test on each rank's own batch, is an exit on some ranks. A
+    collective in the `finally` of a `try` whose body runs collectives on what differs between
+    ranks (`step(records[rank])`) runs early on a rank whose work raised, while the others are still
+    in the body's collectives. An object collective (`gather_object`, `all_gather_object`,
+    `broadcast_object_list`, `scatter_object_list`) in a `try` whose handler goes on, sending what
+    differs between ranks and may hold a lambda (a project function that stores one under an `if`),
+    raises on the ranks whose objects do not pickle, and they leave through the handler.
 
     accelerate's `gather`, `gather_for_metrics` and `reduce` of a value that is a tensor on some
     ranks and a Python number or None on the others (`torch.stack(kept).mean() if kept else 0.0`,
@@ -1116,6 +1127,25 @@ class CollectiveOnSomeRanks(Rule):
               "    accelerator.wait_for_everyone()"),
         Valid("def quiet():\n    if not accelerator.is_main_process:\n        os.environ['WANDB_MODE'] = 'disabled'\n"
               "if os.environ.get('WANDB_MODE') != 'disabled':\n    accelerator.wait_for_everyone()"),
+        # Both arms in one order (the source sends, the others receive), or arms apart by a setting.
+        Valid("def f(token, done):\n    if rank == 0:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)\n"
+              "    else:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)"),
+        Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
+              "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)"),
+        # A container filled on every rank alike: its truth is the same everywhere.
+        Valid("def f():\n    kept = []\n    for i in range(3):\n        kept.append(i)\n    if not kept:\n        return\n"
+              "    dist.all_reduce(torch.tensor(kept))"),
+        # Objects that always pickle, or a handler that re-raises.
+        Valid("def score(r):\n    return {'id': r, 'key': sorted([r], key=lambda v: -v)}\n"
+              "def f(shard):\n    rows = [score(r) for r in shard[rank::2]]\n    try:\n"
+              "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n        out = [rows]"),
+        Valid("def score(r):\n    out = {'id': r}\n    if r < 0:\n        out['fix'] = lambda t: t\n    return out\n"
+              "def f(shard):\n    rows = [score(r) for r in shard[rank::2]]\n    try:\n"
+              "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n"
+              "        print('failed')\n        raise"),
+        # A `finally` after collectives on what every rank holds alike.
+        Valid("def f(seen):\n    try:\n        for step in range(3):\n            dist.all_reduce(torch.ones(1) * step)\n"
+              "    finally:\n        dist.all_reduce(seen)"),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2390,6 +2420,40 @@ class CollectiveOnSomeRanks(Rule):
                 "the rank at line 14): the other ranks never join it and every rank hangs until the timeout (those "
                 "ranks run wait_for_everyone (line 18) only, while the others run no collective here)",
                 range=(10, 9, 10, 40)),
+        Invalid("def f(token, done):\n    if rank == 0:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)\n"
+                "    else:\n        dist.all_reduce(done)\n        dist.broadcast(token, 0)",
+                expected_message=(
+                "all_reduce() runs at another point on different ranks: on ranks where 'rank == 0' is false the "
+                "branch at line 10 runs all_reduce (line 14) then broadcast (line 15), while the others run "
+                "broadcast (line 11) then all_reduce (line 12): each call pairs with the others' call at the same "
+                "point, a different collective or group, and every rank hangs until the timeout"),
+                range=(6, 9, 6, 30)),
+        Invalid("def f(shard):\n    kept = []\n    for row in shard[rank::2]:\n        if row.any():\n"
+                "            kept.append(row)\n    if not kept:\n        return\n    dist.all_reduce(torch.cat(kept).sum())",
+                expected_message=(
+                "all_reduce() is skipped on ranks where 'kept' is false (it is set under a condition that differs "
+                "between ranks): the 'return' at line 15 is taken only there, while the other ranks go on calling "
+                "it, so the ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run no "
+                "collective here, while the others run all_reduce (line 16) only)"),
+                range=(8, 5, 8, 43)),
+        Invalid("def score(r):\n    out = {'id': r}\n    if r < 0:\n        out['fix'] = lambda t: t\n    return out\n"
+                "def f(shard):\n    rows = [score(r) for r in shard[rank::2]]\n    try:\n"
+                "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n"
+                "        out = [rows]",
+                expected_message=(
+                "all_gather_object() pickles 'rows' on each rank before it joins the others, and what it holds "
+                "differs between ranks (it is computed from the rank) and can include a lambda, which pickle "
+                "rejects: the call raises on the ranks whose data holds one, and the handler of the 'try' at line 16 "
+                "goes on without it, so the ranks' calls stop pairing up and every rank hangs until the timeout"),
+                range=(10, 9, 10, 42)),
+        Invalid("import json\ndef step(line):\n    dist.all_reduce(torch.tensor(json.loads(line)))\n"
+                "def f(records, seen):\n    try:\n        step(records[rank])\n    finally:\n        dist.all_reduce(seen)",
+                expected_message=(
+                "all_reduce() runs in the 'finally' of the 'try' at line 13, whose body runs step (line 14) on "
+                "'records[rank]', which differs between ranks (it is computed from the rank): where that work raises "
+                "on one rank, it runs this call at once while the others are still in the body's collectives, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout"),
+                range=(8, 9, 8, 30)),
     )
 
     @staticmethod
@@ -2443,6 +2507,10 @@ class CollectiveOnSomeRanks(Rule):
                 if ordered is not None:
                     yield Report(site.call, _order_message(analysis, site, *ordered), help=_ORDER_HELP)
                     continue
+                swapped = _arms_out_of_order(analysis, site, _layout(layouts, site.scope))
+                if swapped is not None:
+                    yield Report(site.call, swapped, help=_ARM_ORDER_HELP)
+                    continue
                 switched = _sync_switched_apart(analysis, site)
                 if switched is not None:
                     yield Report(site.call, switched, help=_SWITCH_HELP)
@@ -2463,7 +2531,8 @@ class CollectiveOnSomeRanks(Rule):
                 if cached is not None:
                     yield Report(site.call, cached, help=_CACHE_COMPUTE_HELP)
                     continue
-                failed_before = _skipped_by_a_failure(analysis, site) or _exit_skipped_on_failure(analysis, site)
+                failed_before = _skipped_by_a_failure(analysis, site) or _exit_skipped_on_failure(analysis, site) \
+                    or _unpicklable_on_some_ranks(analysis, site) or _finally_after_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
                     continue
@@ -2739,6 +2808,120 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
     return None
+
+
+def _finally_after_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is in the `finally` of a `try` whose body runs collectives on what differs between
+    ranks (a rank's own records, handed to a step that parses them): where that work raises on one
+    rank, the `finally` runs the call there at once, while the others are still in the body's
+    collectives, and the two pair up (torchtitan's `finally: trainer.close()`)."""
+    for statement in reversed(analysis.ancestors(site)):
+        if not isinstance(statement, (cst.Try, cst.TryStar)) or statement.finalbody is None \
+                or not path_to(statement.finalbody, site.call):
+            continue
+        inside = [other for other in analysis.calls_in(site.scope) if path_to(statement.body, other.call)]
+        for other in inside:
+            for arg in other.call.args:
+                why = analysis.divergence.value_at(other.call, arg.value)
+                if why is not None and why != CONTROL:
+                    return (f"{site.api.called} runs in the 'finally' of the 'try' at line "
+                            f"{analysis.position(statement).start.line}, whose body runs {other.api.short_name} "
+                            f"(line {analysis.position(other.call).start.line}) on '{analysis.code(arg.value)}', which "
+                            f"differs between ranks ({why}): where that work raises on one rank, it runs this call at "
+                            f"once while the others are still in the body's collectives, {_UNEVEN}")
+        return None
+    return None
+
+
+# Collectives that pickle what they send on the calling rank before they join the others: the
+# position and keyword of what they send.
+_PICKLING = {"gather_object": (0, "obj"), "all_gather_object": (1, "obj"), "broadcast_object_list": (0, "object_list"),
+             "scatter_object_list": (1, "scatter_object_input_list")}
+
+
+def _unpicklable_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """An object collective in a `try` body whose handler goes on, sending what differs between
+    ranks: it pickles the rank's own objects first, so where they cannot be pickled (a lambda, an
+    open file, a lock) it raises on that rank alone, which leaves through the handler while the
+    others wait in the collective."""
+    sent = argument_value(site.call, *_PICKLING[site.api.short_name]) if site.api.short_name in _PICKLING else None
+    if sent is None:
+        return None
+    why = analysis.divergence.value_at(site.call, sent)
+    if why in (None, CONTROL) or not _may_hold_unpicklable(analysis, site, sent, depth=3):
+        return None
+    for statement in reversed(analysis.ancestors(site)):
+        handlers = getattr(statement, "handlers", ())
+        if not handlers or not any(path_to(part, site.call) or part is site.statement for part in statement.body.body):
+            continue
+        if all(ends_in(h.body, cst.Raise) for h in handlers) or any(
+                other.api.short_name == site.api.short_name and any(path_to(h, other.call) for h in handlers)
+                for other in analysis.calls_in(site.scope)):
+            return None
+        return (f"{site.api.called} pickles '{analysis.code(sent)}' on each rank before it joins the others, "
+                f"and what it holds differs between ranks ({why}) and can include a lambda, which pickle rejects: the "
+                f"call raises on the ranks whose data holds one, and the handler of the 'try' at line "
+                f"{analysis.position(statement).start.line} goes on without it, {_UNEVEN}")
+    return None
+
+
+def _may_hold_unpicklable(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether `expr` may hold a lambda or a generator: in a literal or a comprehension, in what a
+    name is assigned where the call runs, or stored by the project function it calls (`result[
+    "repair"] = lambda text: ...` in a `score(record)` it returns)."""
+    if isinstance(expr, (cst.Lambda, cst.GeneratorExp)):
+        return True
+    if depth == 0:
+        return False
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        parts = [element.value for element in expr.elements]
+    elif isinstance(expr, cst.Dict):
+        parts = [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
+    elif isinstance(expr, (cst.ListComp, cst.SetComp)):
+        parts = [expr.elt]
+    elif isinstance(expr, cst.DictComp):
+        parts = [expr.value]
+    elif isinstance(expr, cst.Name):
+        parts = [value for value in analysis.reaching_values(site, expr) if value is not expr]
+    elif isinstance(expr, cst.Call):
+        function = analysis.returning_function(expr)
+        return function is not None and _stores_a_lambda(function)
+    else:
+        return False
+    return any(_may_hold_unpicklable(analysis, site, part, depth - 1) for part in parts)
+
+
+def _stores_a_lambda(function: cst.FunctionDef) -> bool:
+    """A lambda or generator that the function's own code keeps under an `if` on what it is given
+    (`if "\\x00" in text: out["fix"] = lambda t: ...`): some data gets one and some does not. One
+    handed to a call is consumed there (`sorted(rows, key=lambda r: r[0])`)."""
+    finder = _StoredLambda()
+    finder.walk(function.body)
+    return finder.found
+
+
+class _StoredLambda(Visitor):
+    def __init__(self) -> None:
+        self.found = False
+        self._branches = 0
+
+    def visit_If(self, node: cst.If) -> None:
+        self._branches += 1
+
+    def leave_If(self, node: cst.If) -> None:
+        self._branches -= 1
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.found = self.found or self._branches > 0
+        return False
+
+    visit_GeneratorExp = visit_Lambda
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's own code
 
 
 # logging's methods that format their arguments only when the record is emitted.
@@ -3023,6 +3206,65 @@ def _set_ordered_loop(analysis: ModuleAnalysis, site: CallSite):
         if loop in analysis.divergence.orders:
             return (loop, *analysis.divergence.orders[loop])
     return None
+
+
+_ARM_ORDER_HELP = "Issue the collectives in one order on every rank: the same sequence in both arms, or after the branch"
+
+
+def _arms_out_of_order(analysis: ModuleAnalysis, site: CallSite, layout: "_Layout") -> Optional[str]:
+    """The arms of a branch that differs between ranks run the same collectives in another order
+    (`broadcast` then `reduce` where the process samples, `reduce` then `broadcast` elsewhere):
+    each rank's n-th call pairs with the others' n-th, so the kinds or groups do not match. Said
+    once, of the call where the later arm first parts from the sequence of an earlier one."""
+    for chain, index in layout.enclosing.get(site.statement, ()):
+        if not _apart_by_chain(analysis, site, chain):
+            continue
+        sequences = [_arm_sequence(analysis, site.scope, layout, chain, arm) for arm in range(len(chain.arms))]
+        mine = sequences[index]
+        if mine is None:
+            continue
+        for theirs in sequences[:index]:
+            if theirs is None or sorted(_kinds(mine)) != sorted(_kinds(theirs)):
+                continue
+            parting = next((k for k, (a, b) in enumerate(zip(_kinds(mine), _kinds(theirs))) if a != b), None)
+            if parting is not None and mine[parting] is site:
+                return _arm_order_message(analysis, chain, index, mine, theirs)
+    return None
+
+
+def _apart_by_chain(analysis: ModuleAnalysis, site: CallSite, chain: "_Chain") -> bool:
+    return _decided_by_rank(analysis, site, chain) \
+        or any(leaf in analysis.divergence.tests for test in chain.tests for leaf in boolean_leaves(test))
+
+
+def _arm_sequence(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
+                  arm: int) -> Optional[list]:
+    """The collective sites of one arm in the order they run, or None where one sits deeper
+    than the arm's own statements (a loop or a branch inside decides how often it runs)."""
+    statements = chain.arms[arm][2]
+    inside = [s for s in analysis.calls_in(scope)
+              if any(outer is chain and index == arm for outer, index in layout.enclosing.get(s.statement, ()))]
+    if any(s.statement not in statements for s in inside):
+        return None
+    order = {statement: position for position, statement in enumerate(statements)}
+    return sorted(inside, key=lambda s: (order[s.statement], analysis.position(s.call).start.column))
+
+
+def _kinds(sequence: list) -> list:
+    return [(s.api.short_name, group_key(s.group) if s.group is not None else None) for s in sequence]
+
+
+def _arm_order_message(analysis: ModuleAnalysis, chain: "_Chain", index: int, own: list, others: list) -> str:
+    first = next(s for s, a, b in zip(own, _kinds(own), _kinds(others)) if a != b)
+    return (f"{first.api.called} runs at another point on different ranks: on ranks where "
+            f"{_phrase(analysis, *_arm_test(chain, index))} the branch at line {analysis.position(chain.top).start.line} "
+            f"runs {_sequence_in_order(analysis, own)}, while the others run {_sequence_in_order(analysis, others)}: "
+            f"each call pairs with the others' call at the same point, a different collective or group, and every "
+            f"rank hangs until the timeout")
+
+
+def _sequence_in_order(analysis: ModuleAnalysis, sites: list) -> str:
+    return " then ".join(f"{s.api.short_name} (line {analysis.position(s.call).start.line})" for s in sites)
 
 
 def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:

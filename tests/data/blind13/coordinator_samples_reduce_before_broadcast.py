@@ -1,0 +1,50 @@
+# verify: hang
+"""Greedy decoding where the sampling process broadcasts the token first and the others all-reduce first.
+
+Modelled on jundot/omlx#3521 (https://github.com/jundot/omlx/issues/3521): "sampling_rank_only
+deadlocks pipeline-parallel generation: non-coordinator rank blocks in all_sum before its stage
+send". With `SAMPLE_ON_MAIN_ONLY`, the main process samples each token and broadcasts it, then
+every process all-reduces its "finished" flag. The other processes were written to check the
+flag first and receive the token after: both arms hold the same two collectives, in the opposite
+order.
+"""
+import os
+
+os.environ.setdefault("ACCELERATE_USE_CPU", "true")
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import broadcast
+
+SAMPLE_ON_MAIN_ONLY = True
+EOS = 0
+MAX_NEW = 5
+
+
+def main():
+    accelerator = Accelerator()
+    torch.manual_seed(0)
+    head = torch.nn.Linear(4, 6)
+    state = torch.ones(4)
+    tokens = []
+    for _ in range(MAX_NEW):
+        logits = head(state)
+        token = torch.zeros(1, dtype=torch.long)
+        finished = torch.zeros(1)
+        if accelerator.is_main_process or not SAMPLE_ON_MAIN_ONLY:
+            token = logits.argmax().reshape(1)
+            token = broadcast(token)
+            finished = accelerator.reduce(finished + float(token.item() == EOS), reduction="sum")
+        else:
+            finished = accelerator.reduce(finished, reduction="sum")  # expect: BCL005
+            token = broadcast(token)
+        tokens.append(int(token.item()))
+        if finished.item() > 0:
+            break
+        state = state.roll(1) + 0.1 * token.float()
+    accelerator.print(f"decoded {tokens}")
+    accelerator.wait_for_everyone()
+
+
+if __name__ == "__main__" and os.environ.get("RANK") is not None:
+    main()
