@@ -116,6 +116,9 @@ class Hand:
     inside: str  # what it runs, as a message names it
     evidence: tuple[tuple[str, str], ...]  # (file under the framework's root, text of the line)
     keyword: Optional[str] = None  # runs the collective only when this argument is passed (true)
+    # ...or when this argument (keyword, position) is an object of this class, and then runs this instead,
+    # proven by these lines: (keyword, position, class, inside, evidence)
+    object_argument: Optional[tuple] = None
 
 
 HAND_WRITTEN = (
@@ -128,7 +131,13 @@ HAND_WRITTEN = (
         ("lightning/pytorch/trainer/connectors/logger_connector/result.py",
          "self._forward_cache = self.meta.sync(value.clone())"),
         ("lightning/pytorch/trainer/connectors/logger_connector/result.py",
-         "value = self.meta.sync(self.value.clone())")), "sync_dist"),
+         "value = self.meta.sync(self.value.clone())")), "sync_dist",
+         # A torchmetrics Metric logged as the value is computed, and so synced, at the epoch's end, on
+         # the processes that logged it, whatever `sync_dist` says.
+         ("value", 1, "torchmetrics.metric.Metric", "the logged metric's compute()", (
+             ("lightning/pytorch/trainer/connectors/logger_connector/result.py", "return self.value.compute()"),
+             ("lightning/pytorch/trainer/connectors/logger_connector/result.py", "result_metric.compute()"),
+             ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)")))),
     Hand("lightning.pytorch.core.module.LightningModule.log_dict", "method", "strategy.reduce()", (
         ("lightning/pytorch/core/module.py", "sync_dist=sync_dist,"),
         ("lightning/pytorch/core/module.py", "sync_dist_fn=trainer.strategy.reduce")), "sync_dist"),
@@ -700,6 +709,10 @@ def hand_written(index: Index) -> list[dict]:
                  "hand_written": True}
         if hand.keyword:
             entry["when"] = hand.keyword
+        if hand.object_argument:
+            keyword, position, klass, inside, evidence = hand.object_argument
+            entry["when_object"] = {"keyword": keyword, "position": position, "class": klass, "inside": inside,
+                                    "chain": [_evidence(index, framework, path, text) for path, text in evidence]}
         entries.append(entry)
     return entries
 

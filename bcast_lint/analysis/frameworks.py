@@ -53,6 +53,7 @@ class Entry:
     chain: tuple[str, ...]
     when: Optional[str] = None  # runs a collective only when this argument is passed, and true
     hand_written: bool = False
+    when_object: Optional["ObjectArgument"] = None  # ...or when an argument is an object of a class
 
     @property
     def owner(self) -> str:
@@ -66,6 +67,19 @@ class Entry:
     def runs(self) -> str:
         """How a message says what it runs: `runs strategy.barrier() inside (lightning 2.6.6)`."""
         return f"runs {self.inside} inside ({self.framework} {self.version})"
+
+
+@dataclass(frozen=True)
+class ObjectArgument:
+    """An argument that makes a call run a collective when it is an object of `klass`, whatever its
+    `when` keyword says (a torchmetrics Metric handed to LightningModule.log is computed at the
+    epoch's end), and what the call then runs."""
+
+    keyword: str
+    position: int  # counted without `self`
+    klass: str
+    inside: str
+    chain: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -120,10 +134,16 @@ def load() -> FrameworkMap:
     for raw in data["entries"]:
         entries[raw["name"]] = Entry(raw["framework"], versions[raw["framework"]], raw["name"], raw["kind"],
                                      raw["inside"], tuple(raw["chain"]), raw.get("when"),
-                                     raw.get("hand_written", False))
+                                     raw.get("hand_written", False), _object_argument(raw.get("when_object")))
     methods: dict = {}
     for entry in entries.values():
         if entry.kind != "function":
             methods.setdefault(entry.owner, {})[entry.short_name] = entry
     return FrameworkMap(versions, entries, methods, data["aliases"], data["attributes"], data["hook_parameters"],
                         data["instances"], data["subclasses"])
+
+
+def _object_argument(raw: Optional[dict]) -> Optional[ObjectArgument]:
+    if raw is None:
+        return None
+    return ObjectArgument(raw["keyword"], raw["position"], raw["class"], raw["inside"], tuple(raw["chain"]))

@@ -729,11 +729,16 @@ def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
 
+def _entry_of(api: apis.Api) -> Optional[frameworks.Entry]:
+    framework_map = frameworks.load()
+    return framework_map.entries.get(api.qualified_name) or framework_map.entries.get(
+        framework_map.canonical(api.qualified_name))
+
+
 def _condition_holds(api: apis.Api, call: cst.Call) -> bool:
     """A mapped call that runs its collective only under an argument (`log(..., sync_dist=True)`,
     `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) passes it, true."""
-    entry = frameworks.load().entries.get(api.qualified_name) or frameworks.load().entries.get(
-        frameworks.load().canonical(api.qualified_name))
+    entry = _entry_of(api)
     if entry is None or entry.when is None:
         return True
     return any(node.keyword is not None and node.keyword.value == entry.when
@@ -875,10 +880,23 @@ class ModuleAnalysis:
             api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
         if api is None and self._context is not None:
             api = self._partial_api(candidate) or self._prepared_iteration(candidate) or self._state_dict_hook(candidate)
-        if api is None or _locally_synchronised(api, candidate.call) or not _condition_holds(api, candidate.call):
+        if api is not None and not _condition_holds(api, candidate.call):
+            api = self._object_condition(api, candidate)
+        if api is None or _locally_synchronised(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
                         candidate.main_process_first, candidate.rank_decorator)
+
+    def _object_condition(self, api: apis.Api, candidate: _Candidate) -> Optional[apis.Api]:
+        """A mapped call whose keyword condition fails that still runs a collective because of the
+        object it is handed (`self.log("recall", self.recall)` with a torchmetrics Metric): its Api,
+        saying what it then runs; None otherwise."""
+        entry = _entry_of(api)
+        handed = entry.when_object if entry is not None else None
+        value = argument_value(candidate.call, handed.position, handed.keyword) if handed is not None else None
+        if value is None or self._receiver_class(value, candidate.scope) != handed.klass:
+            return None
+        return replace(api, inside=f"runs {handed.inside} inside ({entry.framework} {entry.version})")
 
     # -- the project's own functions --------------------------------------------------------
     def _target(self, candidate: _Candidate, worth=None):

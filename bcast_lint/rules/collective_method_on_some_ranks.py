@@ -29,7 +29,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     first call on the way and the chain of `file:line` hops that proves it; where a call runs
     one only under an argument (`LightningModule.log(..., sync_dist=True)`,
     `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) it is flagged
-    only when the argument is passed. Hand-written entries (marked) cover what the call graph
+    only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
+    Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
+    on the ranks that logged it). Hand-written entries (marked) cover what the call graph
     cannot follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.
@@ -181,6 +183,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 matrix = confusion.compute()
                 if rank == 0:
                     save_outputs(rows, matrix)
+            """),
+        # A metric object logged on every rank, updated where the batch holds positives; a tensor logged on some.
+        Valid("""
+            import lightning as L
+            from torchmetrics.classification import BinaryRecall
+            class Detector(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.recall = BinaryRecall()
+                def validation_step(self, batch, index):
+                    preds, y = batch
+                    if (y == 1).any():
+                        self.recall.update(preds[y == 1], y[y == 1])
+                        self.log("positives", (y == 1).sum().float())
+                    self.log("recall", self.recall, on_epoch=True)
             """),
         # A MetricCollection computed on every rank, its result printed on one.
         Valid("""
@@ -711,6 +728,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A metric object logged only where the batch holds positives (pytorch-lightning#20223).
+        Invalid("""
+            import lightning as L
+            from torchmetrics.classification import BinaryRecall
+            class Detector(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.recall = BinaryRecall()
+                def validation_step(self, batch, index):
+                    preds, y = batch
+                    if (y == 1).any():
+                        self.recall(preds[y == 1], y[y == 1])
+                        self.log("recall", self.recall, on_epoch=True)
+            """, expected_message="self.log(), which runs the logged metric's compute() inside (lightning 2.6.6), "
+                "runs only on ranks where '(y == 1).any()' is true (it is computed from this rank's own batch of data): "
+                "the other ranks never join it and every rank hangs until the timeout (those ranks run log (line 19) "
+                "only, while the others run no collective here)", range=(11, 13, 11, 59)),
         # A project function handed a metric computes it: calling the function syncs (hi-ml#261).
         Invalid("""
             from torchmetrics.classification import MulticlassConfusionMatrix
