@@ -81,7 +81,7 @@ def _accelerate_style(module: str, name: str, payload: str) -> Api:
 TORCH_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d", "deepspeed.comm")
 _ACCELERATE_MODULES = ("accelerate.utils", "accelerate.utils.operations")
 _OTHER_TORCH_COLLECTIVES = (
-    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all",
+    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all", "all_to_all_single",
     "gather", "gather_object", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
     "scatter_object_list", "barrier", "monitored_barrier",
 )
@@ -89,7 +89,7 @@ _OTHER_TORCH_COLLECTIVES = (
 # test compares them with the installed torch): `all_reduce(t, op, group)`, `barrier(group)`.
 TORCH_GROUP_POSITIONS = {
     "broadcast": 2, "broadcast_object_list": 2, "all_reduce": 2, "all_gather": 2, "all_gather_into_tensor": 2,
-    "all_gather_object": 2, "all_to_all": 2, "gather": 3, "gather_object": 3, "reduce": 3,
+    "all_gather_object": 2, "all_to_all": 2, "all_to_all_single": 4, "gather": 3, "gather_object": 3, "reduce": 3,
     "reduce_scatter": 3, "reduce_scatter_tensor": 3, "scatter": 3, "scatter_object_list": 3,
     "barrier": 0, "monitored_barrier": 0,
 }

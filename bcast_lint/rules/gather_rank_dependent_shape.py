@@ -85,6 +85,11 @@ class GatherRankDependentShape(Rule):
     reduction) is not reported, nor is `all_gather` into buckets sized per rank (`[torch.zeros(n)
     for n in sizes]`).
 
+    Also flagged: `dist.all_to_all_single(out, x, output_split_sizes=counts, input_split_sizes=counts)`
+    with `counts` of the rank's own data (`torch.bincount(expert_of).tolist()`): it expects from each
+    rank what it sends that rank, while the others send what their own counts say (measured with
+    gloo on 2 processes: `48 vs 16. Received data size doesn't match expected size`).
+
     ## Why is this bad?
     A gather moves the same number of bytes from every rank: each bucket must have exactly the
     shape of what that rank sends. A reduction of 3 elements on one rank and 2 on the other,
@@ -121,6 +126,14 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # Split sizes received from the others first, or alike on every rank.
+        Valid("def dispatch(tokens, expert_of):\n    sent = torch.bincount(expert_of, minlength=2)\n"
+              "    received = torch.empty_like(sent)\n    dist.all_to_all_single(received, sent)\n"
+              "    out = torch.zeros(int(received.sum()), 4)\n"
+              "    dist.all_to_all_single(out, tokens, output_split_sizes=received.tolist(), "
+              "input_split_sizes=sent.tolist())"),
+        Valid("def dispatch(tokens):\n    even = [2, 2]\n    out = torch.zeros(4, 4)\n"
+              "    dist.all_to_all_single(out, tokens, output_split_sizes=even, input_split_sizes=even)"),
         # Counts of every class, present or not; a sum; a list made of one size, filled in place.
         Valid("dist.all_reduce(torch.bincount(labels, minlength=10))"),
         Valid("total = scores[scores > 0.5].sum()\ndist.all_reduce(total)"),
@@ -168,6 +181,13 @@ class GatherRankDependentShape(Rule):
               "    dist.all_gather(out, preds)"),
     )
     INVALID = (
+        Invalid("def dispatch(tokens):\n    expert_of = load_routes(rank)\n"
+                "    counts = torch.bincount(expert_of, minlength=2).tolist()\n    out = torch.zeros(sum(counts), 4)\n"
+                "    dist.all_to_all_single(out, tokens, output_split_sizes=counts, input_split_sizes=counts)",
+                expected_message="dist.all_to_all_single() receives output_split_sizes=counts, the sizes this rank "
+                "sends, which differ between ranks (it holds the data of the rank it was given): each rank gets from "
+                "the others what their own sizes say, so where the counts differ gloo aborts (\"Received data size "
+                "doesn't match expected size\")", range=(5, 60, 5, 66)),
         Invalid("classes, counts = torch.unique(labels, return_counts=True)\n"
                 "totals = accelerator.reduce(counts, reduction='sum')",
                 expected_message="accelerator.reduce() reduces counts, whose length differs between ranks "
@@ -276,6 +296,27 @@ class GatherRankDependentShape(Rule):
             reason = _varying(analysis, site, argument.value, 0) or _length_varies(analysis, site, argument.value)
             if reason is not None and _fixed_buckets(analysis, site, gather):
                 yield _report(analysis, site, argument.value, reason)
+        for site in analysis.calls:
+            if site.api.short_name == "all_to_all_single" and site.reached:
+                yield from _splits_assumed_symmetric(analysis, site)
+
+
+def _splits_assumed_symmetric(analysis: ModuleAnalysis, site: CallSite) -> Iterator[Report]:
+    """`all_to_all_single(out, x, output_split_sizes=counts, input_split_sizes=counts)` with counts
+    of the rank's own data: it expects from each rank what it sends that rank, while the others
+    send what their own counts say."""
+    received = argument_value(site.call, 2, "output_split_sizes")
+    sent = argument_value(site.call, 3, "input_split_sizes")
+    if not (isinstance(received, cst.Name) and isinstance(sent, cst.Name) and received.value == sent.value):
+        return
+    reason = analysis.divergence.value_at(site.call, received)
+    if reason is None or reason == CONTROL:
+        return
+    message = (f"{analysis.code(site.call.func)}() receives output_split_sizes={received.value}, the sizes this rank "
+               f"sends, which differ between ranks ({reason}): each rank gets from the others what their own sizes "
+               "say, so where the counts differ gloo aborts (\"Received data size doesn't match expected size\")")
+    yield Report(received, message, None, "Exchange the sizes first (all_to_all_single of the counts), and receive "
+                 "with what the others send")
 
 
 def _gather(site: CallSite) -> Optional[_Gather]:
