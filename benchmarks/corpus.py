@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,18 @@ CORPUS = (
     ("diffusers", "0.42.1"),
     ("peft", "0.21.2"),
     ("deepspeed", "0.19.8"),
+)
+# A dense distributed-training corpus (issue 22): libraries whose code is mostly distributed training,
+# fetched as `pip download --no-deps` serves them (a wheel or an sdist).
+DENSE_CORPUS = (
+    ("megatron-core", "0.16.1"),
+    ("verl", "0.9.1"),
+    ("axolotl", "0.19.0"),
+    ("colossalai", "0.5.0"),
+    ("torchtune", "0.6.1"),
+    ("mosaicml", "0.32.1"),
+    ("lightning", "2.6.6"),
+    ("fairscale", "0.4.13"),
 )
 TINY_FILE = "import os\n\nprint(os.getcwd())\n"
 
@@ -41,6 +54,39 @@ def fetch_corpus(corpus_dir: Path) -> Corpus:
     files.sort()
     description = " ".join(f"{name}=={version}" for name, version in CORPUS)
     return Corpus(src, tuple(files), count_lines(src, files), description)
+
+
+def fetch_dense_corpus(corpus_dir: Path) -> Corpus:
+    src = corpus_dir / "src"
+    files = sorted(path.relative_to(src).as_posix() for name, version in DENSE_CORPUS
+                   for path in fetch_library(corpus_dir, name, version).rglob("*.py") if path.is_file())
+    description = "dense: " + " ".join(f"{name}=={version}" for name, version in DENSE_CORPUS)
+    return Corpus(src, tuple(files), count_lines(src, files), description)
+
+
+def fetch_library(corpus_dir: Path, name: str, version: str) -> Path:
+    """`corpus_dir/src/NAME-VERSION`, downloaded (a wheel or an sdist) and extracted on first use."""
+    target = corpus_dir / "src" / f"{name}-{version}"
+    marker = corpus_dir / "src" / f".extracted-{name}-{version}"
+    if marker.exists():
+        return target
+    downloads = corpus_dir / "dist" / f"{name}-{version}"
+    if not any(downloads.glob("*")):
+        print(f"fetching {name}=={version} ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        f"{name}=={version}", "-d", str(downloads)], check=True)
+    archive = next(downloads.glob("*"))
+    shutil.rmtree(target, ignore_errors=True)
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as wheel:
+            wheel.extractall(target)
+    else:
+        with tarfile.open(archive) as tar:
+            # The "data" filter refuses absolute paths, "..", links out of the tree and devices;
+            # an sdist holds one NAME-VERSION/ folder, which becomes `target` itself.
+            tar.extractall(target.parent, filter="data")
+    marker.write_text(archive.name)
+    return target
 
 
 def normalize(name: str) -> str:

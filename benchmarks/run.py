@@ -3,8 +3,8 @@
     python benchmarks/run.py [--corpus-dir benchmarks/.corpus] [--rounds 3] [--slice-every 40]
                              [--tools bcast-lint,ruff,torchfix,flake8,fixit] [--smoke]
 
-The corpus is six ML libraries as sdists, fetched once with `pip download` into the corpus
-directory. Every tool is given the same explicit, sorted list of files (never a directory), so
+The corpus is six ML libraries as sdists (or, with `--corpus dense`, eight distributed-training
+libraries), fetched once with `pip download` into the corpus directory. Every tool is given the same explicit, sorted list of files (never a directory), so
 no tool's own exclude or .gitignore rules change what is measured. Rounds are interleaved: each
 round runs every measurement once, so drift on a shared machine hits all tools alike; the
 tables show medians. `--smoke` runs on a few generated files in seconds; CI runs that.
@@ -21,17 +21,21 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python benchmarks/run.py` puts only benchmarks/ on the path
     sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.corpus import TINY_FILE, fetch_corpus, synthetic_corpus  # noqa: E402
+from benchmarks.corpus import TINY_FILE, fetch_corpus, fetch_dense_corpus, synthetic_corpus  # noqa: E402
 from benchmarks.report import count_prefiltered, find_prefilter, report  # noqa: E402
 from benchmarks.timing import SCALING, plan, run_rounds  # noqa: E402
 from benchmarks.tools import ALL_TOOLS, resolve_tools  # noqa: E402
 
-__all__ = ["fetch_corpus", "main"]  # scripts/lint_real_world.py takes the corpus from here
+__all__ = ["main"]
+
+CORPORA = {"benchmark": fetch_corpus, "dense": fetch_dense_corpus}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus-dir", type=Path, default=REPO_ROOT / "benchmarks" / ".corpus")
+    parser.add_argument("--corpus", choices=CORPORA, default="benchmark",
+                        help="the six libraries (benchmark) or the eight distributed-training ones (dense)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--slice-every", type=int, default=40)
     parser.add_argument("--tools", default=",".join(ALL_TOOLS))
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             (scratch_dir / "corpus").mkdir()
             corpus = synthetic_corpus(scratch_dir / "corpus")
         else:
-            corpus = fetch_corpus(args.corpus_dir.resolve())
+            corpus = CORPORA[args.corpus](args.corpus_dir.resolve())
         tools = resolve_tools(
             args.tools.split(","),
             args.corpus_dir.resolve(),

@@ -3,11 +3,10 @@
     python scripts/lint_real_world.py [--corpus-dir benchmarks/.corpus] [--check-docs docs/real-world.md]
                                       [--coverage]
 
-The corpus is the benchmarks' six libraries (benchmarks/run.py: accelerate, transformers, trl,
+The corpus is the benchmarks' six libraries (benchmarks/corpus.py: accelerate, transformers, trl,
 peft, diffusers and deepspeed sdists at pinned versions) plus the eleven of `EXTRA_LIBRARIES`
-below, whose distributed code goes through their own wrappers; all are fetched with pip on first
-use into the git-ignored corpus directory. The extra ones are not part of the benchmark corpus, so
-the benchmark figures stay comparable across sessions. The CLI lints each project's directory
+below: the benchmarks' dense corpus, whose distributed code goes through their own wrappers, and
+three frameworks; all are fetched with pip on first use into the git-ignored corpus directory. The CLI lints each project's directory
 with an empty configuration (this repository's pyproject.toml excludes the corpus) and JSON output.
 
 `--coverage` prints, per library, a Markdown table row of how much of its distributed code the
@@ -24,22 +23,23 @@ the document by `project/path:line CODE` (the project without its version).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
-import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bcast_lint.codes import OPT_IN_CODES
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:  # `python scripts/lint_real_world.py` puts only scripts/ on the path
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.corpus import DENSE_CORPUS, fetch_corpus, fetch_library  # noqa: E402
+from bcast_lint.codes import OPT_IN_CODES  # noqa: E402
+
+__all__ = ["fetch_library"]  # scripts/generate_framework_map.py fetches the frameworks' sources with it
 _DOC_ENTRY = re.compile(r"`(?P<key>[\w.-]+/[^`\s]+:\d+ BCL\d{3})`")
 
 
@@ -58,25 +58,10 @@ class Finding:
         return f"{self.project}/{self.path}:{self.line} {self.code}"
 
 
-def load_benchmarks():
-    spec = importlib.util.spec_from_file_location("bcast_benchmarks", REPO_ROOT / "benchmarks" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-# Whatever `pip download --no-deps NAME==VERSION` serves: a wheel (it holds the sources) or an sdist.
+# The benchmarks' dense corpus (eight libraries whose distributed code goes through their own
+# wrappers), and the frameworks the framework map covers (issue 21).
 EXTRA_LIBRARIES = (
-    ("megatron-core", "0.16.1"),
-    ("verl", "0.9.1"),
-    ("axolotl", "0.19.0"),
-    ("colossalai", "0.5.0"),
-    ("torchtune", "0.6.1"),
-    ("mosaicml", "0.32.1"),
-    ("lightning", "2.6.6"),
-    ("fairscale", "0.4.13"),
-    # issue 21: frameworks whose collectives the framework map covers
+    *DENSE_CORPUS,
     ("torchmetrics", "1.9.0"),
     ("pytorch-ignite", "0.5.5"),
     ("mmengine", "0.10.7"),
@@ -84,36 +69,10 @@ EXTRA_LIBRARIES = (
 
 
 def project_directories(corpus_dir: Path) -> list[Path]:
-    benchmarks = load_benchmarks()
-    corpus = benchmarks.fetch_corpus(corpus_dir)
+    corpus = fetch_corpus(corpus_dir)
     benchmark_projects = {corpus.root / name.split("/", 1)[0] for name in corpus.files}
     extra = {fetch_library(corpus_dir, name, version) for name, version in EXTRA_LIBRARIES}
     return sorted(benchmark_projects | extra)
-
-
-def fetch_library(corpus_dir: Path, name: str, version: str) -> Path:
-    """`corpus_dir/src/NAME-VERSION`, downloaded and extracted on first use."""
-    target = corpus_dir / "src" / f"{name}-{version}"
-    marker = corpus_dir / "src" / f".extracted-{name}-{version}"
-    if marker.exists():
-        return target
-    downloads = corpus_dir / "dist" / f"{name}-{version}"
-    if not any(downloads.glob("*")):
-        print(f"fetching {name}=={version} ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        f"{name}=={version}", "-d", str(downloads)], check=True)
-    archive = next(downloads.glob("*"))
-    shutil.rmtree(target, ignore_errors=True)
-    if archive.suffix == ".whl":
-        with zipfile.ZipFile(archive) as wheel:
-            wheel.extractall(target)
-    else:
-        with tarfile.open(archive) as tar:
-            # The "data" filter refuses absolute paths, "..", links out of the tree and devices;
-            # an sdist holds one NAME-VERSION/ folder, which becomes `target` itself.
-            tar.extractall(target.parent, filter="data")
-    marker.write_text(archive.name)
-    return target
 
 
 def lint(directories: list[Path]) -> tuple[list[dict], str, int]:

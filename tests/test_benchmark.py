@@ -71,6 +71,12 @@ def test_scaling_and_targets_tables(stand_in: str):
     )
 
 
+def test_the_dense_corpus_has_its_own_targets(stand_in: str):
+    output = smoke("--tools", "bcast-lint", "--bcast-lint-cmd", stand_in, "--corpus", "dense")
+    assert re.search(r"^bcast-lint / ruff, dense corpus, 1 process\s.*8\.0x\s", output, re.MULTILINE), output
+    assert "bcast-lint, tiny file" not in output.split("targets (")[1]
+
+
 def test_missing_tools_are_reported_not_fatal(stand_in: str, tmp_path: Path):
     # --smoke installs nothing, and no TorchFix or Fixit venv exists under an empty corpus dir.
     output = smoke(

@@ -193,3 +193,19 @@ def test_a_file_modified_just_now_is_not_indexed(tmp_path):
     _aged(path)
     lint_files([(str(path), "a.py")], Settings(), jobs=1, cache=cache)
     assert cache.known(str(path)) is not None and not cache.known(str(path)).worth_a_look
+
+
+def test_a_run_whose_files_the_pre_filter_skips_does_not_import_libcst(tmp_path):
+    """Start-up stays cheap (the pre-commit hook, the tiny-file benchmark): LibCST is imported only
+    for a file that must be parsed."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "tiny.py").write_text("import os\n\nprint(os.getcwd())\n")
+    (tmp_path / "empty.toml").write_text("")
+    code = ("import sys\nfrom bcast_lint.cli import main\ntry:\n"
+            f"    main(['--no-cache', '--config', {str(tmp_path / 'empty.toml')!r}, {str(tmp_path / 'tiny.py')!r}])\n"
+            "except SystemExit:\n    pass\nsys.exit('libcst' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True).returncode == 0

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from bcast_lint.analysis.apis import API_PACKAGES, gated_call_words
-from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
 from bcast_lint.source import Source
 
@@ -105,6 +104,8 @@ class ModuleIndex:
     @functools.cached_property
     def environment_per_rank(self) -> tuple:
         """The module's writes of environment variables under a test on the rank (once per module)."""
+        from bcast_lint.analysis.environment import set_per_rank  # it reads LibCST trees: not at start-up
+
         return set_per_rank(self.source.text)
 
     @functools.cached_property
