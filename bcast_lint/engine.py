@@ -202,7 +202,7 @@ def run_rules(module, filename: str, enabled: CodeFilter, source: Optional[Sourc
 
     analysis = ModuleAnalysis(module, filename, source, context)
     coverage = analysis.coverage(tree, counted)
-    if not analysis.calls:
+    if not analysis.calls and not analysis.overrides_a_collective_hook():
         return [], coverage
     findings = []
     for spec in RULES:

@@ -41,6 +41,7 @@ _GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
+_TRAINING_STEP = re.compile(rb"def[ \t]+training_step[ \t]*\(")
 _PARTIAL_COLLECTIVE = re.compile(words.WRAPPED_COLLECTIVE.encode())
 _STEERS_TRAINER = re.compile(STEERS_TRAINER.encode())
 _STEERS_TRAINER_WORDS = words.encoded(STEERS_TRAINER_WORDS)
@@ -56,6 +57,8 @@ def verdict(source: bytes) -> str:
         return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return PARSE
+    if b"training_step" in source and b"lightning" in source and _TRAINING_STEP.search(source):
+        return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
     if b"gather" in source and any(_is_called(source, call, indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
@@ -72,10 +75,10 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather or a rank. Most files fail them; for the others, a run with a cache looks
+    broadcast, a gather, a rank or a Lightning training step. Most files fail them; for the others, a run with a cache looks
     the file up before the costlier steps."""
     return any(word in source for word in API_WORDS) and (
-        b"broadcast" in source or b"gather" in source or names_rank(source))
+        b"broadcast" in source or b"gather" in source or names_rank(source) or b"training_step" in source)
 
 
 def may_have_findings(source: bytes) -> bool:

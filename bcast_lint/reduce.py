@@ -156,13 +156,16 @@ def _lines_reading(lines: list[Optional[str]], properties: frozenset) -> set[int
 
 
 def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
-    """1-based numbers of the lines that steer a transformers Trainer (apis.STEERS_TRAINER)."""
-    if not any(word in text for word in STEERS_TRAINER_WORDS):
-        return set()
-    return {number for number, line in enumerate(lines, start=1) if line and _STEERS_TRAINER.search(line)}
+    """1-based numbers of the lines that steer a transformers Trainer (apis.STEERS_TRAINER), and of a
+    Lightning `def training_step(`, whose returned loss goes through the Trainer's DDP backward."""
+    patterns = [pattern for words, pattern in ((STEERS_TRAINER_WORDS, _STEERS_TRAINER), (("lightning",), _TRAINING_STEP))
+                if any(word in text for word in words)]
+    return {number for number, line in enumerate(lines, start=1)
+            if line and any(pattern.search(line) for pattern in patterns)}
 
 
 _STEERS_TRAINER = re.compile(STEERS_TRAINER)
+_TRAINING_STEP = re.compile(r"^\s*def\s+training_step\s*\(")
 
 
 def _lines_setting_levels(lines: list[str], text: str) -> set[int]:

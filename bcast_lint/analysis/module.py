@@ -804,6 +804,7 @@ class ModuleAnalysis:
         self._once: dict[Callable, object] = {}
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
+        self._handed_passes: dict[cst.CSTNode, Divergence] = {}  # see handed_divergence
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
@@ -1227,6 +1228,27 @@ class ModuleAnalysis:
         """What differs between ranks in `scope`, which may hold no collective of its own (computed
         once per scope)."""
         return self._caller_divergence(scope, {site.call: site for site in self.calls})
+
+    def handed_divergence(self, scope: cst.FunctionDef) -> Divergence:
+        """What differs between ranks in `scope`, started with what its callers, the framework (a
+        hook's batch) and its object hand it (computed once per scope)."""
+        if scope not in self._handed_passes:
+            collectives = {site.call: site for site in self.calls}
+            self._handed_passes[scope] = divergence_of(scope, self.conditions, self._names_of, collectives,
+                                                       _weak(self.returned_variance),
+                                                       self._varying_parameters(scope, collectives),
+                                                       self.attributes.entry(scope))
+        return self._handed_passes[scope]
+
+    def overrides_a_collective_hook(self) -> bool:
+        """Whether the module defines a method whose result a framework feeds to its collectives: a
+        `training_step`, whose loss the Lightning Trainer's DDP backward all-reduces. The rules
+        read such a module even where it calls no collective itself."""
+        return bool(self.methods_named("training_step"))
+
+    def methods_named(self, name: str) -> list[tuple[cst.FunctionDef, cst.ClassDef]]:
+        """(method, its class) for the module's methods called `name`."""
+        return [(method, klass) for method, klass in self._method_classes.items() if method.name.value == name]
 
     def class_of(self, method: cst.FunctionDef) -> Optional[cst.ClassDef]:
         """The class whose body defines `method`, or None for a function."""

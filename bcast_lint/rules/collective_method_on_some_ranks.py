@@ -7,7 +7,8 @@ import libcst as cst
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import CONTROL
-from bcast_lint.analysis.expressions import argument_value, last_name
+from bcast_lint.analysis.ranks import boolean_leaves
+from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
@@ -31,7 +32,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) it is flagged
     only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
     Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
-    on the ranks that logged it). Hand-written entries (marked) cover what the call graph
+    on the ranks that logged it). A LightningModule's `training_step` that returns None, or a new
+    tensor no parameter reaches (`torch.tensor(0.0, requires_grad=True)`), under a test that differs
+    between ranks while its other returns compute the loss, is flagged at that `return`: the
+    Trainer's backward through DDP all-reduces gradients only where the loss reaches the parameters. Hand-written entries (marked) cover what the call graph
     cannot follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.
@@ -183,6 +187,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 matrix = confusion.compute()
                 if rank == 0:
                     save_outputs(rows, matrix)
+            """),
+        # A training step that returns a loss computed from the model on every path (zero where nothing counts).
+        Valid("""
+            import lightning.pytorch as pl
+            class Detector(pl.LightningModule):
+                def training_step(self, batch, index):
+                    x, y = batch
+                    keep = y >= 0
+                    if not keep.any():
+                        return self.net(x).sum() * 0
+                    return torch.nn.functional.cross_entropy(self.net(x[keep]), y[keep])
             """),
         # A metric object logged on every rank, updated where the batch holds positives; a tensor logged on some.
         Valid("""
@@ -728,6 +743,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # A detached zero loss for a batch without targets (pytorch-lightning#12190).
+        Invalid("""
+            import lightning.pytorch as pl
+            class Detector(pl.LightningModule):
+                def training_step(self, batch, index):
+                    x, y = batch
+                    keep = y >= 0
+                    if not keep.any():
+                        return torch.tensor(0.0, requires_grad=True)
+                    return torch.nn.functional.cross_entropy(self.net(x[keep]), y[keep])
+            """, expected_message="training_step() returns 'torch.tensor(0.0, requires_grad=True)', a new tensor "
+                "that no parameter reaches, only where 'not keep.any()' holds (it is computed from this rank's own "
+                "batch of data): the Trainer's backward through DistributedDataParallel all-reduces each gradient "
+                "as the parameters get one, which never happens on those ranks, so the others wait in the gradient "
+                "all-reduce and every rank hangs until the timeout", range=(7, 13, 7, 57)),
         # A metric object logged only where the batch holds positives (pytorch-lightning#20223).
         Invalid("""
             import lightning as L
@@ -1469,6 +1499,52 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _prepared_loops_on_some_ranks(analysis)
         yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
+        yield from _losses_apart_from_the_model(analysis)
+
+
+# What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
+# reducer all-reduces each gradient as autograd produces it (lightning 2.6.6: strategies/ddp.py wraps
+# the module in DistributedDataParallel; torch nn/parallel/distributed.py `self.reducer = dist.Reducer(`).
+_NEW_TENSORS = frozenset({"torch.tensor", "torch.zeros", "torch.ones", "torch.full", "torch.as_tensor",
+                          "torch.scalar_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty"})
+
+
+def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A LightningModule's `training_step` that returns None, or a new tensor no parameter reaches
+    (`torch.tensor(0.0, requires_grad=True)`), under a test that differs between ranks (a batch
+    without targets), while its other returns compute the loss: on those ranks the Trainer's
+    backward reaches no parameter (or, for None, is skipped), so DDP's gradient all-reduce never
+    starts there and the others wait in it (pytorch-lightning#12190, #5243)."""
+    for method, klass in analysis.methods_named("training_step"):
+        if not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+            continue
+        returns = [node for node in every_node(method.body, cst.Return)
+                   if not any(isinstance(part, cst.FunctionDef) for part in path_to(method.body, node) or ())]
+        detached = [node for node in returns if _apart_from_the_model(analysis, node.value, method)]
+        if not detached or len(detached) == len(returns):
+            continue
+        tests = analysis.handed_divergence(method).tests
+        for node in detached:
+            test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
+                         and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
+            if test is None:
+                continue
+            why = next(tests[leaf] for leaf in boolean_leaves(test) if leaf in tests)
+            what = "None, which skips the backward and the optimizer step" if node.value is None or is_none(
+                node.value) else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
+            yield Report(node, f"training_step() returns {what}, only where '{analysis.code(test)}' holds "
+                         f"({why}): the Trainer's backward through DistributedDataParallel all-reduces each "
+                         f"gradient as the parameters get one, which never happens on those ranks, so the "
+                         f"others wait in the gradient all-reduce and every rank hangs until the timeout",
+                         help="Return a loss computed from the model on every rank: multiply it by zero where "
+                              "the batch has nothing to learn from (`loss = model_loss * 0`)")
+
+
+def _apart_from_the_model(analysis: ModuleAnalysis, value: Optional[cst.BaseExpression],
+                          scope: cst.FunctionDef) -> bool:
+    if value is None or is_none(value):
+        return True
+    return isinstance(value, cst.Call) and bool(analysis.qualified_names(value.func, scope) & _NEW_TENSORS)
 
 
 # Trainer methods that run collectives once per batch of a dataset, where the dataset comes from
