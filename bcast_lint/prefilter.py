@@ -19,7 +19,8 @@ import re
 from typing import Callable
 
 from bcast_lint.analysis import words
-from bcast_lint.analysis.apis import MAPPED_PROPERTY_NAMES, STEERS_TRAINER, STEERS_TRAINER_WORDS, gated_call_words
+from bcast_lint.analysis.apis import (MAPPED_PROPERTY_NAMES, STEERS_TRAINER, STEERS_TRAINER_WORDS, TRAINING_STEP,
+                                      gated_call_words)
 from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
@@ -41,7 +42,7 @@ _GATHER_CALLS = tuple(_called(word) for word in GATHER_WORDS)
 _OTHER_CALLS = tuple((word.encode(), _called(word)) for word in OTHER_CALL_WORDS)
 
 
-_TRAINING_STEP = re.compile(rb"def[ \t]+training_step[ \t]*\(")
+_TRAINING_STEP = re.compile(TRAINING_STEP.encode())
 _PARTIAL_COLLECTIVE = re.compile(words.WRAPPED_COLLECTIVE.encode())
 _STEERS_TRAINER = re.compile(STEERS_TRAINER.encode())
 _STEERS_TRAINER_WORDS = words.encoded(STEERS_TRAINER_WORDS)
@@ -59,7 +60,7 @@ def verdict(source: bytes) -> str:
         return PARSE
     if b"training_step" in source and b"lightning" in source and _TRAINING_STEP.search(source):
         return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
-    if b"gather" in source and any(_is_called(source, call, indexing_gather) for call in _GATHER_CALLS):
+    if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
         return SKIP
@@ -75,8 +76,8 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather, a rank or a Lightning training step. Most files fail them; for the others, a run with a cache looks
-    the file up before the costlier steps."""
+    broadcast, a gather, a rank or a Lightning training step. Most files fail them; for the others,
+    a run with a cache looks the file up before the costlier steps."""
     return any(word in source for word in API_WORDS) and (
         b"broadcast" in source or b"gather" in source or names_rank(source) or b"training_step" in source)
 
@@ -101,25 +102,3 @@ def _is_called(source: bytes, call: re.Pattern, unless: Callable[[bytes, re.Matc
     return any((match.start() == 0 or source[match.start() - 1] not in _IDENTIFIER_BYTES)
                and not (unless and unless(source, match))
                for match in call.finditer(source))
-
-
-_ANY_GATHER = re.compile(rb"(?<!\w)gather\s*\(")
-
-
-def gathers_only_index(text: str) -> bool:
-    """Whether every `gather(` call in `text` indexes (indexing_gather): no gather collective."""
-    encoded = text.encode()
-    return all(indexing_gather(encoded, match) for match in _ANY_GATHER.finditer(encoded))
-
-
-_INDEX_ARGUMENT = re.compile(rb"\s*(?:-?\d|dim\s*=)")
-
-
-def indexing_gather(source: bytes, match: re.Match) -> bool:
-    """Indexing, not the collective: `torch.gather(x, 1, index)`, `x.gather(-1, index)`,
-    `x.gather(dim=1, ...)` (a collective's first argument is what it gathers). Half the files of
-    the benchmark corpus that reached the parse reached it for these only."""
-    start = match.start()
-    if source[max(0, start - 6):start] == b"torch.":
-        return True
-    return source[start - 1:start] == b"." and _INDEX_ARGUMENT.match(source, match.end()) is not None

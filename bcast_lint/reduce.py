@@ -21,7 +21,7 @@ from typing import Iterable, Optional, Sequence
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
-                                      STEERS_TRAINER_WORDS, gated_call_words)
+                                      STEERS_TRAINER_WORDS, TRAINING_STEP, gated_call_words)
 from bcast_lint.analysis.words import (COLLECTIVE_ALIAS, COLLECTIVE_WORDS, DEFERRING_CALLS, HOOK_REGISTRATIONS,
                                       WRAPPED_COLLECTIVE)
 from bcast_lint.source import Source
@@ -159,13 +159,13 @@ def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
     """1-based numbers of the lines that steer a transformers Trainer (apis.STEERS_TRAINER), and of a
     Lightning `def training_step(`, whose returned loss goes through the Trainer's DDP backward."""
     patterns = [pattern for words, pattern in ((STEERS_TRAINER_WORDS, _STEERS_TRAINER), (("lightning",), _TRAINING_STEP))
-                if any(word in text for word in words)]
+                if any(word in text for word in words)]  # (the words first: the patterns cost more)
     return {number for number, line in enumerate(lines, start=1)
             if line and any(pattern.search(line) for pattern in patterns)}
 
 
 _STEERS_TRAINER = re.compile(STEERS_TRAINER)
-_TRAINING_STEP = re.compile(r"^\s*def\s+training_step\s*\(")
+_TRAINING_STEP = re.compile(TRAINING_STEP)
 
 
 def _lines_setting_levels(lines: list[str], text: str) -> set[int]:

@@ -1,13 +1,14 @@
 """Benchmark bcast-lint against ruff, flake8, TorchFix and Fixit on a pinned corpus (issue 7).
 
-    python benchmarks/run.py [--corpus-dir benchmarks/.corpus] [--rounds 3] [--slice-every 40]
-                             [--tools bcast-lint,ruff,torchfix,flake8,fixit] [--smoke]
+    python benchmarks/run.py [--corpus-dir benchmarks/.corpus] [--corpus benchmark|dense] [--rounds 3]
+                             [--slice-every 40] [--tools bcast-lint,ruff,torchfix,flake8,fixit] [--smoke]
 
 The corpus is six ML libraries as sdists (or, with `--corpus dense`, eight distributed-training
-libraries), fetched once with `pip download` into the corpus directory. Every tool is given the same explicit, sorted list of files (never a directory), so
-no tool's own exclude or .gitignore rules change what is measured. Rounds are interleaved: each
-round runs every measurement once, so drift on a shared machine hits all tools alike; the
-tables show medians. `--smoke` runs on a few generated files in seconds; CI runs that.
+libraries), fetched once with `pip download` into the corpus directory. Every tool is given the
+same explicit, sorted list of files (never a directory), so no tool's own exclude or .gitignore
+rules change what is measured. Rounds are interleaved: each round runs every measurement once, so
+drift on a shared machine hits all tools alike; the tables show medians. `--smoke` runs on a few
+generated files in seconds; CI runs that.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@
 The corpus is the benchmarks' six libraries (benchmarks/corpus.py: accelerate, transformers, trl,
 peft, diffusers and deepspeed sdists at pinned versions) plus the eleven of `EXTRA_LIBRARIES`
 below: the benchmarks' dense corpus, whose distributed code goes through their own wrappers, and
-three frameworks; all are fetched with pip on first use into the git-ignored corpus directory. The CLI lints each project's directory
-with an empty configuration (this repository's pyproject.toml excludes the corpus) and JSON output.
+three frameworks; all are fetched with pip on first use into the git-ignored corpus directory. The
+CLI lints each project's directory with an empty configuration (this repository's pyproject.toml
+excludes the corpus) and JSON output.
 
 `--coverage` prints, per library, a Markdown table row of how much of its distributed code the
 analysis reads (issue 13): its Python files, those passing the pre-filter, the collective calls

@@ -15,8 +15,7 @@ from bcast_lint.analysis.apis import CATALOG, STATE_DICT_HOOKS
 from bcast_lint.analysis.names import dotted_parts
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.summaries import Summaries
-from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
-from bcast_lint.prefilter import gathers_only_index
+from bcast_lint.analysis.words import COLLECTIVE_WORDS, gathers_only_index, mentions_collective, names_collective
 from bcast_lint.source import Source
 
 

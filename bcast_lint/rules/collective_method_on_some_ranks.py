@@ -32,13 +32,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) it is flagged
     only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
     Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
-    on the ranks that logged it). A LightningModule's `training_step` that returns None, or a new
-    tensor no parameter reaches (`torch.tensor(0.0, requires_grad=True)`), under a test that differs
-    between ranks while its other returns compute the loss, is flagged at that `return`: the
-    Trainer's backward through DDP all-reduces gradients only where the loss reaches the parameters. Hand-written entries (marked) cover what the call graph
-    cannot follow, each with the line that proves it. Many run their collective only in some
+    on the ranks that logged it). Hand-written entries (marked) cover what the call graph cannot
+    follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.
+
+    A LightningModule's `training_step` that returns None, or a new tensor no parameter reaches
+    (`torch.tensor(0.0, requires_grad=True)`), under a test that differs between ranks while its
+    other returns compute the loss, is flagged at that `return`: the Trainer's backward through DDP
+    all-reduces gradients only where the loss reaches the parameters.
 
     The map's functions and methods named like a collective (`fabric.barrier()`, `fabric.all_gather()`,
     a LightningModule's `self.all_gather()`, `trainer.strategy.barrier()`, `idist.all_reduce()`) are

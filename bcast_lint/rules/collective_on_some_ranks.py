@@ -1131,14 +1131,16 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(token, done):\n    if rank == 0:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)\n"
               "    else:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)"),
         Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
-              "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n        dist.all_reduce(done)"),
+              "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n"
+              "        dist.all_reduce(done)"),
         # A container filled on every rank alike: its truth is the same everywhere.
         Valid("def f():\n    kept = []\n    for i in range(3):\n        kept.append(i)\n    if not kept:\n        return\n"
               "    dist.all_reduce(torch.tensor(kept))"),
         # Objects that always pickle, or a handler that re-raises.
         Valid("def score(r):\n    return {'id': r, 'key': sorted([r], key=lambda v: -v)}\n"
               "def f(shard):\n    rows = [score(r) for r in shard[rank::2]]\n    try:\n"
-              "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n        out = [rows]"),
+              "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n"
+              "        out = [rows]"),
         Valid("def score(r):\n    out = {'id': r}\n    if r < 0:\n        out['fix'] = lambda t: t\n    return out\n"
               "def f(shard):\n    rows = [score(r) for r in shard[rank::2]]\n    try:\n"
               "        out = [None, None]\n        dist.all_gather_object(out, rows)\n    except Exception:\n"
