@@ -805,6 +805,7 @@ class ModuleAnalysis:
         self._swallowed_functions: Optional[dict[str, str]] = None  # see _swallowed
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._handed_passes: dict[cst.CSTNode, Divergence] = {}  # see handed_divergence
+        self._helper_calls: Optional[dict] = None  # see helper_collective_calls
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
@@ -2395,6 +2396,22 @@ class ModuleAnalysis:
 
     def broadcasts(self) -> Iterator[CallSite]:
         return (site for site in self.calls if site.api.is_broadcast)
+
+    def helper_collective_calls(self) -> dict[cst.CSTNode, list[tuple[cst.Call, cst.CSTNode]]]:
+        """Scope -> (call, its statement) for the calls of project functions that may run a
+        collective but are no collective of their callers (one over a process group the function
+        picks itself, `groups["stats"]`, or one some of its callers' arguments skip): what a
+        sequence of a scope's collectives holds besides its sites (computed once)."""
+        if self._helper_calls is None:
+            self._helper_calls = {}
+            sites = {site.call for site in self.calls}
+            for candidate in self._project_calls.values() if self._context is not None else ():
+                if candidate.call in sites:
+                    continue
+                target = self._target(candidate, names_collective)
+                if isinstance(target, FunctionRef) and self._context.summaries.may_run_collective(target):
+                    self._helper_calls.setdefault(candidate.scope, []).append((candidate.call, candidate.statement))
+        return self._helper_calls
 
     def calls_in(self, scope: cst.CSTNode) -> Sequence[CallSite]:
         """The calls whose scope is `scope`, in the order of `calls`."""

@@ -108,7 +108,9 @@ class CollectiveOnSomeRanks(Rule):
     each class reaches, in source order ("those ranks run all_reduce (line 30) then barrier (line
     41), while the others run barrier (line 41) only"). Two arms of such a branch that run the same
     collectives in another order (`broadcast` then `reduce` where the process samples, `reduce` then
-    `broadcast` elsewhere) are flagged too, once, where the later arm first parts from the earlier.
+    `broadcast` elsewhere) are flagged too, once, where the later arm first parts from the earlier;
+    the sequences count calls of the project's functions that run collectives over a group of their
+    own choosing (`sync_stats(local, groups)`), which are no collectives of their callers otherwise.
 
     A container's truth is whether it holds items: `if not self.kept: return` before a collective,
     with `self.kept` appended to under a test on each rank's own batch, is an exit on some ranks. A
@@ -1133,6 +1135,13 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
               "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n"
               "        dist.all_reduce(done)"),
+        # Helpers over groups of their own in swapped order, under a test the ranks agreed on first.
+        Valid("GROUPS = {}\ndef sync_stats(x):\n    dist.all_reduce(x, group=GROUPS['stats'])\n"
+              "def sync_grads(y):\n    dist.all_reduce(y, group=GROUPS['grads'])\n"
+              "def f(x, y, lengths):\n    longest = torch.tensor([lengths[rank]])\n"
+              "    dist.all_reduce(longest, op=dist.ReduceOp.MAX, group=GROUPS['grads'])\n"
+              "    if longest.item() > 4:\n        sync_stats(x)\n        sync_grads(y)\n    else:\n"
+              "        sync_grads(y)\n        sync_stats(x)"),
         # A container filled on every rank alike: its truth is the same everywhere.
         Valid("def f():\n    kept = []\n    for i in range(3):\n        kept.append(i)\n    if not kept:\n        return\n"
               "    dist.all_reduce(torch.tensor(kept))"),
@@ -2430,6 +2439,15 @@ class CollectiveOnSomeRanks(Rule):
                 "broadcast (line 11) then all_reduce (line 12): each call pairs with the others' call at the same "
                 "point, a different collective or group, and every rank hangs until the timeout"),
                 range=(6, 9, 6, 30)),
+        Invalid("GROUPS = {}\ndef sync_stats(x):\n    dist.all_reduce(x, group=GROUPS['stats'])\n"
+                "def sync_grads(y):\n    dist.all_reduce(y, group=GROUPS['grads'])\n"
+                "def f(x, y, lengths):\n    if lengths[rank] > 4:\n        sync_stats(x)\n        sync_grads(y)\n"
+                "    else:\n        sync_grads(y)\n        sync_stats(x)",
+                expected_message="sync_grads() runs at another point on different ranks: on ranks where "
+                "'lengths[rank] > 4' is false the branch at line 15 runs sync_grads (line 19) then sync_stats "
+                "(line 20), while the others run sync_stats (line 16) then sync_grads (line 17): each call pairs "
+                "with the others' call at the same point, a different collective or group, and every rank hangs "
+                "until the timeout", range=(11, 9, 11, 22)),
         Invalid("def f(shard):\n    kept = []\n    for row in shard[rank::2]:\n        if row.any():\n"
                 "            kept.append(row)\n    if not kept:\n        return\n    dist.all_reduce(torch.cat(kept).sum())",
                 expected_message=(
@@ -2466,6 +2484,7 @@ class CollectiveOnSomeRanks(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from self.check_sites(analysis)
+        yield from _helpers_out_of_order(analysis)
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
 
@@ -3219,54 +3238,104 @@ def _arms_out_of_order(analysis: ModuleAnalysis, site: CallSite, layout: "_Layou
     each rank's n-th call pairs with the others' n-th, so the kinds or groups do not match. Said
     once, of the call where the later arm first parts from the sequence of an earlier one."""
     for chain, index in layout.enclosing.get(site.statement, ()):
-        if not _apart_by_chain(analysis, site, chain):
-            continue
-        sequences = [_arm_sequence(analysis, site.scope, layout, chain, arm) for arm in range(len(chain.arms))]
-        mine = sequences[index]
-        if mine is None:
-            continue
-        for theirs in sequences[:index]:
-            if theirs is None or sorted(_kinds(mine)) != sorted(_kinds(theirs)):
-                continue
-            parting = next((k for k, (a, b) in enumerate(zip(_kinds(mine), _kinds(theirs))) if a != b), None)
-            if parting is not None and mine[parting] is site:
-                return _arm_order_message(analysis, chain, index, mine, theirs)
+        found = _parting_step(analysis, site.scope, layout, chain, index)
+        if found is not None and found[0] is site.call:
+            return found[1]
     return None
 
 
-def _apart_by_chain(analysis: ModuleAnalysis, site: CallSite, chain: "_Chain") -> bool:
-    return _decided_by_rank(analysis, site, chain) \
-        or any(leaf in analysis.divergence.tests for test in chain.tests for leaf in boolean_leaves(test))
+def _helpers_out_of_order(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """_arms_out_of_order where the later arm first parts at a call of a project function that runs
+    collectives over a group of its own choosing (no site of its own: `sync_stats(local, groups)`
+    before `sync_grads(model, groups)` on the ranks with a long batch, after it elsewhere)."""
+    layouts: dict = {}
+    for scope, calls in analysis.helper_collective_calls().items():
+        helpers = {call for call, _ in calls}
+        layout = _layout(layouts, scope)
+        for chain in layout.chains:
+            for index in range(1, len(chain.arms)):
+                found = _parting_step(analysis, scope, layout, chain, index)
+                if found is not None and found[0] in helpers:
+                    yield Report(found[0], found[1], help=_ARM_ORDER_HELP)
+
+
+def _parting_step(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
+                  index: int) -> Optional[tuple[cst.Call, str]]:
+    """(the call, the message) where arm `index` of a chain whose tests differ between ranks first
+    parts from an earlier arm that runs the same collectives in another order, or None."""
+    if not _apart_by_chain(analysis, scope, chain):
+        return None
+    sequences = [_arm_sequence(analysis, scope, layout, chain, arm) for arm in range(len(chain.arms))]
+    mine = sequences[index]
+    for theirs in sequences[:index] if mine is not None else ():
+        if theirs is None or sorted(_kinds(mine)) != sorted(_kinds(theirs)):
+            continue
+        parting = next((k for k, (a, b) in enumerate(zip(_kinds(mine), _kinds(theirs))) if a != b), None)
+        if parting is not None:
+            return mine[parting].call, _arm_order_message(analysis, chain, index, mine, theirs)
+    return None
+
+
+def _apart_by_chain(analysis: ModuleAnalysis, scope: cst.CSTNode, chain: "_Chain") -> bool:
+    """The chain's tests differ between ranks, and no collective before it made what they read
+    agree (`dist.all_reduce(longest, op=MAX, group=g)` then `if longest.item() >= LONG:`: the
+    divergence analysis does not count a reduction over a group, whose members it cannot tell)."""
+    tests = analysis.divergence.tests if scope in analysis.worlds else analysis.handed_divergence(scope).tests
+    decided = any(analysis.varies_by_rank(test) for test in chain.tests)
+    if not decided and not any(leaf in tests for test in chain.tests for leaf in boolean_leaves(test)):
+        return False
+    start = analysis.position(chain.top).start.line
+    agreed = {site.payload.value for site in analysis.calls_in(scope) if site.api.short_name in _AGREEING
+              and isinstance(site.payload, cst.Name) and analysis.position(site.call).start.line < start}
+    return decided or not any(names_read(test) & agreed for test in chain.tests)
+
+
+# Collectives after which every rank holds what the first one (or all together) sent.
+_AGREEING = frozenset({"broadcast", "all_reduce", "broadcast_object_list"})
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A collective, or a call of a project function that runs some, in a sequence."""
+
+    call: cst.Call
+    statement: cst.CSTNode
+    kind: tuple  # (name, group)
+    called: str
 
 
 def _arm_sequence(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
                   arm: int) -> Optional[list]:
-    """The collective sites of one arm in the order they run, or None where one sits deeper
+    """The collective steps of one arm in the order they run, or None where one sits deeper
     than the arm's own statements (a loop or a branch inside decides how often it runs)."""
     statements = chain.arms[arm][2]
-    inside = [s for s in analysis.calls_in(scope)
-              if any(outer is chain and index == arm for outer, index in layout.enclosing.get(s.statement, ()))]
-    if any(s.statement not in statements for s in inside):
+    steps = [_Step(s.call, s.statement, (s.api.short_name, group_key(s.group) if s.group is not None else None),
+                   s.api.called) for s in analysis.calls_in(scope)]
+    steps += [_Step(call, statement, (last_name(call.func), None), f"{last_name(call.func)}()")
+              for call, statement in analysis.helper_collective_calls().get(scope, ())]
+    inside = [step for step in steps
+              if any(outer is chain and index == arm for outer, index in layout.enclosing.get(step.statement, ()))]
+    if any(step.statement not in statements for step in inside):
         return None
     order = {statement: position for position, statement in enumerate(statements)}
-    return sorted(inside, key=lambda s: (order[s.statement], analysis.position(s.call).start.column))
+    return sorted(inside, key=lambda step: (order[step.statement], analysis.position(step.call).start.column))
 
 
 def _kinds(sequence: list) -> list:
-    return [(s.api.short_name, group_key(s.group) if s.group is not None else None) for s in sequence]
+    return [step.kind for step in sequence]
 
 
 def _arm_order_message(analysis: ModuleAnalysis, chain: "_Chain", index: int, own: list, others: list) -> str:
-    first = next(s for s, a, b in zip(own, _kinds(own), _kinds(others)) if a != b)
-    return (f"{first.api.called} runs at another point on different ranks: on ranks where "
+    first = next(step for step, a, b in zip(own, _kinds(own), _kinds(others)) if a != b)
+    return (f"{first.called} runs at another point on different ranks: on ranks where "
             f"{_phrase(analysis, *_arm_test(chain, index))} the branch at line {analysis.position(chain.top).start.line} "
             f"runs {_sequence_in_order(analysis, own)}, while the others run {_sequence_in_order(analysis, others)}: "
             f"each call pairs with the others' call at the same point, a different collective or group, and every "
             f"rank hangs until the timeout")
 
 
-def _sequence_in_order(analysis: ModuleAnalysis, sites: list) -> str:
-    return " then ".join(f"{s.api.short_name} (line {analysis.position(s.call).start.line})" for s in sites)
+def _sequence_in_order(analysis: ModuleAnalysis, steps: list) -> str:
+    return " then ".join(f"{step.kind[0]} (line {analysis.position(step.call).start.line})" for step in steps)
 
 
 def _split_within_group(site: CallSite, reached: set, missing: set) -> bool:
