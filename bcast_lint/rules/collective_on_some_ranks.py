@@ -3250,28 +3250,26 @@ def _helpers_out_of_order(analysis: ModuleAnalysis) -> Iterator[Report]:
     before `sync_grads(model, groups)` on the ranks with a long batch, after it elsewhere)."""
     layouts: dict = {}
     for scope, calls in analysis.helper_collective_calls().items():
-        helpers = {call for call, _ in calls}
         layout = _layout(layouts, scope)
-        for chain in layout.chains:
-            for index in range(1, len(chain.arms)):
-                found = _parting_step(analysis, scope, layout, chain, index)
-                if found is not None and found[0] in helpers:
-                    yield Report(found[0], found[1], help=_ARM_ORDER_HELP)
+        for call, statement in calls:
+            for chain, index in layout.enclosing.get(statement, ()):
+                found = _parting_step(analysis, scope, layout, chain, index) if index else None
+                if found is not None and found[0] is call:
+                    yield Report(call, found[1], help=_ARM_ORDER_HELP)
 
 
 def _parting_step(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
                   index: int) -> Optional[tuple[cst.Call, str]]:
     """(the call, the message) where arm `index` of a chain whose tests differ between ranks first
     parts from an earlier arm that runs the same collectives in another order, or None."""
-    if not _apart_by_chain(analysis, scope, chain):
-        return None
     sequences = [_arm_sequence(analysis, scope, layout, chain, arm) for arm in range(len(chain.arms))]
     mine = sequences[index]
     for theirs in sequences[:index] if mine is not None else ():
         if theirs is None or sorted(_kinds(mine)) != sorted(_kinds(theirs)):
             continue
         parting = next((k for k, (a, b) in enumerate(zip(_kinds(mine), _kinds(theirs))) if a != b), None)
-        if parting is not None:
+        # (whether the tests differ between ranks last: it may need a divergence pass of the scope)
+        if parting is not None and _apart_by_chain(analysis, scope, chain):
             return mine[parting].call, _arm_order_message(analysis, chain, index, mine, theirs)
     return None
 
@@ -3318,7 +3316,12 @@ def _arm_sequence(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout
     if any(step.statement not in statements for step in inside):
         return None
     order = {statement: position for position, statement in enumerate(statements)}
-    return sorted(inside, key=lambda step: (order[step.statement], analysis.position(step.call).start.column))
+    return sorted(inside, key=lambda step: (order[step.statement], _call_order(step)))
+
+
+def _call_order(step: _Step) -> int:
+    """Where the step's call comes among its statement's calls (source order, no positions)."""
+    return next((k for k, call in enumerate(calls_in(step.statement)) if call is step.call), 0)
 
 
 def _kinds(sequence: list) -> list:
