@@ -1029,6 +1029,34 @@ class ModuleAnalysis:
                 return ref
         return None
 
+    def _dispatched_by_name(self, candidate: _Candidate):
+        """`self.fire("on_log", logs=...)` where `fire(self, hook, **kwargs)` calls `getattr(cb,
+        hook)(...)`: the method named by the string it is handed, of one of the module's classes the
+        code constructs, the first that may run a collective (a trainer's callback dispatch)."""
+        if not any(isinstance(arg.value, cst.SimpleString) for arg in candidate.call.args) or self._context.index is None:
+            return None
+        root = root_name(candidate.call.func)
+        local = root is not None and self._resolver.binds_locally(root, candidate.scope)
+        target = self._context.target(candidate.call.func, self.qualified_names(candidate.call, candidate.scope),
+                                      candidate.klass, local, None)
+        text = _function_text(self._context.project, target) if isinstance(target, FunctionRef) else ""
+        function = self._parsed_function(target, text) if "getattr(" in text else None
+        if function is None:
+            return None
+        handed = dict(bound_arguments(function, candidate.call, "." in target.qualname))
+        for call in every_call(function):
+            looked_up = call.func
+            if not (isinstance(looked_up, cst.Call) and last_name(looked_up.func) == "getattr" and len(looked_up.args) >= 2
+                    and isinstance(looked_up.args[1].value, cst.Name)):
+                continue
+            name = handed.get(looked_up.args[1].value.value)
+            method = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+            for site in self._construction_sites() if isinstance(method, str) else ():
+                ref = self._context.project.method(self._context.index, site.klass.name.value, method)
+                if ref is not None and self._context.summaries.may_run_collective(ref):
+                    return ref
+        return None
+
     def dispatched_alike(self, call: cst.Call) -> bool:
         """`call` dispatches to a method of items whose class is made on every path (never under a
         condition): a varying number of items in the list is of other classes."""
@@ -1387,6 +1415,10 @@ class ModuleAnalysis:
         if inner is not None:  # `model(ids)`, whose forward calls a module that all-gathers
             return apis.Api(last_name(candidate.call.func) or target.short_name, apis.OTHER,
                             via=CallChain(self, inner))
+        dispatched = self._dispatched_by_name(candidate)
+        summary = self._context.summaries.of(dispatched) if dispatched is not None else None
+        if summary is not None and summary.api is not None:  # `self.fire("on_log")`, which runs cb.on_log
+            return replace(summary.api, qualified_name=last_name(candidate.call.func) or dispatched.short_name)
         return self._handed_framework_object(candidate)
 
     def _handed_framework_object(self, candidate: _Candidate) -> Optional[apis.Api]:

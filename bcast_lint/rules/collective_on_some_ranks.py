@@ -129,6 +129,10 @@ class CollectiveOnSomeRanks(Rule):
     `len(x)` and `iter(x)` call the `__len__` and `__iter__` of x's class (a project class, or
     the `batch_sampler=`/`sampler=` of a DataLoader): where those run a collective, so does the call.
 
+    A trainer's dispatch by name (`self.fire("on_log")`, where `fire` calls `getattr(cb, hook)(...)`
+    with the string it is handed) runs the method of that name of the module's classes the code
+    constructs, where one may run a collective.
+
     A call that defers a function running a collective (`stack.callback(confirm, n)` of an
     `ExitStack`, `atexit.register(confirm)`, `weakref.finalize(obj, confirm)`) is that function's
     call, made later once per registration: registered on some ranks only, or a different number of
@@ -1135,6 +1139,12 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
               "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n"
               "        dist.all_reduce(done)"),
+        # A dispatch by name to a hook whose only class runs no collective.
+        Valid("class Quiet:\n    def on_log(self, trainer, step):\n        print(step)\n"
+              "class Trainer:\n    def __init__(self, callbacks):\n        self.callbacks = callbacks\n"
+              "    def fire(self, hook, **kwargs):\n        for cb in self.callbacks:\n"
+              "            getattr(cb, hook)(self, **kwargs)\n    def fit(self):\n        if rank == 0:\n"
+              "            self.fire('on_log', step=1)\ndef main():\n    Trainer([Quiet()]).fit()"),
         # Helpers over groups of their own in swapped order, under a test the ranks agreed on first.
         Valid("GROUPS = {}\ndef sync_stats(x):\n    dist.all_reduce(x, group=GROUPS['stats'])\n"
               "def sync_grads(y):\n    dist.all_reduce(y, group=GROUPS['grads'])\n"
@@ -2439,6 +2449,22 @@ class CollectiveOnSomeRanks(Rule):
                 "broadcast (line 11) then all_reduce (line 12): each call pairs with the others' call at the same "
                 "point, a different collective or group, and every rank hangs until the timeout"),
                 range=(6, 9, 6, 30)),
+        # A trainer's dispatch by name (`getattr(cb, hook)(...)`) reaches a callback's collective.
+        Invalid("class Health:\n    def on_log(self, trainer, step):\n        dist.monitored_barrier()\n"
+                "class Trainer:\n    def __init__(self, callbacks):\n        self.callbacks = callbacks\n"
+                "    def fire(self, hook, **kwargs):\n        for cb in self.callbacks:\n"
+                "            getattr(cb, hook)(self, **kwargs)\n    def fit(self):\n        for step in range(4):\n"
+                "            if rank == 0:\n                self.fire('on_log', step=step)\n"
+                "def main():\n    Trainer([Health()]).fit()",
+                expected_message="fire() runs only on ranks where 'rank == 0' is true: fire() calls "
+                "dist.monitored_barrier() (case.py:11), and the other ranks never join it and every rank hangs "
+                "until the timeout", range=(13, 17, 13, 47),
+                expected_replacement="class Health:\n    def on_log(self, trainer, step):\n        dist.monitored_barrier()\n"
+                "class Trainer:\n    def __init__(self, callbacks):\n        self.callbacks = callbacks\n"
+                "    def fire(self, hook, **kwargs):\n        for cb in self.callbacks:\n"
+                "            getattr(cb, hook)(self, **kwargs)\n    def fit(self):\n        for step in range(4):\n"
+                "            if rank == 0:\n                pass\n            self.fire('on_log', step=step)\n"
+                "def main():\n    Trainer([Health()]).fit()"),
         Invalid("GROUPS = {}\ndef sync_stats(x):\n    dist.all_reduce(x, group=GROUPS['stats'])\n"
                 "def sync_grads(y):\n    dist.all_reduce(y, group=GROUPS['grads'])\n"
                 "def f(x, y, lengths):\n    if lengths[rank] > 4:\n        sync_stats(x)\n        sync_grads(y)\n"
