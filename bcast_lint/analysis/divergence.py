@@ -1184,6 +1184,8 @@ class _Pass:
         differ while their number does not (`losses[rank]`, `torch.ones(3) * rank`)."""
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return varying.get(_length(_key(expr) or ""))
+        if self._conditions.sized_for_the_job(expr):  # `ROWS[rank::world]` of an even literal table
+            return None
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)

@@ -234,11 +234,12 @@ class _RankedLength(Visitor):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         for element in node.slice:
             if isinstance(element.slice, cst.Slice) and self._mentions_rank(element.slice) \
-                    and not even_strides(element.slice):
+                    and not even_strides(element.slice) and not self._conditions.sized_for_the_job(node):
                 self.found = self.found or node
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "range" and self._mentions_rank(node):
+        if isinstance(node.func, cst.Name) and node.func.value == "range" and self._mentions_rank(node) \
+                and not self._conditions.sized_for_the_job(node):
             self.found = self.found or node
 
     def _mentions_rank(self, node: cst.CSTNode) -> bool:

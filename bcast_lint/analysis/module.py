@@ -852,6 +852,7 @@ class ModuleAnalysis:
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
+        self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.signalled = self.per_file(signalled)
@@ -2709,6 +2710,17 @@ def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
         counts[name] = counts.get(name, 0) + 1
     return {name: len(set(_entry_lengths(value))) > 1 for scope, name, value in assignments
             if scope is module and counts[name] == 1 and isinstance(value, (cst.Dict, cst.List, cst.Tuple))}
+
+
+def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
+    """Names assigned once in the whole module, at its top level, a list or tuple literal without
+    starred items -> how many items it holds."""
+    counts: dict[str, int] = {}
+    for _, name, _ in assignments:
+        counts[name] = counts.get(name, 0) + 1
+    return {name: len(value.elements) for scope, name, value in assignments
+            if scope is module and counts[name] == 1 and isinstance(value, (cst.List, cst.Tuple))
+            and not any(isinstance(element, cst.StarredElement) for element in value.elements)}
 
 
 def _entry_lengths(table: cst.BaseExpression) -> list:

@@ -150,6 +150,8 @@ class RankConditions:
         # Module-level names bound once to a literal table (`SHARDS = {0: [5, 7], 1: [8, 3, 13]}`)
         # -> whether its entries differ in length: a rank's own entry is its own data.
         self.tables: dict[str, bool] = {}
+        # Module-level names bound once to a list or tuple literal -> how many items it holds.
+        self.table_lengths: dict[str, int] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
         # The line where the module sets a logging level that differs between ranks, or None.
@@ -243,6 +245,25 @@ class RankConditions:
         """True/False when `expr`'s truth is decided by the rank, None when it is not known.
         `aliases`: names known to hold one value where `expr` is read (`is_main = rank == 0`)."""
         return self._evaluate(expr, world, False, aliases)
+
+    def sized_for_the_job(self, expr: cst.BaseExpression) -> bool:
+        """`ROWS[rank::world]` or `range(rank, len(ROWS), world)` over a module's literal table of an
+        even number of items: taken as written for the job's number of processes, so each rank
+        gets as many. (An odd count is uneven for every even number of processes; a table whose
+        length is not written down, a dataset or a file's lines, stays unknown.)"""
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and len(expr.slice) == 1:
+            index = expr.slice[0].slice
+            table = self.table_lengths.get(expr.value.value)
+            return isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
+                and not isinstance(index.step, cst.Integer) and table is not None and table % 2 == 0
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
+                and len(expr.args) == 3 and not isinstance(expr.args[2].value, cst.Integer):
+            stop = expr.args[1].value
+            named = stop.args[0].value if isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) \
+                and stop.func.value == "len" and stop.args else None
+            table = self.table_lengths.get(named.value) if isinstance(named, cst.Name) else None
+            return table is not None and table % 2 == 0
+        return False
 
     def decide(self, expr: cst.BaseExpression, world: World,
                aliases: Optional[Mapping[str, cst.BaseExpression]] = None) -> Optional[bool]:

@@ -88,6 +88,10 @@ class CollectiveOnSomeRanks(Rule):
     each rank a path of its own, through constructors and properties too (`self.state_path`). A
     tqdm bar made with `disable=` a rank test counts nothing where it is disabled: its `n` differs.
 
+    A loop over a module's literal table dealt by rank (`ROWS[rank::world]`, `range(rank, len(ROWS),
+    world)`) counts only where the table holds an odd number of items: an even one is taken as
+    written for the job's number of processes (a table built at run time, or read, stays unknown).
+
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
     `if val_loss > best: break` inside a main-process branch, a `continue` or `return` before the
@@ -1139,6 +1143,11 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
               "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n"
               "        dist.all_reduce(done)"),
+        # A literal table of an even number of items dealt by rank: taken as written for the job.
+        Valid("ROWS = ['a', 'b', 'c', 'd']\ndef f():\n    for row in ROWS[rank::dist.get_world_size()]:\n"
+              "        dist.barrier()"),
+        Valid("ROWS = ['a', 'b', 'c', 'd']\ndef f():\n    for i in range(rank, len(ROWS), dist.get_world_size()):\n"
+              "        dist.barrier()"),
         # A dispatch by name to a hook whose only class runs no collective.
         Valid("class Quiet:\n    def on_log(self, trainer, step):\n        print(step)\n"
               "class Trainer:\n    def __init__(self, callbacks):\n        self.callbacks = callbacks\n"
@@ -2449,6 +2458,12 @@ class CollectiveOnSomeRanks(Rule):
                 "broadcast (line 11) then all_reduce (line 12): each call pairs with the others' call at the same "
                 "point, a different collective or group, and every rank hangs until the timeout"),
                 range=(6, 9, 6, 30)),
+        # An odd number of items dealt by rank is uneven for every even number of processes.
+        Invalid("ROWS = ['a', 'b', 'c']\ndef f():\n    for row in ROWS[rank::dist.get_world_size()]:\n"
+                "        dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at line "
+                "11 iterates over 'ROWS[rank::dist.get_world_size()]', whose length depends on the rank, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(4, 9, 4, 23)),
         # A trainer's dispatch by name (`getattr(cb, hook)(...)`) reaches a callback's collective.
         Invalid("class Health:\n    def on_log(self, trainer, step):\n        dist.monitored_barrier()\n"
                 "class Trainer:\n    def __init__(self, callbacks):\n        self.callbacks = callbacks\n"

@@ -1,0 +1,75 @@
+# verify: ok
+"""Look-alike: the same stop-on-notice callback, but the notice is in the job's shared directory.
+
+It is written before training starts, and every process looks at the same file, so all of them
+stop after the same step.
+
+A correct program that resembles `preemption_notice_node_scratch_stops_one.py` (modelled on
+https://github.com/talmolab/sleap-nn/pull/471).
+"""
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+from torch.utils.data import Dataset
+from transformers import Trainer, TrainerCallback, TrainingArguments
+
+JOB_DIR = Path(tempfile.gettempdir()) / f"blind14-{os.environ['MASTER_ADDR']}-{os.environ['MASTER_PORT']}"
+NODE = int(os.environ["RANK"])  # one process per (simulated) node
+SCRATCH = JOB_DIR / f"node{NODE}-scratch"
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        x = torch.tensor([0.1 * i, 1.0 - 0.05 * i])
+        return {"x": x, "labels": x.sum(dim=0, keepdim=True)}
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(2, 1)
+
+    def forward(self, x, labels=None):
+        pred = self.net(x)
+        return {"loss": (pred - labels).pow(2).mean(), "logits": pred}
+
+
+class PreemptionNotice(TrainerCallback):
+    def __init__(self, scratch):
+        self.notice = scratch / "PREEMPT"
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.notice.exists():  # the job's shared directory: the same answer on every node
+            print(f"node {NODE}: preemption notice at step {state.global_step}, stopping")
+            control.should_training_stop = True
+
+
+def cluster_agent_drops_notice():
+    """Stands for the scheduler: one notice for the whole job, in the job's shared directory."""
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    if NODE == 0:
+        (JOB_DIR / "PREEMPT").touch()
+
+
+def main():
+    cluster_agent_drops_notice()
+    torch.manual_seed(0)
+    args = TrainingArguments(
+        output_dir=str(JOB_DIR / "out"), per_device_train_batch_size=2, max_steps=4,
+        learning_rate=0.05, use_cpu=True, report_to="none", save_strategy="no",
+        logging_strategy="no", disable_tqdm=True, ddp_backend="gloo",
+    )
+    trainer = Trainer(model=Regressor(), args=args, train_dataset=Pairs(),
+                      callbacks=[PreemptionNotice(JOB_DIR)])
+    trainer.train()
+    print(f"node {NODE}: stopped at step {trainer.state.global_step}")
+
+
+if __name__ == "__main__":
+    main()
