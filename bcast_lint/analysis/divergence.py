@@ -307,6 +307,8 @@ class Divergence:
     returns_tuple: bool = False
     # With the parameters seeded as Passed markers: those whose value reaches what the scope
     # returns, and those that decide how many items it holds (`kept.append(s)` under `if s > t`).
+    # For a module's own pass: what differs between ranks in its names once its top level has run.
+    end: dict = field(default_factory=dict)
     returned_parameters: set = field(default_factory=set)
     returned_length_parameters: set = field(default_factory=set)
     returned_length_of: set = field(default_factory=set)  # the parameters whose length it keeps
@@ -1334,6 +1336,8 @@ def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
         entry = _bind(_bind(entry, [name], value), [_length(name)], length)
     end = walk.block(statements, entry)
     walk._note_held(end)
+    if isinstance(scope, cst.Module):
+        walk.found.end = dict(end)
     retrying = _retrying_decorator(scope)
     if retrying is not None and not _agrees_to_fail(scope, collectives):
         reason = walk._raising(scope, _merge(entry, end))

@@ -729,6 +729,9 @@ def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
 
+_COMPUTING: dict = {}  # a module's own pass under way (ModuleAnalysis._globals_read)
+
+
 def _entry_of(api: apis.Api) -> Optional[frameworks.Entry]:
     framework_map = frameworks.load()
     return framework_map.entries.get(api.qualified_name) or framework_map.entries.get(
@@ -806,6 +809,7 @@ class ModuleAnalysis:
         self._caller_passes: dict[cst.CSTNode, Divergence] = {}  # see _caller_divergence
         self._handed_passes: dict[cst.CSTNode, Divergence] = {}  # see handed_divergence
         self._helper_calls: Optional[dict] = None  # see helper_collective_calls
+        self._module_end: Optional[dict] = None  # see _globals_read
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
@@ -1259,6 +1263,23 @@ class ModuleAnalysis:
         once per scope)."""
         return self._caller_divergence(scope, {site.call: site for site in self.calls})
 
+    def _entry(self, scope: cst.CSTNode) -> dict:
+        """What a scope's pass starts with: what its object holds (ClassAttributes) and what the
+        module's own names it reads hold (_globals_read)."""
+        return {**self._globals_read(scope), **self.attributes.entry(scope)}
+
+    def _globals_read(self, scope: cst.CSTNode) -> dict:
+        """The module-level names that differ between ranks once the module's top level has run
+        (`SCRATCH = JOB_DIR / f"node{RANK}"`), with why, for a function that reads them; empty for
+        the module itself, and while the module's own pass runs."""
+        if isinstance(scope, cst.Module) or self._module_end is _COMPUTING:
+            return {}
+        if self._module_end is None:
+            self._module_end = _COMPUTING
+            end = divergence_of(self.module, self.conditions, self._names_of, {}, _weak(self.returned_variance)).end
+            self._module_end = {key: why for key, why in end.items() if why and "." not in key.removeprefix("#len ")}
+        return self._module_end
+
     def handed_divergence(self, scope: cst.FunctionDef) -> Divergence:
         """What differs between ranks in `scope`, started with what its callers, the framework (a
         hook's batch) and its object hand it (computed once per scope)."""
@@ -1267,7 +1288,7 @@ class ModuleAnalysis:
             self._handed_passes[scope] = divergence_of(scope, self.conditions, self._names_of, collectives,
                                                        _weak(self.returned_variance),
                                                        self._varying_parameters(scope, collectives),
-                                                       self.attributes.entry(scope))
+                                                       self._entry(scope))
         return self._handed_passes[scope]
 
     def overrides_a_collective_hook(self) -> bool:
@@ -2169,7 +2190,7 @@ class ModuleAnalysis:
             self.divergence.update(divergence_of(scope, self.conditions, self._names_of, collectives,
                                                  _weak(self.returned_variance),
                                                  self._varying_parameters(scope, collectives),
-                                                 self.attributes.entry(scope)))
+                                                 self._entry(scope)))
         self.conditions.varying = {**self.divergence.tests, **self.divergence.raising}
 
         for scope, sites in scopes.items():
@@ -2346,7 +2367,7 @@ class ModuleAnalysis:
                         **dict.fromkeys(made), **collectives}
             self._caller_passes[scope] = divergence_of(scope, self.conditions, self._names_of, observed,
                                                        _weak(self.returned_variance),
-                                                       attributes=self.attributes.entry(scope))
+                                                       attributes=self._entry(scope))
         return self._caller_passes[scope]
 
     def _method_pass(self, method: cst.FunctionDef, attributes: dict, callers: bool = True) -> Divergence:
@@ -2355,7 +2376,7 @@ class ModuleAnalysis:
         collectives = {site.call: site for site in self.calls}
         parameters = self._varying_parameters(method, collectives) if callers else None
         return divergence_of(method, self.conditions, self._names_of, collectives,
-                             _weak(self.returned_variance), parameters, attributes)
+                             _weak(self.returned_variance), parameters, {**self._globals_read(method), **attributes})
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
         """As _method_pass, for what the method leaves in its attributes: only `__init__`'s

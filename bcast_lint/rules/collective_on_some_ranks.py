@@ -1143,6 +1143,9 @@ class CollectiveOnSomeRanks(Rule):
         Valid("def f(token, done, cfg):\n    if cfg.reduce_first:\n        dist.all_reduce(done)\n"
               "        dist.broadcast(token, 0)\n    else:\n        dist.broadcast(token, 0)\n"
               "        dist.all_reduce(done)"),
+        # A module-level path every rank names alike.
+        Valid("SCRATCH = '/tmp/job'\ndef step(x):\n    if os.path.exists(SCRATCH + '/STOP'):\n        return\n"
+              "    dist.all_reduce(x)"),
         # A literal table of an even number of items dealt by rank: taken as written for the job.
         Valid("ROWS = ['a', 'b', 'c', 'd']\ndef f():\n    for row in ROWS[rank::dist.get_world_size()]:\n"
               "        dist.barrier()"),
@@ -2458,6 +2461,14 @@ class CollectiveOnSomeRanks(Rule):
                 "broadcast (line 11) then all_reduce (line 12): each call pairs with the others' call at the same "
                 "point, a different collective or group, and every rank hangs until the timeout"),
                 range=(6, 9, 6, 30)),
+        # A module-level name computed from the rank, read in a function (the node's own scratch).
+        Invalid("SCRATCH = f'/tmp/node{rank}'\ndef step(x):\n    if os.path.exists(SCRATCH + '/STOP'):\n"
+                "        return\n    dist.all_reduce(x)",
+                expected_message="all_reduce() is skipped on ranks where 'os.path.exists(SCRATCH + '/STOP')' is "
+                "true (it checks a path named after the rank): the 'return' at line 12 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout (those ranks run no collective here, while the others run all_reduce (line 13) only)",
+                range=(5, 5, 5, 23)),
         # An odd number of items dealt by rank is uneven for every even number of processes.
         Invalid("ROWS = ['a', 'b', 'c']\ndef f():\n    for row in ROWS[rank::dist.get_world_size()]:\n"
                 "        dist.barrier()",
