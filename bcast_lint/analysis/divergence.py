@@ -1184,6 +1184,8 @@ class _Pass:
         varying value (`items[rank::world]`), a `range` over one, a container filled under a
         condition that differs between ranks, or made from such. The items themselves may
         differ while their number does not (`losses[rank]`, `torch.ones(3) * rank`)."""
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Call) and expr.attr.value in ("values", "indices"):
+            return self.length_why(expr.value, varying)  # `x.topk(k).values`, `torch.sort(x).indices`
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return varying.get(_length(_key(expr) or ""))
         if self._conditions.sized_for_the_job(expr):  # `ROWS[rank::world]` of an even literal table
@@ -1272,6 +1274,10 @@ class _Pass:
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
         arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
+        if name == "topk":  # `x.topk(k)`, `torch.topk(x, k)`: as many as `k` says
+            count = argument_value(call, 0 if isinstance(call.func, cst.Attribute) and not self._qualified_names(call)
+                                   else 1, "k")
+            return self.why(count, varying) if count is not None else None
         if name == "range" or name in _SIZED_CONSTRUCTORS:
             sizes = arguments[_SIZE_ARGUMENTS.get(name, slice(None))]  # not `full`'s fill value
             return next(filter(None, (self.why(arg, varying) for arg in sizes)), None)

@@ -1541,6 +1541,9 @@ class ModuleAnalysis:
         target = self._target(candidate) if candidate is not None else None
         summary = self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
         passed = summary.passed_on(arguments, length) if summary is not None else None
+        if not passed and length and summary is not None and summary.varies_length:
+            # `negatives.topk(min(K, negatives.numel()))` of a masked selection: as many as the data keeps
+            passed = returned_by(f"'{self.code(call.func)}()'", summary.varies_length)
         return passed or (self._own_function_length(call) if length else None)
 
     def _environment_reason(self, variables: frozenset) -> Optional[str]:

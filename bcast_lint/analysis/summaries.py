@@ -30,7 +30,7 @@ import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.callers import parameter_positions
-from bcast_lint.analysis.divergence import Divergence, Passed, PassedLength, divergence_of
+from bcast_lint.analysis.divergence import DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, divergence_of
 from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
@@ -314,9 +314,12 @@ class Summaries:
             api = dataclasses.replace(api, memoised="@" + analysis.code(memoising.decorator))
         elif api is not None and (lazy := _lazy_guard(func)) is not None:
             api = dataclasses.replace(api, memoised=f"'{lazy}' holds the result of its first call")
+        # How many items it returns may vary whatever it is handed, without a rank word: a masked
+        # selection of its input (`negatives = scores[labels == 0]`, then `negatives.topk(k)`).
+        own_length = passing.returns_length if passing.returns_length in (SELECTED, DATA_SIZED) else None
         return Summary(ref, api, frozenset(none_worlds), frozenset(value_worlds), truth,
                        tuple((w.rank, w.local_rank) for w in worlds), group,
-                       returned.returns, returned.returns_length, parameters,
+                       returned.returns, returned.returns_length or own_length, parameters,
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
                        frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
                        returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset())

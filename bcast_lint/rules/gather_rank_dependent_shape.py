@@ -126,6 +126,12 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # The top k of a masked selection, with k agreed on first (the smallest every rank can give).
+        Valid("K = 3\ndef hardest(scores, labels):\n    negatives = scores[labels == 0]\n"
+              "    k = torch.tensor([min(K, negatives.numel())])\n    dist.all_reduce(k, op=dist.ReduceOp.MIN)\n"
+              "    return negatives.topk(int(k.item())).values\ndef f():\n    scores, labels = load_shard(rank)\n"
+              "    hard = hardest(scores, labels)\n    bank = [torch.zeros_like(hard) for _ in range(2)]\n"
+              "    dist.all_gather(bank, hard)"),
         # Split sizes received from the others first, or alike on every rank.
         Valid("def dispatch(tokens, expert_of):\n    sent = torch.bincount(expert_of, minlength=2)\n"
               "    received = torch.empty_like(sent)\n    dist.all_to_all_single(received, sent)\n"
@@ -181,6 +187,16 @@ class GatherRankDependentShape(Rule):
               "    dist.all_gather(out, preds)"),
     )
     INVALID = (
+        # A helper's top k of a masked selection of a rank's own batch (k = min(K, what the mask kept)).
+        Invalid("K = 3\ndef hardest(scores, labels):\n    negatives = scores[labels == 0]\n"
+                "    return negatives.topk(min(K, negatives.numel())).values\ndef f():\n"
+                "    scores, labels = load_shard(rank)\n    hard = hardest(scores, labels)\n"
+                "    bank = [torch.zeros_like(hard) for _ in range(2)]\n    dist.all_gather(bank, hard)",
+                expected_message="dist.all_gather() gathers hard, whose length differs between ranks (hardest() "
+                "returns as many elements as it keeps of what it is handed, which differs between ranks "
+                "('hardest()' returns something else on some ranks, as a boolean mask keeps a data-dependent number "
+                "of elements)), into buckets of one shape: where the counts differ, gloo aborts (\"Received data "
+                "size doesn't match expected size\")", range=(9, 27, 9, 31)),
         Invalid("def dispatch(tokens):\n    expert_of = load_routes(rank)\n"
                 "    counts = torch.bincount(expert_of, minlength=2).tolist()\n    out = torch.zeros(sum(counts), 4)\n"
                 "    dist.all_to_all_single(out, tokens, output_split_sizes=counts, input_split_sizes=counts)",
