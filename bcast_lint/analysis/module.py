@@ -1040,10 +1040,7 @@ class ModuleAnalysis:
         code constructs, the first that may run a collective (a trainer's callback dispatch)."""
         if not any(isinstance(arg.value, cst.SimpleString) for arg in candidate.call.args) or self._context.index is None:
             return None
-        root = root_name(candidate.call.func)
-        local = root is not None and self._resolver.binds_locally(root, candidate.scope)
-        target = self._context.target(candidate.call.func, self.qualified_names(candidate.call, candidate.scope),
-                                      candidate.klass, local, None)
+        target = self._target(candidate)
         text = _function_text(self._context.project, target) if isinstance(target, FunctionRef) else ""
         function = self._parsed_function(target, text) if "getattr(" in text else None
         if function is None:
@@ -2726,24 +2723,26 @@ def _module_constants(module: cst.Module, assignments) -> dict[str, int]:
             for value in (integer_literal(value),)}
 
 
-def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
-    """Names assigned once in the whole module, at its top level, a dict, list or tuple literal
-    -> whether its entries are literal sequences that are not all of one length."""
+def _bound_once_at_top(module: cst.Module, assignments) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(name, value) for the names assigned once in the whole module, at its top level."""
     counts: dict[str, int] = {}
     for _, name, _ in assignments:
         counts[name] = counts.get(name, 0) + 1
-    return {name: len(set(_entry_lengths(value))) > 1 for scope, name, value in assignments
-            if scope is module and counts[name] == 1 and isinstance(value, (cst.Dict, cst.List, cst.Tuple))}
+    return ((name, value) for scope, name, value in assignments if scope is module and counts[name] == 1)
+
+
+def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
+    """Names assigned once in the whole module, at its top level, a dict, list or tuple literal
+    -> whether its entries are literal sequences that are not all of one length."""
+    return {name: len(set(_entry_lengths(value))) > 1 for name, value in _bound_once_at_top(module, assignments)
+            if isinstance(value, (cst.Dict, cst.List, cst.Tuple))}
 
 
 def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
     """Names assigned once in the whole module, at its top level, a list or tuple literal without
     starred items -> how many items it holds."""
-    counts: dict[str, int] = {}
-    for _, name, _ in assignments:
-        counts[name] = counts.get(name, 0) + 1
-    return {name: len(value.elements) for scope, name, value in assignments
-            if scope is module and counts[name] == 1 and isinstance(value, (cst.List, cst.Tuple))
+    return {name: len(value.elements) for name, value in _bound_once_at_top(module, assignments)
+            if isinstance(value, (cst.List, cst.Tuple))
             and not any(isinstance(element, cst.StarredElement) for element in value.elements)}
 
 

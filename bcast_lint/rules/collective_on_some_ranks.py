@@ -2864,17 +2864,13 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
     for statement, reason in analysis.divergence.raising.items():
         suppressing = isinstance(statement, cst.With)  # `with contextlib.suppress(KeyError):`, a handler that passes
         handlers = getattr(statement, "handlers", ())
-        if id(statement) not in around or not suppressing and (
-                not handlers or all(ends_in(h.body, cst.Raise) for h in handlers)):
+        if id(statement) not in around or not suppressing and (not handlers or _all_raise(handlers)):
             continue
-        body = list(statement.body.body)
-        index = next((i for i, part in enumerate(body) if part is site.statement or path_to(part, site.call)), None)
+        index = _body_position(statement, site)
         if not index:
             continue
-        work = [call for part in body[:index] for call in calls_in(part) if call not in collectives]
-        in_handlers = {other.api.short_name for other in analysis.calls_in(site.scope)
-                       if any(path_to(handler, other.call) for handler in handlers)}
-        if work and site.api.short_name not in in_handlers:
+        work = [call for part in statement.body.body[:index] for call in calls_in(part) if call not in collectives]
+        if work and not _run_in_a_handler(analysis, site, handlers):
             line = analysis.position(statement).start.line
             block, swallower = ("'with'", "contextlib.suppress()") if suppressing else ("'try'", "the handler")
             return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
@@ -2906,6 +2902,22 @@ def _finally_after_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Option
     return None
 
 
+def _body_position(statement: cst.CSTNode, site: CallSite) -> Optional[int]:
+    """Which statement of a `try` or `with` body holds the call, or None."""
+    return next((i for i, part in enumerate(statement.body.body) if part is site.statement or path_to(part, site.call)),
+                None)
+
+
+def _all_raise(handlers) -> bool:
+    return all(ends_in(handler.body, cst.Raise) for handler in handlers)
+
+
+def _run_in_a_handler(analysis: ModuleAnalysis, site: CallSite, handlers) -> bool:
+    """A handler runs the same collective for the ranks that failed."""
+    return any(other.api.short_name == site.api.short_name and any(path_to(handler, other.call) for handler in handlers)
+               for other in analysis.calls_in(site.scope))
+
+
 # Collectives that pickle what they send on the calling rank before they join the others: the
 # position and keyword of what they send.
 _PICKLING = {"gather_object": (0, "obj"), "all_gather_object": (1, "obj"), "broadcast_object_list": (0, "object_list"),
@@ -2925,11 +2937,9 @@ def _unpicklable_on_some_ranks(analysis: ModuleAnalysis, site: CallSite) -> Opti
         return None
     for statement in reversed(analysis.ancestors(site)):
         handlers = getattr(statement, "handlers", ())
-        if not handlers or not any(path_to(part, site.call) or part is site.statement for part in statement.body.body):
+        if not handlers or _body_position(statement, site) is None:
             continue
-        if all(ends_in(h.body, cst.Raise) for h in handlers) or any(
-                other.api.short_name == site.api.short_name and any(path_to(h, other.call) for h in handlers)
-                for other in analysis.calls_in(site.scope)):
+        if _all_raise(handlers) or _run_in_a_handler(analysis, site, handlers):
             return None
         return (f"{site.api.called} pickles '{analysis.code(sent)}' on each rank before it joins the others, "
                 f"and what it holds differs between ranks ({why}) and can include a lambda, which pickle rejects: the "
