@@ -3367,7 +3367,16 @@ class _Step:
 def _arm_sequence(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
                   arm: int) -> Optional[list]:
     """The collective steps of one arm in the order they run, or None where one sits deeper
-    than the arm's own statements (a loop or a branch inside decides how often it runs)."""
+    than the arm's own statements (a loop or a branch inside decides how often it runs). Found
+    once per arm: every call of the arm asks."""
+    key = (id(chain), arm)
+    if key not in layout.sequences:
+        layout.sequences[key] = _steps_of_arm(analysis, scope, layout, chain, arm)
+    return layout.sequences[key]
+
+
+def _steps_of_arm(analysis: ModuleAnalysis, scope: cst.CSTNode, layout: "_Layout", chain: "_Chain",
+                  arm: int) -> Optional[list]:
     statements = chain.arms[arm][2]
     steps = [_Step(s.call, s.statement, (s.api.short_name, group_key(s.group) if s.group is not None else None),
                    s.api.called) for s in analysis.calls_in(scope)]
@@ -3466,6 +3475,7 @@ class _Layout:
 
     enclosing: dict = field(default_factory=dict)  # statement -> [(chain, arm index)], outermost first
     chains: list = field(default_factory=list)
+    sequences: dict = field(default_factory=dict)  # (chain's id, arm index) -> _arm_sequence's answer
 
     @classmethod
     def of(cls, scope: cst.CSTNode) -> "_Layout":
