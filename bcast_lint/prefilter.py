@@ -58,7 +58,7 @@ def verdict(source: bytes) -> str:
         return SKIP
     if b"broadcast" in source and any(_is_called(source, call) for call in _BROADCAST_CALLS):
         return PARSE
-    if b"training_step" in source and b"lightning" in source and _TRAINING_STEP.search(source):
+    if _names_a_lightning_step(source) and b"lightning" in source and _TRAINING_STEP.search(source):
         return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
@@ -79,7 +79,11 @@ def worth_a_look(source: bytes) -> bool:
     broadcast, a gather, a rank or a Lightning training step. Most files fail them; for the others,
     a run with a cache looks the file up before the costlier steps."""
     return any(word in source for word in API_WORDS) and (
-        b"broadcast" in source or b"gather" in source or names_rank(source) or b"training_step" in source)
+        b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source))
+
+
+def _names_a_lightning_step(source: bytes) -> bool:
+    return b"training_step" in source or b"on_train_batch_start" in source
 
 
 def may_have_findings(source: bytes) -> bool:

@@ -270,8 +270,9 @@ PER_BATCH_HOOKS = {
     **{hook: "predict_dataloader" for hook in ("predict_step", "on_predict_batch_start", "on_predict_batch_end")},
 }
 OWN_SAMPLER = re.compile(r"\buse_distributed_sampler\s*=\s*False\b")
-# A LightningModule's training step: what it returns goes through the Trainer's DDP backward.
-TRAINING_STEP = r"def[ \t]+training_step[ \t]*\("
+# A LightningModule's training step: what it returns goes through the Trainer's DDP backward; and
+# its `on_train_batch_start`, whose -1 makes the Trainer leave the epoch.
+TRAINING_STEP = r"def[ \t]+(?:training_step|on_train_batch_start)[ \t]*\("
 
 # Methods a framework calls on some ranks only, by the framework's base class (short name, in the
 # packages named) they override: the method's collectives have no partner on the other ranks.

@@ -27,6 +27,7 @@ from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_
                                              last_name, positional_arguments, self_name)
 from bcast_lint.analysis.names import root_name
 from bcast_lint.analysis.environment import read_variable
+from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
@@ -153,6 +154,7 @@ MEMORY = "each process finds it for the memory it has free (find_executable_batc
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
+UNSYNCED_METRIC = "'{}' is logged without sync_dist=True, so the trainer's metrics hold each rank's own value"
 
 
 class RankKind(str):
@@ -1025,10 +1027,12 @@ class _Pass:
             return RankKind(ENVIRONMENT.format(variable, where))
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
+        metric = self._logged_metric(expr)
+        if metric is not None:
+            return UNSYNCED_METRIC.format(metric)
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "shape":  # a batch's shape is its structure; what a rank was handed is its own
-                held = self.why(expr.value, varying)
-                return self.length_why(expr.value, varying) or (held if held == LOCAL_DATA else None)
+                return self.length_why(expr.value, varying) or self._handed_data(expr.value, varying)
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
@@ -1040,6 +1044,25 @@ class _Pass:
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension_why(expr, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _handed_data(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """LOCAL_DATA where `expr` is the data the rank was handed (a hook's batch), else None."""
+        return LOCAL_DATA if self.why(expr, varying) == LOCAL_DATA else None
+
+    def _logged_metric(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The key of `trainer.callback_metrics["val_loss"]` (or `.get("val_loss")`) where the
+        module logs it without syncing it (analysis.logged_metrics), or None."""
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            dictionary, key = expr.value, expr.slice[0].slice.value
+        elif isinstance(expr, cst.Call) and last_name(expr.func) == "get" and expr.args \
+                and isinstance(expr.func, cst.Attribute):
+            dictionary, key = expr.func.value, expr.args[0].value
+        else:
+            return None
+        if not (isinstance(dictionary, cst.Attribute) and dictionary.attr.value in METRICS_DICTIONARIES):
+            return None
+        text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        return text if text in self._conditions.unsynced_metrics else None
 
     def _own_slice(self, expr: cst.BaseExpression, varying: Varying) -> bool:
         """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]` of a list alike on every rank:
@@ -1105,8 +1128,8 @@ class _Pass:
             return None
         if name == "len" and call.args:
             return counted(self.length_why(call.args[0].value, varying))
-        if name in _SIZES and isinstance(call.func, cst.Attribute):
-            return self.length_why(call.func.value, varying)  # `shard.numel()`
+        if name in _SIZES and isinstance(call.func, cst.Attribute):  # `shard.numel()`; as `.shape` is, below
+            return self.length_why(call.func.value, varying) or self._handed_data(call.func.value, varying)
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK

@@ -36,6 +36,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
+from bcast_lint.analysis.logged_metrics import unsynced_metrics
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -860,6 +861,7 @@ class ModuleAnalysis:
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.signalled = self.per_file(signalled)
+        self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)
@@ -1290,9 +1292,10 @@ class ModuleAnalysis:
 
     def overrides_a_collective_hook(self) -> bool:
         """Whether the module defines a method whose result a framework feeds to its collectives: a
-        `training_step`, whose loss the Lightning Trainer's DDP backward all-reduces. The rules
-        read such a module even where it calls no collective itself."""
-        return bool(self.methods_named("training_step"))
+        `training_step`, whose loss the Lightning Trainer's DDP backward all-reduces, or an
+        `on_train_batch_start`, whose -1 ends the epoch's loop. The rules read such a module even
+        where it calls no collective itself."""
+        return any(self.methods_named(name) for name in ("training_step", "on_train_batch_start"))
 
     def methods_named(self, name: str) -> list[tuple[cst.FunctionDef, cst.ClassDef]]:
         """(method, its class) for the module's methods called `name`."""

@@ -167,6 +167,9 @@ class RankConditions:
         self.property_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
+        # Keys the module's LightningModule logs without sync_dist (logged_metrics.unsynced_metrics):
+        # read back from the trainer's metrics, each rank's own value.
+        self.unsynced_metrics: frozenset[str] = frozenset()
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.
         self.counters: frozenset[str] = frozenset()
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

@@ -743,6 +743,39 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                                           callbacks=[guard])
                 guard.trainer = trainer
             """),
+        # The same decision on a metric logged with sync_dist=True, on one this module never logs, and
+        # on a torchmetrics object (it syncs when computed): every rank reads the same value.
+        Valid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    self.log("val_loss", self.loss_of(batch), on_epoch=True, sync_dist=True)
+                    self.log_dict({"val_acc": self.accuracy})
+            class SaveBest(Callback):
+                best = float("inf")
+                def on_validation_epoch_end(self, trainer, pl_module):
+                    if float(trainer.callback_metrics["val_loss"]) < self.best:
+                        trainer.save_checkpoint("best.ckpt")
+                    if trainer.callback_metrics.get("val_acc", 0) > 0.9:
+                        trainer.save_checkpoint("accurate.ckpt")
+                    if trainer.logged_metrics["train_loss"] < 0.1:
+                        trainer.save_checkpoint("low.ckpt")
+            """),
+        # -1 at a step every rank counts alike, after the flag went through all_gather, and from a
+        # Callback (Lightning reads the module's answer only).
+        Valid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def on_train_batch_start(self, batch, batch_idx):
+                    if batch_idx >= self.hparams.steps_per_epoch:
+                        return -1
+                    if self.all_gather((batch["labels"] == -100).all()).any():
+                        return -1
+            class Skip(Callback):
+                def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+                    if (batch["labels"] == -100).all():
+                        return -1
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1479,6 +1512,38 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "'self.collator.tokens >= 1000' is true (it is computed from this rank's own batch of data): the "
                 "other processes' Trainers go on without it, and every rank hangs until the timeout",
                 range=(13, 13, 13, 36)),
+        # A checkpoint decision on a metric logged without sync_dist (pytorch-lightning#6345): each
+        # process compares its own mean, and only the one whose loss fell saves.
+        Invalid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    self.log("val_loss", self.loss_of(batch), on_epoch=True)
+            class SaveBest(Callback):
+                best = float("inf")
+                def on_validation_epoch_end(self, trainer, pl_module):
+                    current = float(trainer.callback_metrics["val_loss"])
+                    if current < self.best:
+                        self.best = current
+                        trainer.save_checkpoint("best.ckpt")
+            """, expected_message="trainer.save_checkpoint(), which runs strategy.barrier() inside (lightning 2.6.6), "
+                "runs only on ranks where 'current < self.best' is true ('val_loss' is logged without sync_dist=True, "
+                "so the trainer's metrics hold each rank's own value): the other ranks never join it and every rank "
+                "hangs until the timeout (those ranks run save_checkpoint (line 19) only, while the others run no "
+                "collective here)", range=(11, 13, 11, 49)),
+        # -1 from on_train_batch_start where this process's batch holds no target: its Trainer
+        # leaves the epoch alone (pytorch-lightning#21296).
+        Invalid("""
+            from lightning.pytorch import LightningModule
+            class Net(LightningModule):
+                def on_train_batch_start(self, batch, batch_idx):
+                    if (batch["labels"] == -100).all():
+                        return -1
+            """, expected_message="on_train_batch_start() returns -1, which makes this process's Trainer leave the "
+                "epoch (lightning 2.6.6, loops/training_epoch_loop.py:337), only where '(batch[\"labels\"] == "
+                "-100).all()' holds (it is computed from this rank's own batch of data): the other processes go on "
+                "to the next step's gradient all-reduce without it, and every rank hangs until the timeout",
+                range=(5, 13, 5, 22)),
     )
 
     @classmethod
@@ -1502,11 +1567,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
         yield from _losses_apart_from_the_model(analysis)
+        yield from _epoch_left_on_some_ranks(analysis)
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
 # reducer all-reduces each gradient as autograd produces it (lightning 2.6.6: strategies/ddp.py wraps
 # the module in DistributedDataParallel; torch nn/parallel/distributed.py `self.reducer = dist.Reducer(`).
+_LIGHTNING = frameworks.load().versions["lightning"]
 _NEW_TENSORS = frozenset({"torch.tensor", "torch.zeros", "torch.ones", "torch.full", "torch.as_tensor",
                           "torch.scalar_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty"})
 
@@ -1517,21 +1584,12 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
     without targets), while its other returns compute the loss: on those ranks the Trainer's
     backward reaches no parameter (or, for None, is skipped), so DDP's gradient all-reduce never
     starts there and the others wait in it (pytorch-lightning#12190, #5243)."""
-    for method, klass in analysis.methods_named("training_step"):
-        if not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
-            continue
-        returns = [node for node in every_node(method.body, cst.Return)
-                   if not any(isinstance(part, cst.FunctionDef) for part in path_to(method.body, node) or ())]
+    for method, _ in _lightning_hooks(analysis, "training_step"):
+        returns = _own_returns(method)
         detached = [node for node in returns if _apart_from_the_model(analysis, node.value, method)]
-        if not detached or len(detached) == len(returns):
+        if len(detached) == len(returns):
             continue
-        tests = analysis.handed_divergence(method).tests
-        for node in detached:
-            test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
-                         and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
-            if test is None:
-                continue
-            why = next(tests[leaf] for leaf in boolean_leaves(test) if leaf in tests)
+        for node, test, why in _returned_on_some_ranks(analysis, method, detached):
             what = "None, which skips the backward and the optimizer step" if node.value is None or is_none(
                 node.value) else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
             yield Report(node, f"training_step() returns {what}, only where '{analysis.code(test)}' holds "
@@ -1540,6 +1598,51 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"others wait in the gradient all-reduce and every rank hangs until the timeout",
                          help="Return a loss computed from the model on every rank: multiply it by zero where "
                               "the batch has nothing to learn from (`loss = model_loss * 0`)")
+
+
+def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A LightningModule's `on_train_batch_start` that returns -1 under a test that differs between
+    ranks (an empty batch that a per-rank stream yields when it runs out): the Trainer leaves the
+    epoch's loop on those ranks only (lightning 2.6.6, loops/training_epoch_loop.py:337
+    `should_skip_rest_of_epoch = response == -1`), while the others go on to the next step's
+    gradient all-reduce (pytorch-lightning#21296)."""
+    for method, _ in _lightning_hooks(analysis, "on_train_batch_start"):
+        leaving = [node for node in _own_returns(method) if _is_minus_one(node.value)]
+        for node, test, why in _returned_on_some_ranks(analysis, method, leaving):
+            yield Report(node, f"on_train_batch_start() returns -1, which makes this process's Trainer leave the "
+                         f"epoch (lightning {_LIGHTNING}, loops/training_epoch_loop.py:337), only where "
+                         f"'{analysis.code(test)}' holds ({why}): the other processes go on to the next step's "
+                         f"gradient all-reduce without it, and every rank hangs until the timeout",
+                         help="Decide on every rank together: all-reduce the flag (MAX) before returning -1, or "
+                              "give every rank the same number of batches")
+
+
+def _lightning_hooks(analysis: ModuleAnalysis, name: str) -> Iterator[tuple[cst.FunctionDef, cst.ClassDef]]:
+    for method, klass in analysis.methods_named(name):
+        if analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+            yield method, klass
+
+
+def _own_returns(method: cst.FunctionDef) -> list[cst.Return]:
+    """The method's returns, not those of functions defined inside it."""
+    return [node for node in every_node(method.body, cst.Return)
+            if not any(isinstance(part, cst.FunctionDef) for part in path_to(method.body, node) or ())]
+
+
+def _returned_on_some_ranks(analysis: ModuleAnalysis, method: cst.FunctionDef,
+                            returns: list[cst.Return]) -> Iterator[tuple[cst.Return, cst.BaseExpression, str]]:
+    """Each of `returns` under an `if` whose test differs between ranks, with the test and why."""
+    tests = analysis.handed_divergence(method).tests if returns else {}
+    for node in returns:
+        test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
+                     and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
+        if test is not None:
+            yield node, test, next(tests[leaf] for leaf in boolean_leaves(test) if leaf in tests)
+
+
+def _is_minus_one(value: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+        and isinstance(value.expression, cst.Integer) and value.expression.value == "1"
 
 
 def _apart_from_the_model(analysis: ModuleAnalysis, value: Optional[cst.BaseExpression],
