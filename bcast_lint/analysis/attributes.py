@@ -52,6 +52,11 @@ class ClassAttributes:
             return {}
         return _left_by_calls(self._of(klass))
 
+    def held_by(self, klass: cst.ClassDef) -> dict[str, str]:
+        """What the calls of `klass`'s methods leave varying in an object's attributes, keyed as
+        "self.<attr>": read through an instance (`norm.frozen`) after any of them ran."""
+        return _left_by_calls(self._of(klass))
+
     def _of(self, klass: cst.ClassDef) -> dict[cst.FunctionDef, dict[str, str]]:
         """Each method of `klass` -> what it leaves varying in its attributes."""
         if klass in self._held:

@@ -1036,7 +1036,7 @@ class _Pass:
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
-                or self._held_data(expr) or self._property_value(expr)
+                or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
@@ -1102,6 +1102,12 @@ class _Pass:
     def _property_value(self, expr: cst.Attribute) -> Optional[str]:
         """`self.state_path`, a property of the method's class: why what it returns differs."""
         value = self._conditions.property_value
+        return value(expr, self._scope) if value is not None else None
+
+    def _instance_value(self, expr: cst.Attribute) -> Optional[str]:
+        """`norm.frozen` of an object of one of the module's classes: why it differs, as that
+        class's methods leave it (analysis.attributes)."""
+        value = self._conditions.instance_value
         return value(expr, self._scope) if value is not None else None
 
     def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:

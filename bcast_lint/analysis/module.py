@@ -554,6 +554,12 @@ class _Substitution(cst.CSTTransformer):
         return updated_node.with_changes(keyword=original_node.keyword)  # `device=device`: the keyword stays
 
 
+def _accumulated_attributes(method: cst.FunctionDef) -> frozenset[str]:
+    """"self.seen" for each `self.seen += ...` in the method."""
+    return frozenset(f"self.{node.target.attr.value}" for node in every_node(method.body, cst.AugAssign)
+                     if isinstance(node.target, cst.Attribute) and _self_attribute(node.target))
+
+
 def _swallowing_decorators(module: cst.Module) -> frozenset[str]:
     """The module's own decorators whose wrapper turns an exception into a return (`except
     RuntimeError: return None`, the skip-the-batch-on-OOM idiom): the wrapped function returns
@@ -830,6 +836,7 @@ class ModuleAnalysis:
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
         self._classes_by_name: Optional[dict[str, cst.ClassDef]] = None  # see _module_classes
+        self._instances: Optional[frozenset[str]] = None  # see _instance_names
         self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
         local_functions = frozenset(context.index.functions) if context and context.index else frozenset()
         candidates = collector.resolvable_candidates(local_functions)
@@ -870,6 +877,8 @@ class ModuleAnalysis:
                                              if makes_counter(value))
         if self.once(_own_property_methods):
             self.conditions.property_value = _weak(self._property_why)
+        if self._instance_names():
+            self.conditions.instance_value = _weak(self._instance_why)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1192,6 +1201,23 @@ class ModuleAnalysis:
             if getter is not None and getter is not scope:
                 return self._method_returned(getter, callers=False)[0]
         return None
+
+    def _instance_names(self) -> frozenset[str]:
+        """The names the module binds to an object of one of its own classes (`norm = Norm(...)`)."""
+        if self._instances is None:
+            classes = self._module_classes()
+            self._instances = frozenset(name for _, name, value in self._assignments
+                                        if _constructs_by_name(value) and value.func.value in classes)
+        return self._instances
+
+    def _instance_why(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[str]:
+        """Why `norm.frozen` differs between ranks, for `norm` an object of one of the module's
+        classes whose methods leave `self.frozen` so (`self.seen += len(obs)`, then
+        `self.frozen = self.seen >= WARMUP`, with `obs` of each rank's own length)."""
+        if not (isinstance(read.value, cst.Name) and read.value.value in self._instance_names()):
+            return None
+        klass = self.local_class_of(read.value, scope)
+        return self.attributes.held_by(klass).get("self." + read.attr.value) if klass is not None else None
 
     def _data_attributes(self) -> dict[str, str]:
         """The attribute names the module's methods set from the rank's own batch a framework hands
@@ -2392,11 +2418,13 @@ class ModuleAnalysis:
         own = self._method_pass(method, attributes, callers=False)
         if not self._varying_parameters(method, {site.call: site for site in self.calls}):
             return own
-        # How many entries a container attribute holds does follow what callers hand the method:
-        # `self.counts.setdefault(task, ...)` with `task` of each rank's own records.
+        # How many entries a container attribute holds does follow what callers hand the method
+        # (`self.counts.setdefault(task, ...)` with `task` of each rank's own records), and so does
+        # a running count (`self.seen += len(obs)`): a count is never unset, only larger or smaller.
         handed = self._method_pass(method, attributes)
+        accumulated = _accumulated_attributes(method)
         for key, why in handed.held.items():
-            if key.startswith(LENGTH_KEY):
+            if key.startswith(LENGTH_KEY) or key in accumulated:
                 own.held.setdefault(key, why)
         return own
 

@@ -165,6 +165,9 @@ class RankConditions:
         # (`self.<name>` read in a method, the method) -> why what the class's property of that name
         # returns differs between ranks (ModuleAnalysis._property_why), where the module has one.
         self.property_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
+        # (`norm.frozen`, the scope reading it) -> why the attribute of an object of one of the
+        # module's classes differs between ranks as its methods leave it (ModuleAnalysis._instance_why).
+        self.instance_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
         # Keys the module's LightningModule logs without sync_dist (logged_metrics.unsynced_metrics):

@@ -1179,6 +1179,32 @@ class CollectiveOnSomeRanks(Rule):
         # A `finally` after collectives on what every rank holds alike.
         Valid("def f(seen):\n    try:\n        for step in range(3):\n            dist.all_reduce(torch.ones(1) * step)\n"
               "    finally:\n        dist.all_reduce(seen)"),
+        # The same warm-up counted in calls, or in rows all-reduced first: the same on every rank.
+        Valid("""
+            import torch
+            from accelerate import Accelerator
+            class Norm:
+                def __init__(self, accelerator):
+                    self.accelerator, self.calls, self.seen = accelerator, 0, 0
+                    self.frozen = self.counted = False
+                def observe(self, obs):
+                    self.accelerator.reduce(obs.sum(0))
+                    self.calls += 1
+                    self.frozen = self.calls >= 8
+                def count(self, obs):
+                    rows = self.accelerator.reduce(torch.tensor(len(obs)), reduction="sum")
+                    self.seen += int(rows)
+                    self.counted = self.seen >= 8
+            def main(accelerator: Accelerator):
+                norm = Norm(accelerator)
+                for step in range(5):
+                    obs = torch.randn(4 if accelerator.is_main_process else 2, 3)
+                    norm.count(obs)
+                    if not norm.frozen:
+                        norm.observe(obs)
+                    if not norm.counted:
+                        norm.observe(obs)
+            """),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2526,6 +2552,27 @@ class CollectiveOnSomeRanks(Rule):
                 "on one rank, it runs this call at once while the others are still in the body's collectives, so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout"),
                 range=(8, 9, 8, 30)),
+        # A running count of the rows each rank observed decides whether the next call syncs
+        # (rsl_rl#226): the ranks observe different numbers of rows.
+        Invalid("""
+            import torch
+            from accelerate import Accelerator
+            class Norm:
+                def __init__(self, accelerator):
+                    self.accelerator, self.seen, self.frozen = accelerator, 0, False
+                def observe(self, obs):
+                    self.accelerator.reduce(obs.sum(0))
+                    self.seen += len(obs)
+                    self.frozen = self.seen >= 8
+            def main(accelerator: Accelerator):
+                norm = Norm(accelerator)
+                for step in range(5):
+                    obs = torch.randn(4 if accelerator.is_main_process else 2, 3)
+                    if not norm.frozen:
+                        norm.observe(obs)
+            """, expected_message="observe() runs only on ranks where 'norm.frozen' is false (line 23 passes 'obs', "
+                "and it is computed from the rank): observe() calls self.accelerator.reduce() (case.py:15), and "
+                "the other ranks never join it and every rank hangs until the timeout", range=(15, 13, 15, 30)),
     )
 
     @staticmethod
