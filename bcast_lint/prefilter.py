@@ -60,6 +60,8 @@ def verdict(source: bytes) -> str:
         return PARSE
     if _names_a_lightning_step(source) and b"lightning" in source and _TRAINING_STEP.search(source):
         return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
+    if _wraps_own_module(source):
+        return PARSE  # a `forward` that skips a submodule on some steps (BCL011)
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
@@ -76,10 +78,17 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather, a rank or a Lightning training step. Most files fail them; for the others,
-    a run with a cache looks the file up before the costlier steps."""
+    broadcast, a gather, a rank or a Lightning training step; or it names DDP and defines a
+    `forward`. Most files fail them; for the others, a run with a cache looks the file up before
+    the costlier steps."""
     return any(word in source for word in API_WORDS) and (
-        b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source))
+        b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source)
+    ) or _wraps_own_module(source)
+
+
+def _wraps_own_module(source: bytes) -> bool:
+    """The file names DDP and defines a `forward`: it may wrap a module of its own."""
+    return b"DistributedDataParallel" in source and b"def forward(" in source
 
 
 def _names_a_lightning_step(source: bytes) -> bool:

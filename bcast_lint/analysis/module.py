@@ -1319,9 +1319,11 @@ class ModuleAnalysis:
     def overrides_a_collective_hook(self) -> bool:
         """Whether the module defines a method whose result a framework feeds to its collectives: a
         `training_step`, whose loss the Lightning Trainer's DDP backward all-reduces, or an
-        `on_train_batch_start`, whose -1 ends the epoch's loop. The rules read such a module even
-        where it calls no collective itself."""
-        return any(self.methods_named(name) for name in ("training_step", "on_train_batch_start"))
+        `on_train_batch_start`, whose -1 ends the epoch's loop; or wraps a class of its own in
+        DistributedDataParallel, whose backward all-reduces what its `forward` used. The rules read
+        such a module even where it calls no collective itself."""
+        return any(self.methods_named(name) for name in ("training_step", "on_train_batch_start")) \
+            or ("DistributedDataParallel" in self.whole_text() and bool(self.methods_named("forward")))
 
     def methods_named(self, name: str) -> list[tuple[cst.FunctionDef, cst.ClassDef]]:
         """(method, its class) for the module's methods called `name`."""
@@ -1414,6 +1416,10 @@ class ModuleAnalysis:
             return next(filter(None, map(self._classify, self._candidates_by_scope.get(method, ()))), None)
         finally:
             self._running_here.discard(ref)
+
+    def assigned_values(self, name: str) -> list[cst.BaseExpression]:
+        """The values of each `name = value` in the module."""
+        return [value for _, value in self._assigned(name)]
 
     def _assigned(self, name: str) -> list:
         """(scope, value) of each `name = value` in the module (an index: the receivers' lookups

@@ -9,6 +9,7 @@ from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnaly
 from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.ranks import boolean_leaves
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
+from bcast_lint.analysis.unused_parameters import skipped_submodules
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
@@ -775,6 +776,34 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
                     if (batch["labels"] == -100).all():
                         return -1
+            """),
+        # The same head under find_unused_parameters=True, behind a test of whether labels were
+        # passed, run at every step besides, or in a class that is not wrapped.
+        Valid("""
+            import torch
+            from torch import nn
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class TwoStage(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.backbone, self.refine, self.cls = nn.Linear(4, 8), nn.Linear(8, 4), nn.Linear(8, 2)
+                def forward(self, x, has_box, labels=None):
+                    h = self.backbone(x)
+                    loss = self.refine(h).mean() * 0
+                    if has_box.any():
+                        loss = loss + self.refine(h[has_box]).mean()
+                    if labels is not None:
+                        loss = loss + self.cls(h).mean()
+                    return loss
+            class Gated(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(8, 4)
+                def forward(self, x):
+                    return self.head(x) if x.sum() > 0 else x
+            model = DDP(TwoStage())
+            gated = DDP(Gated(), find_unused_parameters=True)
+            plain = Gated()
             """),
     )
     INVALID = (
@@ -1544,6 +1573,29 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "-100).all()' holds (it is computed from this rank's own batch of data): the other processes go on "
                 "to the next step's gradient all-reduce without it, and every rank hangs until the timeout",
                 range=(5, 13, 5, 22)),
+        # A head run only for the batches that hold a box, under DDP that expects every gradient
+        # (mmdetection3d#488).
+        Invalid("""
+            import torch
+            from torch import nn
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class TwoStage(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.backbone, self.refine = nn.Linear(4, 8), nn.Linear(8, 4)
+                def forward(self, x, has_box):
+                    h = self.backbone(x)
+                    loss = h.pow(2).mean()
+                    if has_box.any():
+                        loss = loss + self.refine(h[has_box]).mean()
+                    return loss
+            model = DDP(TwoStage())
+            """, expected_message="self.refine() runs in TwoStage.forward() only where 'has_box.any()' holds, a test "
+                "on the step's data, and TwoStage is wrapped in DistributedDataParallel without "
+                "find_unused_parameters=True (line 22): in a step that skips it, DDP's reducer waits for gradients "
+                "of its parameters that never come, so that process's next forward fails with 'Expected to have "
+                "finished reduction in the prior iteration' while the others wait in the gradient all-reduce",
+                range=(12, 27, 12, 50)),
     )
 
     @classmethod
@@ -1568,6 +1620,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
         yield from _losses_apart_from_the_model(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
+        yield from _submodules_skipped_under_ddp(analysis)
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
@@ -1615,6 +1668,23 @@ def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"gradient all-reduce without it, and every rank hangs until the timeout",
                          help="Decide on every rank together: all-reduce the flag (MAX) before returning -1, or "
                               "give every rank the same number of batches")
+
+
+def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A submodule that the `forward` of a class wrapped in DistributedDataParallel (without
+    `find_unused_parameters=True`) runs only under a test on the step's data
+    (analysis.unused_parameters, mmdetection3d#488)."""
+    for skipped in skipped_submodules(analysis):
+        name = skipped.klass.name.value
+        yield Report(skipped.call, f"{analysis.code(skipped.call.func)}() runs in {name}.forward() only where "
+                     f"'{analysis.code(skipped.test)}' holds, a test on the step's data, and {name} is wrapped in "
+                     f"DistributedDataParallel without find_unused_parameters=True (line "
+                     f"{analysis.position(skipped.wrapping).start.line}): in a step that skips it, DDP's reducer waits "
+                     f"for gradients of its parameters that never come, so that process's next forward fails with "
+                     f"'Expected to have finished reduction in the prior iteration' while the others wait in the "
+                     f"gradient all-reduce",
+                     help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
+                          "head(h).sum() * 0`), or build DDP with find_unused_parameters=True")
 
 
 def _lightning_hooks(analysis: ModuleAnalysis, name: str) -> Iterator[tuple[cst.FunctionDef, cst.ClassDef]]:

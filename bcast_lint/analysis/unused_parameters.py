@@ -1,0 +1,147 @@
+"""Submodules a DistributedDataParallel model runs on some steps only.
+
+DDP built without `find_unused_parameters=True` expects a gradient for every parameter in every
+backward: its reducer all-reduces a bucket once all of the bucket's gradients are ready. Where
+`forward` calls a submodule only under a test on the step's data (`if has_box.any(): loss = loss +
+self.refine(h[has_box])`), a step that skips it leaves the submodule's buckets unreduced: the
+process's next forward fails with "Expected to have finished reduction in the prior iteration",
+and a process that did run it waits in the all-reduce for the others (mmdetection3d#488, measured
+in the blind corpora: one rank's RuntimeError, the other's "Connection closed by peer").
+
+Only classes this module defines and wraps itself are read (`DDP(TwoStage())`, or `model =
+TwoStage()` then `DDP(model)`): their `forward` and what `__init__` assigns are at hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bcast_lint.analysis.expressions import argument_value, is_none
+from bcast_lint.analysis.walk import every_node, names_read, path_to
+
+DDP = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
+# Tests on the shape of the call, not on the data: the same at every step where callers are consistent.
+_SHAPE_TESTS = frozenset({"isinstance", "hasattr", "callable"})
+
+
+@dataclass(frozen=True)
+class SkippedSubmodule:
+    call: cst.Call  # `self.refine(...)` in `forward`
+    test: cst.BaseExpression  # the test on the step's data it runs under
+    klass: cst.ClassDef  # the wrapped class
+    wrapping: cst.Call  # `DDP(TwoStage())`
+
+
+def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
+    """Each submodule call of a wrapped class's `forward` that runs under a test on its inputs."""
+    for wrapping, klass in _wrapped_classes(analysis):
+        forward = _method(klass, "forward")
+        submodules = _submodules(analysis, klass)
+        if forward is None or not submodules:
+            continue
+        inputs = {param.name.value for param in forward.params.params[1:]}
+        calls = [call for call in every_node(forward.body, cst.Call) if _submodule_called(call) in submodules]
+        always = {_submodule_called(call) for call in calls if _data_test(forward, call, inputs) is None}
+        seen = set()
+        for call in calls:
+            name, test = _submodule_called(call), _data_test(forward, call, inputs)
+            if test is not None and name not in always and name not in seen:
+                seen.add(name)
+                yield SkippedSubmodule(call, test, klass, wrapping)
+
+
+def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef]]:
+    """(the DDP construction, the module's class it wraps) where it does not set
+    `find_unused_parameters` to anything but False."""
+    for call in every_node(analysis.module, cst.Call):
+        if not analysis.qualified_names(call.func) & DDP:
+            continue
+        unused = argument_value(call, None, "find_unused_parameters")
+        if unused is not None and not (isinstance(unused, cst.Name) and unused.value == "False"):
+            continue
+        wrapped = argument_value(call, 0, "module")
+        klass = _class_made(analysis, wrapped)
+        if klass is not None:
+            yield call, klass
+
+
+def _class_made(analysis, wrapped: Optional[cst.BaseExpression]) -> Optional[cst.ClassDef]:
+    """The module's class `TwoStage` for `TwoStage()`, or for a name every assignment of the module
+    binds to `TwoStage(...)`."""
+    if isinstance(wrapped, cst.Call) and isinstance(wrapped.func, cst.Name):
+        return analysis.module_class(wrapped.func.value)
+    if not isinstance(wrapped, cst.Name):
+        return None
+    made = {value.func.value for value in analysis.assigned_values(wrapped.value)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name)}
+    return analysis.module_class(made.pop()) if len(made) == 1 else None
+
+
+def _method(klass: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    return next((s for s in klass.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _submodules(analysis, klass: cst.ClassDef) -> frozenset[str]:
+    """The attributes `__init__` sets to a layer (`self.refine = nn.Linear(8, 4)`) or to an object
+    of another of the module's classes: they hold parameters."""
+    init = _method(klass, "__init__")
+    if init is None:
+        return frozenset()
+    found = set()
+    for assign in every_node(init.body, cst.Assign):
+        for target, value in _pairs(assign):
+            if _self_attribute(target) and isinstance(value, cst.Call) and _holds_parameters(analysis, value, init):
+                found.add(target.attr.value)
+    return frozenset(found)
+
+
+def _pairs(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of `a = b` and of each item of `a, b = c, d`."""
+    for target in assign.targets:
+        if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) \
+                and len(target.target.elements) == len(assign.value.elements):
+            yield from ((t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements))
+        else:
+            yield target.target, assign.value
+
+
+def _self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _holds_parameters(analysis, made: cst.Call, init: cst.FunctionDef) -> bool:
+    """`nn.Linear(8, 4)` (a torch.nn class) or an object of another of the module's classes."""
+    return any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+               for name in analysis.qualified_names(made.func, init)) \
+        or (isinstance(made.func, cst.Name) and analysis.module_class(made.func.value) is not None)
+
+
+def _submodule_called(call: cst.Call) -> Optional[str]:
+    return call.func.attr.value if _self_attribute(call.func) else None
+
+
+def _data_test(forward: cst.FunctionDef, call: cst.Call, inputs: set[str]) -> Optional[cst.BaseExpression]:
+    """The test of the innermost `if` (or conditional expression) around `call` that reads the
+    values of `forward`'s inputs (`has_box.any()`), not only whether one was passed."""
+    for part in reversed(path_to(forward.body, call) or ()):
+        test = part.test if isinstance(part, (cst.If, cst.IfExp)) else None
+        if test is not None and names_read(test) & inputs and not _shape_test(test):
+            return test
+    return None
+
+
+def _shape_test(test: cst.BaseExpression) -> bool:
+    """`labels is not None`, `isinstance(x, dict)`, `not self.training and mask is None`."""
+    if isinstance(test, cst.UnaryOperation):
+        return _shape_test(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _shape_test(test.left) and _shape_test(test.right)
+    if isinstance(test, cst.Comparison):
+        return all(isinstance(target.operator, (cst.Is, cst.IsNot)) and is_none(target.comparator)
+                   for target in test.comparisons)
+    if isinstance(test, cst.Call):
+        return isinstance(test.func, cst.Name) and test.func.value in _SHAPE_TESTS
+    return isinstance(test, (cst.Name, cst.Attribute))  # a flag handed in (`return_loss`)
