@@ -210,7 +210,7 @@ def file_context(summaries: Summaries, filename: str, source: Source, tree: ast.
     project = summaries.project
     project.touched = set()
     index = project.index(os.path.abspath(filename), source, tree)
-    return FileContext(project, summaries, index)
+    return FileContext(project, summaries, index, _memo=index.memo if index is not None else {})
 
 
 def _holders(text: str, klass: str) -> set[str]:

@@ -1258,16 +1258,16 @@ class ModuleAnalysis:
     def environment_where(self, variable: str) -> Optional[str]:
         """Where this module's process sets `variable` under a test on the rank ("line 10",
         "mod_tracking.py:10"), or None."""
+        if self._context is not None and self._context.summary:
+            return None  # a helper's summary holds for any caller
         return self.per_file(self._environment_per_rank).get(variable)
 
     def _environment_per_rank(self, text: str) -> dict[str, str]:
         """Each environment variable this module's process sets under a test on the rank -> where:
         a write at the top level of the module, or in a function the module calls, its own or
-        one it imports from the project. None in a helper's summary, which holds for any caller.
-        Computed once per file, at its first read of the environment."""
+        one it imports from the project. Computed once per file, at its first read of the
+        environment."""
         context = self._context
-        if context is not None and context.summary:
-            return {}
         index = context.index if context is not None else None
         called = set(_CALLED_NAME.findall(text))
         own = index.environment_per_rank if index is not None else set_per_rank(text)
@@ -2528,7 +2528,8 @@ class ModuleAnalysis:
         """compute(the whole file's text), once per file: a module linted in parts (bcast_lint.parts)
         is analysed once per part, and a scan of the whole text in each would cost its square."""
         memo = self._context._memo if self._context is not None else self._once
-        key = ("per_file", compute)
+        # A method is keyed by its function: the memo is the file's, and outlives this analysis.
+        key = ("per_file", getattr(compute, "__func__", compute))
         if key not in memo:
             memo[key] = compute(self.whole_text())
         return memo[key]
@@ -3030,5 +3031,6 @@ def run_summaries(project: Project) -> Summaries:
 
 def _analyse_function(summaries: Summaries, module: cst.Module, path: str, source: Source,
                       index: ModuleIndex, klass: Optional[str]) -> ModuleAnalysis:
-    return ModuleAnalysis(module, path, source, FileContext(summaries.project, summaries, index, klass, summary=True))
+    return ModuleAnalysis(module, path, source, FileContext(summaries.project, summaries, index, klass, summary=True,
+                                                            _memo=index.memo))
 

@@ -98,6 +98,12 @@ class ModuleIndex:
         return digest(self.source.data)
 
     @functools.cached_property
+    def memo(self) -> dict:
+        """What the analyses of this module's code compute once per file (FileContext's memo):
+        the linted module's and each of its functions analysed alone for a summary share it."""
+        return {}
+
+    @functools.cached_property
     def lines(self) -> list[str]:
         return self.source.lines()
 
