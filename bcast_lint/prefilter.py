@@ -21,6 +21,7 @@ from typing import Callable
 from bcast_lint.analysis import words
 from bcast_lint.analysis.apis import (MAPPED_PROPERTY_NAMES, STEERS_TRAINER, STEERS_TRAINER_WORDS, TRAINING_STEP,
                                       gated_call_words)
+from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
 # Public: docs.py writes the pre-filter's description from these very lists.
@@ -46,6 +47,7 @@ _TRAINING_STEP = re.compile(TRAINING_STEP.encode())
 _PARTIAL_COLLECTIVE = re.compile(words.WRAPPED_COLLECTIVE.encode())
 _STEERS_TRAINER = re.compile(STEERS_TRAINER.encode())
 _STEERS_TRAINER_WORDS = words.encoded(STEERS_TRAINER_WORDS)
+_METRICS_DICTIONARIES = words.encoded(METRICS_DICTIONARIES)
 
 SKIP, PARSE, IF_HELPERS = "skip", "parse", "if-helpers"
 
@@ -62,6 +64,8 @@ def verdict(source: bytes) -> str:
         return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
     if _wraps_own_module(source):
         return PARSE  # a `forward` that skips a submodule on some steps (BCL011)
+    if b"sync_dist" in source and any(word in source for word in _METRICS_DICTIONARIES):
+        return PARSE  # a read of the trainer's metrics syncs those logged with sync_dist (BCL011)
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):

@@ -22,6 +22,7 @@ from typing import Iterable, Optional, Sequence
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
                                       LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
                                       STEERS_TRAINER_WORDS, TRAINING_STEP, gated_call_words)
+from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.words import (COLLECTIVE_ALIAS, COLLECTIVE_WORDS, DEFERRING_CALLS, HOOK_REGISTRATIONS,
                                       WRAPPED_COLLECTIVE)
 from bcast_lint.source import Source
@@ -47,7 +48,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     gated = gated_call_words(source.text)
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
-                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES)
+                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text))
                      | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text)
                      | _lines_registering(lines, helpers))
     cut = [statement for statement in tree.body
@@ -145,6 +146,12 @@ def _ends_the_process(statement: ast.stmt) -> bool:
         return True
     call = last.value if isinstance(last, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
+
+
+def _synced_metrics(text: str) -> frozenset:
+    """The trainer's metrics dictionaries, where the file may log a metric with sync_dist: a read
+    of one may sync it (analysis.logged_metrics)."""
+    return METRICS_DICTIONARIES if "sync_dist" in text else frozenset()
 
 
 def _lines_reading(lines: list[Optional[str]], properties: frozenset) -> set[int]:

@@ -319,6 +319,13 @@ CONTROL_FLAGS = {
 SKIPPED_GATHERS = (f"makes the Trainer's evaluation loop skip its gathers of that batch (transformers {_TRANSFORMERS}, "
                    "trainer.py:3050)")
 
+# Reading a Lightning Trainer's metrics computes, at the first read after an epoch logged them, the
+# values logged for the epoch, and syncs those logged with sync_dist=True (lightning 2.6.6:
+# trainer/connectors/logger_connector/logger_connector.py:249 `self.metrics["callback"]`,
+# logger_connector/result.py:439 `result_metric.compute()`, :248 `self.meta.sync(self.value.clone())`).
+METRICS_SYNC = (f"computes the epoch's metrics logged with sync_dist=True at its first read, an all_reduce each "
+                f"(lightning {frameworks.load().versions['lightning']}, trainer/connectors/logger_connector/result.py:439)")
+
 # Where user code steers a transformers Trainer (CONTROL_FLAGS, SKIPPED_GATHERS): the pre-filter
 # parses a file that does, and the cut keeps those lines.
 STEERS_TRAINER = (r"\.(?:" + "|".join(sorted(CONTROL_FLAGS)) + r")[ \t]*=[ \t]*True\b"

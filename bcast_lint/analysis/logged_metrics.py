@@ -39,7 +39,39 @@ def unsynced_metrics(text: str) -> frozenset[str]:
     return frozenset(unsynced - synced)
 
 
-def _self_log_calls(tree: ast.Module) -> Iterator[ast.Call]:
+def synced_epoch_metrics(text: str) -> frozenset[str]:
+    """The keys the module logs with `sync_dist=True` for the epoch (`on_epoch=True`, or in a hook
+    where that is Lightning's default: a validation or test step, an epoch's end). Lightning
+    computes such a value, an all_reduce, at the first read of the trainer's metrics after the
+    epoch logged it (lightning 2.6.6, trainer/connectors/logger_connector/result.py:439 and :248)."""
+    if not any(name in text for name in METRICS_DICTIONARIES) or "sync_dist" not in text:
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    return frozenset(key for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     for call in _self_log_calls(function) if _syncs(call) and _for_the_epoch(call, function.name)
+                     for key, _ in _logged(call))
+
+
+# Hooks where `self.log` defaults to on_epoch=True (lightning 2.6.6,
+# trainer/connectors/logger_connector/fx_validator.py:60-135, `default_on_epoch=True`).
+_EPOCH_HOOKS = frozenset({
+    "on_train_start", "on_validation_start", "on_test_start", "on_train_epoch_start", "on_train_epoch_end",
+    "on_validation_epoch_start", "on_validation_epoch_end", "on_test_epoch_start", "on_test_epoch_end",
+    "on_validation_batch_start", "on_validation_batch_end", "on_test_batch_start", "on_test_batch_end",
+    "validation_step", "test_step"})
+
+
+def _for_the_epoch(call: ast.Call, hook: str) -> bool:
+    on_epoch = next((keyword.value for keyword in call.keywords if keyword.arg == "on_epoch"), None)
+    if on_epoch is not None:
+        return not (isinstance(on_epoch, ast.Constant) and on_epoch.value is False)
+    return hook in _EPOCH_HOOKS
+
+
+def _self_log_calls(tree: ast.AST) -> Iterator[ast.Call]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LOGGING \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":

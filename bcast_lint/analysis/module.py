@@ -36,7 +36,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
-from bcast_lint.analysis.logged_metrics import unsynced_metrics
+from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES, synced_epoch_metrics, unsynced_metrics
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -191,7 +191,8 @@ class _CandidateCollector(Visitor):
         self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
-        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS)
+        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS) \
+            | METRICS_DICTIONARIES
         self.property_reads: list[_Candidate] = []
         self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
@@ -957,11 +958,26 @@ class ModuleAnalysis:
             api = self._skipped_gathers(read, candidate)
         else:
             api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope) \
-                or self._control_flag(read, candidate)
+                or self._control_flag(read, candidate) or self._synced_metrics_read(read, candidate.scope)
         if api is None:
             return None
         return CallSite(read, api, candidate.scope, candidate.statement, candidate.main_process_first,
                         candidate.rank_decorator)
+
+    def _synced_metrics_read(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[apis.Api]:
+        """`trainer.callback_metrics` of a Lightning Trainer in a module that logs a metric for the
+        epoch with sync_dist=True (logged_metrics.synced_epoch_metrics), read in a hook of a Callback
+        or LightningModule: while the Trainer runs, the read syncs it (after `fit` returns, it keeps
+        no results to compute)."""
+        if read.attr.value not in METRICS_DICTIONARIES or not self.per_file(synced_epoch_metrics) \
+                or not self.derives_from(self._method_classes.get(scope), ("lightning", "pytorch_lightning"),
+                                         ("Callback", "LightningModule")):
+            return None
+        owner = self._receiver_class(read.value, scope)
+        if owner is None or not owner.startswith("lightning.") or not owner.endswith(".Trainer"):
+            return None
+        return apis.Api(read.attr.value, apis.HIDDEN, inside=apis.METRICS_SYNC, receiver=self.code(read.value),
+                        read=True)
 
     def _control_flag(self, flag: cst.Attribute, candidate: _Candidate) -> Optional[apis.Api]:
         """`control.should_training_stop = True` in a hook of a transformers TrainerCallback (the

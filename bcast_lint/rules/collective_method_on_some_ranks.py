@@ -805,6 +805,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             gated = DDP(Gated(), find_unused_parameters=True)
             plain = Gated()
             """),
+        # The same read where nothing is logged with sync_dist=True for the epoch (a training step
+        # logs for the step), and the read on every rank before the test.
+        Valid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    self.log("train_loss", self.loss_of(batch), sync_dist=True)
+                    self.log("lr", self.lr)
+            class CsvLogger(Callback):
+                def on_validation_epoch_end(self, trainer, pl_module):
+                    if trainer.is_global_zero:
+                        print(dict(trainer.callback_metrics))
+            """),
+        Valid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    self.log("val_loss", self.loss_of(batch), sync_dist=True)
+            class CsvLogger(Callback):
+                def on_validation_epoch_end(self, trainer, pl_module):
+                    metrics = dict(trainer.callback_metrics)
+                    if trainer.is_global_zero:
+                        print(metrics)
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1596,6 +1620,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of its parameters that never come, so that process's next forward fails with 'Expected to have "
                 "finished reduction in the prior iteration' while the others wait in the gradient all-reduce",
                 range=(12, 27, 12, 50)),
+        # The trainer's metrics read on the main process only, where the module logs one with
+        # sync_dist=True for the epoch: the read computes it (sleap-nn#476).
+        Invalid("""
+            from lightning.pytorch import Callback, LightningModule
+            class Net(LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    self.log("val_loss", self.loss_of(batch), sync_dist=True)
+            class CsvLogger(Callback):
+                def on_validation_epoch_end(self, trainer, pl_module):
+                    if trainer.is_global_zero:
+                        print(dict(trainer.callback_metrics))
+            """, expected_message="trainer.callback_metrics, which computes the epoch's metrics logged with "
+                "sync_dist=True at its first read, an all_reduce each (lightning 2.6.6, "
+                "trainer/connectors/logger_connector/result.py:439), runs only on ranks where "
+                "'trainer.is_global_zero' is true: the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run callback_metrics (line 16) only, while the others run no collective here)",
+                range=(8, 24, 8, 48)),
     )
 
     @classmethod
