@@ -50,7 +50,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text))
                      | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text)
-                     | _lines_registering(lines, helpers))
+                     | _lines_registering(lines, helpers) | _lines_defining_gathered_hooks(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
            and not _ends_the_process(statement)
@@ -146,6 +146,19 @@ def _ends_the_process(statement: ast.stmt) -> bool:
         return True
     call = last.value if isinstance(last, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
+
+
+_GATHERED_HOOK = re.compile(r"\bpreprocess_logits_for_metrics\s*=\s*(\w+)")
+
+
+def _lines_defining_gathered_hooks(lines: list[Optional[str]], text: str) -> set[int]:
+    """The `def` lines of the functions handed to a transformers Trainer as
+    `preprocess_logits_for_metrics`, whose result the Trainer gathers (BCL015)."""
+    names = set(_GATHERED_HOOK.findall(text)) if "preprocess_logits_for_metrics" in text else set()
+    if not names:
+        return set()
+    pattern = re.compile(r"^\s*def\s+(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+    return {number for number, line in enumerate(lines, start=1) if line and pattern.search(line)}
 
 
 def _synced_metrics(text: str) -> frozenset:

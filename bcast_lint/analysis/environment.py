@@ -12,6 +12,7 @@ each module's whole text, once per module; the reads are LibCST expressions of t
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -44,10 +45,19 @@ def set_per_rank(text: str) -> tuple[RankWrite, ...]:
     found = []
     for function, body in _scopes(tree):
         for node in (node for statement in body for node in ast.walk(statement)):
-            if isinstance(node, ast.If) and names_rank(ast.unparse(node.test)):
+            if isinstance(node, ast.If) and _tests_rank(ast.unparse(node.test)):
                 found.extend(RankWrite(variable, line, function)
                              for statement in (*node.body, *node.orelse) for variable, line in _writes(statement))
     return tuple(found)
+
+
+def _tests_rank(test: str) -> bool:
+    """Whether a test's text names the rank, not only a collection of ranks (`if DEBUG_RANKS:`
+    holds or fails alike on every process; `if rank in DEBUG_RANKS:` does not)."""
+    return names_rank(_RANK_COLLECTIONS.sub("", test))
+
+
+_RANK_COLLECTIONS = re.compile(r"\w*ranks\b", re.IGNORECASE)
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[Optional[str], list]]:

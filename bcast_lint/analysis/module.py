@@ -1617,6 +1617,20 @@ class ModuleAnalysis:
         why = self._method_returned(function, callers=False)[1]
         return returned_by(f"'{self.code(call.func)}()'", why) if why else None
 
+    def module_function(self, name: str) -> Optional[cst.FunctionDef]:
+        """The module's top-level function `name`, or None."""
+        return self._own_functions().get(name)
+
+    def returned_length(self, function: cst.FunctionDef) -> Optional[str]:
+        """Why how many items what `function` (of this module) returns differs between ranks, read
+        without its callers: a masked selection of what it is handed (`logits[labels != -100]`)."""
+        return self._method_returned(function, callers=False)[1]
+
+    def calls_named_by_keyword(self, keyword: str) -> list[cst.Call]:
+        """The module's calls that pass `keyword=` (`Trainer(..., preprocess_logits_for_metrics=f)`)."""
+        return [call for call in every_call(self.module)
+                if any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)]
+
     def _own_method_returns(self, call: cst.Call, length: bool) -> Optional[str]:
         """Why what a method of one of this module's classes returns (or how many items) differs
         between ranks, read with what its object holds (ClassAttributes): a summary reads the

@@ -829,6 +829,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if trainer.is_global_zero:
                         print(metrics)
             """),
+        # Debug mode on every rank, or on none, whatever the list of ranks to watch says.
+        Valid("""
+            import os
+            from accelerate import Accelerator
+            DEBUG_RANKS = [r for r in os.environ.get("DEBUG_RANKS", "").split(",") if r]
+            if DEBUG_RANKS:
+                os.environ["ACCELERATE_DEBUG_MODE"] = "1"
+            def main(loader, model):
+                accelerator = Accelerator()
+                for batch in loader:
+                    print(accelerator.reduce(model(batch).detach()))
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1637,6 +1649,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "'trainer.is_global_zero' is true: the other ranks never join it and every rank hangs until the "
                 "timeout (those ranks run callback_metrics (line 16) only, while the others run no collective here)",
                 range=(8, 24, 8, 48)),
+        # Accelerate's debug mode turned on for the watched rank only: its operations check every
+        # process's shapes with a gather_object first, there alone.
+        Invalid("""
+            import os
+            from accelerate import Accelerator
+            if os.environ.get("RANK", "0") in os.environ.get("DEBUG_RANKS", "0").split(","):
+                os.environ["ACCELERATE_DEBUG_MODE"] = "1"
+            def main(loader, model):
+                accelerator = Accelerator()
+                for batch in loader:
+                    loss = model(batch)
+                    print(accelerator.reduce(loss.detach()))
+                    print(accelerator.gather(loss.detach()))
+            """, expected_message="accelerator.reduce() runs a gather_object() of every process's shapes first where "
+                "ACCELERATE_DEBUG_MODE is set (accelerate 1.15.0, utils/operations.py:390), and line 12 sets it "
+                "under a test on the rank: the ranks' collectives stop pairing up, and every rank hangs until the "
+                "timeout", range=(9, 15, 9, 48)),
     )
 
     @classmethod
@@ -1662,6 +1691,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _losses_apart_from_the_model(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
+        yield from _debug_mode_on_some_ranks(analysis)
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
@@ -1726,6 +1756,29 @@ def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
                      f"gradient all-reduce",
                      help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
                           "head(h).sum() * 0`), or build DDP with find_unused_parameters=True")
+
+
+# Accelerate's operations that, in debug mode, first gather every process's shapes with
+# gather_object (accelerate 1.15.0: utils/operations.py:372-390 `verify_operation`, on gather,
+# broadcast, pad_across_processes and reduce; state.py:184 reads ACCELERATE_DEBUG_MODE once per process).
+_VERIFIED_OPERATIONS = frozenset({"gather", "broadcast", "pad_across_processes", "reduce", "gather_for_metrics"})
+
+
+def _debug_mode_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """The first of accelerate's verified operations in a module whose process sets
+    ACCELERATE_DEBUG_MODE under a test on the rank: there each runs a gather_object of the
+    shapes first, which the other ranks never run."""
+    where = analysis.environment_where("ACCELERATE_DEBUG_MODE")
+    if where is None:
+        return
+    verified = [site for site in analysis.calls if site.api.short_name in _VERIFIED_OPERATIONS
+                and site.api.qualified_name.startswith(("Accelerator.", "accelerate."))]
+    first = min(verified, key=lambda site: analysis.position(site.call).start.line, default=None)
+    if first is not None:
+        yield Report(first.call, f"{analysis.code(first.call.func)}() runs a gather_object() of every process's "
+                     f"shapes first where ACCELERATE_DEBUG_MODE is set (accelerate 1.15.0, utils/operations.py:390), "
+                     f"and {where} sets it under a test on the rank: the ranks' collectives stop pairing up, and "
+                     f"every rank hangs until the timeout", help="Set ACCELERATE_DEBUG_MODE on every rank or on none")
 
 
 def _lightning_hooks(analysis: ModuleAnalysis, name: str) -> Iterator[tuple[cst.FunctionDef, cst.ClassDef]]:

@@ -10,7 +10,7 @@ from bcast_lint.analysis.divergence import CONTROL, generates_uneven_lengths
 from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
-from bcast_lint.analysis.walk import children
+from bcast_lint.analysis.walk import children, every_node
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 
@@ -185,6 +185,14 @@ class GatherRankDependentShape(Rule):
               "        if s > threshold:\n            kept.append(s)\n    return torch.tensor(kept)\ndef f(table):\n"
               "    preds = confident(table, 0.5)\n    out = [torch.empty_like(preds) for _ in range(2)]\n"
               "    dist.all_gather(out, preds)"),
+        # The usual hook keeps the shape it was handed (an argmax over the vocabulary).
+        Valid("""
+            from transformers import Trainer
+            def to_ids(logits, labels):
+                return logits.argmax(dim=-1)
+            def main(model, args, data):
+                Trainer(model=model, args=args, eval_dataset=data, preprocess_logits_for_metrics=to_ids).evaluate()
+            """),
     )
     INVALID = (
         # A helper's top k of a masked selection of a rank's own batch (k = min(K, what the mask kept)).
@@ -299,6 +307,19 @@ class GatherRankDependentShape(Rule):
                 "returns as many elements as it keeps of what it is handed, which differs between ranks (it is "
                 "computed from this rank's own batch of data)), into buckets of one shape: where the counts differ, "
                 "gloo aborts (\"Received data size doesn't match expected size\")", range=(11, 30, 11, 35)),
+        # The Trainer gathers what its preprocess_logits_for_metrics hook returns: here one row per
+        # labelled position of the process's own batch.
+        Invalid("""
+            from transformers import Trainer
+            def keep_labelled(logits, labels):
+                return logits[labels != -100]
+            def main(model, args, data):
+                Trainer(model=model, args=args, eval_dataset=data, preprocess_logits_for_metrics=keep_labelled).evaluate()
+            """, expected_message="keep_labelled() returns 'logits[labels != -100]', whose length differs between "
+                "ranks (a boolean mask keeps a data-dependent number of elements), and the Trainer gathers what "
+                "preprocess_logits_for_metrics returns from every process (transformers 5.25.0, trainer.py:3065): "
+                "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")",
+                range=(3, 12, 3, 34)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -315,6 +336,36 @@ class GatherRankDependentShape(Rule):
         for site in analysis.calls:
             if site.api.short_name == "all_to_all_single" and site.reached:
                 yield from _splits_assumed_symmetric(analysis, site)
+        yield from _preprocessed_logits_gathered(analysis)
+
+
+# The Trainer's evaluation loop gathers what `preprocess_logits_for_metrics` returns (transformers
+# 5.25.0, trainer.py:3064 `logits = self.preprocess_logits_for_metrics(logits, labels)`, :3065
+# `logits = self.gather_function(logits)`), after padding only what it was handed.
+_PREPROCESS_HOOK = "preprocess_logits_for_metrics"
+
+
+def _preprocessed_logits_gathered(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A module function handed to a transformers Trainer as `preprocess_logits_for_metrics` that
+    returns a data-dependent number of elements (`logits[labels != -100]`): the Trainer gathers it
+    from every process, each with its own count (transformers' Trainer pads the logits it hands
+    the hook, not what the hook returns)."""
+    for call in analysis.calls_named_by_keyword(_PREPROCESS_HOOK):
+        if not any(name.startswith("transformers.") and name.endswith("Trainer")
+                   for name in analysis.qualified_names(call.func)):
+            continue
+        hook = argument_value(call, None, _PREPROCESS_HOOK)
+        function = analysis.module_function(hook.value) if isinstance(hook, cst.Name) else None
+        why = analysis.returned_length(function) if function is not None else None
+        returned = next((node for node in every_node(function.body, cst.Return) if node.value is not None), None) \
+            if why else None
+        if returned is not None:
+            yield Report(returned.value, f"{function.name.value}() returns '{analysis.code(returned.value)}', whose "
+                         f"length differs between ranks ({why}), and the Trainer gathers what "
+                         f"{_PREPROCESS_HOOK} returns from every process (transformers 5.25.0, trainer.py:3065): "
+                         "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")",
+                         help="Return a tensor of the shape it was handed (keep the logits of every position and "
+                              "mask with the labels in compute_metrics)")
 
 
 def _splits_assumed_symmetric(analysis: ModuleAnalysis, site: CallSite) -> Iterator[Report]:
