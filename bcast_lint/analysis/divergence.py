@@ -53,13 +53,14 @@ _SYNCHRONISING = frozenset({"broadcast", "broadcast_object_list", "all_reduce", 
                             "all_gather_object", "all_gather_into_tensor"})
 # Collectives whose result is the same on every rank (Accelerate returns it).
 _UNIFORM_RESULTS = frozenset({"broadcast", "broadcast_object_list", "gather", "gather_for_metrics",
-                              "gather_object", "reduce", "pad_across_processes", "all_gather", "all_reduce"})
+                              "gather_object", "reduce", "pad_across_processes", "all_gather", "all_reduce",
+                              "reduce_boolean_decision"})
 # Method names that only a collective carries (`fabric.all_reduce`, `strategy.broadcast`,
 # `self.all_gather`): on a receiver the analysis cannot type, the result is still taken as the same
 # on every rank. Unlike `gather` or `reduce` (`tensor.gather(dim, index)`, `functools.reduce`), no
 # common non-collective method is named so; a wrong guess only silences the analysis.
 _COLLECTIVE_METHODS = frozenset({"all_reduce", "all_gather", "all_gather_object", "broadcast",
-                                 "broadcast_object_list", "gather_for_metrics"})
+                                 "broadcast_object_list", "gather_for_metrics", "reduce_boolean_decision"})
 # Collectives that hand every rank what each one sent.
 _GATHERING = frozenset({"all_gather", "all_gather_object", "all_gather_into_tensor"})
 # Given the rank, they hand each rank a share of one length (DistributedSampler pads the last).

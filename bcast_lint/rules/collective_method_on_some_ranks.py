@@ -7,6 +7,7 @@ import libcst as cst
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
 from bcast_lint.analysis.divergence import CONTROL
+from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import boolean_leaves
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.unused_parameters import skipped_submodules
@@ -841,6 +842,38 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 for batch in loader:
                     print(accelerator.reduce(model(batch).detach()))
             """),
+        # The same skip decided together, a skip under automatic optimization (Lightning counts the
+        # optimizer_step hook's calls), and one with nothing keyed on global_step.
+        Valid("""
+            from lightning.pytorch import LightningModule, Trainer
+            from lightning.pytorch.callbacks import ModelCheckpoint
+            class Agreed(LightningModule):
+                automatic_optimization = False
+                def training_step(self, batch, batch_idx):
+                    x, labelled = batch
+                    opt = self.optimizers()
+                    self.manual_backward(self.loss(x, labelled))
+                    if self.trainer.strategy.reduce_boolean_decision(bool(labelled.any()), all=False):
+                        opt.step()
+            class Automatic(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    x, labelled = batch
+                    opt = self.optimizers()
+                    if labelled.any():
+                        opt.step()
+            trainer = Trainer(callbacks=[ModelCheckpoint(every_n_train_steps=2)])
+            """),
+        Valid("""
+            from lightning.pytorch import LightningModule
+            class SemiSupervised(LightningModule):
+                automatic_optimization = False
+                def training_step(self, batch, batch_idx):
+                    x, labelled = batch
+                    opt = self.optimizers()
+                    self.manual_backward(self.loss(x, labelled))
+                    if labelled.any():
+                        opt.step()
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1666,6 +1699,27 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "ACCELERATE_DEBUG_MODE is set (accelerate 1.15.0, utils/operations.py:390), and line 12 sets it "
                 "under a test on the rank: the ranks' collectives stop pairing up, and every rank hangs until the "
                 "timeout", range=(9, 15, 9, 48)),
+        # Manual optimization that skips the step on unlabelled batches, with a checkpoint every two
+        # global steps: each rank's global_step counts its own steps.
+        Invalid("""
+            from lightning.pytorch import LightningModule, Trainer
+            from lightning.pytorch.callbacks import ModelCheckpoint
+            class SemiSupervised(LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.automatic_optimization = False
+                def training_step(self, batch, batch_idx):
+                    x, labelled = batch
+                    opt = self.optimizers()
+                    self.manual_backward(self.loss(x, labelled))
+                    if labelled.any():
+                        opt.step()
+            trainer = Trainer(callbacks=[ModelCheckpoint(every_n_train_steps=2)])
+            """, expected_message="opt.step() runs only where 'labelled.any()' holds (it is computed from this rank's "
+                "own batch of data): under manual optimization Lightning counts global_step in the optimizer's steps "
+                "(lightning 2.6.6, loops/optimization/manual.py:137), so it drifts apart between ranks, and what the "
+                "Trainer runs at a global step (every_n_train_steps) runs its collectives at a different step on "
+                "each rank, and every rank hangs until the timeout", range=(12, 13, 12, 23)),
     )
 
     @classmethod
@@ -1692,6 +1746,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
+        yield from _manual_steps_on_some_ranks(analysis)
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
@@ -1713,7 +1768,7 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
         detached = [node for node in returns if _apart_from_the_model(analysis, node.value, method)]
         if len(detached) == len(returns):
             continue
-        for node, test, why in _returned_on_some_ranks(analysis, method, detached):
+        for node, test, why in _under_a_varying_test(analysis, method, detached):
             what = "None, which skips the backward and the optimizer step" if node.value is None or is_none(
                 node.value) else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
             yield Report(node, f"training_step() returns {what}, only where '{analysis.code(test)}' holds "
@@ -1732,7 +1787,7 @@ def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
     gradient all-reduce (pytorch-lightning#21296)."""
     for method, _ in _lightning_hooks(analysis, "on_train_batch_start"):
         leaving = [node for node in _own_returns(method) if _is_minus_one(node.value)]
-        for node, test, why in _returned_on_some_ranks(analysis, method, leaving):
+        for node, test, why in _under_a_varying_test(analysis, method, leaving):
             yield Report(node, f"on_train_batch_start() returns -1, which makes this process's Trainer leave the "
                          f"epoch (lightning {_LIGHTNING}, loops/training_epoch_loop.py:337), only where "
                          f"'{analysis.code(test)}' holds ({why}): the other processes go on to the next step's "
@@ -1781,6 +1836,46 @@ def _debug_mode_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
                      f"every rank hangs until the timeout", help="Set ACCELERATE_DEBUG_MODE on every rank or on none")
 
 
+# What a Lightning Trainer runs at a global step: under manual optimization global_step counts the
+# optimizer's steps (lightning 2.6.6, loops/training_epoch_loop.py:117, loops/optimization/manual.py:137).
+_STEP_KEYED = ("every_n_train_steps", "max_steps", "val_check_interval")
+
+
+def _manual_steps_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`opt.step()` under a test that differs between ranks in the `training_step` of a
+    LightningModule with manual optimization, in a module that configures something the Trainer
+    runs at a global step (a step-keyed checkpoint, validation or end): global_step counts the
+    optimizer's steps there, so it drifts apart between ranks, and the Trainer's collectives at
+    those steps stop pairing up."""
+    keyed = next((word for word in _STEP_KEYED if word in analysis.whole_text()), None)
+    if keyed is None:
+        return
+    for method, klass in _lightning_hooks(analysis, "training_step"):
+        if not _optimizes_manually(klass):
+            continue
+        optimizers = {name for assign in every_node(method.body, cst.Assign) if "self.optimizers(" in analysis.code(assign.value)
+                      for target in assign.targets for name in target_names(target.target)}
+        steps = [call for call in every_node(method.body, cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value == "step" and isinstance(call.func.value, cst.Name)
+                 and call.func.value.value in optimizers]
+        for call, test, why in _under_a_varying_test(analysis, method, steps):
+            yield Report(call, f"{analysis.code(call.func)}() runs only where '{analysis.code(test)}' holds ({why}): "
+                         f"under manual optimization Lightning counts global_step in the optimizer's steps "
+                         f"(lightning {_LIGHTNING}, loops/optimization/manual.py:137), so it drifts apart between "
+                         f"ranks, and what the Trainer runs at a global step ({keyed}) runs its collectives at a "
+                         f"different step on each rank, and every rank hangs until the timeout",
+                         help="Step on every rank (with zeroed gradients where the batch has nothing to learn), or "
+                              "agree on the decision first (all-reduce the flag)")
+
+
+def _optimizes_manually(klass: cst.ClassDef) -> bool:
+    """`self.automatic_optimization = False` in one of its methods, or as a class attribute."""
+    return any(isinstance(assign.value, cst.Name) and assign.value.value == "False" and any(
+        (isinstance(target.target, cst.Attribute) and target.target.attr.value == "automatic_optimization")
+        or (isinstance(target.target, cst.Name) and target.target.value == "automatic_optimization")
+        for target in assign.targets) for assign in every_node(klass.body, cst.Assign))
+
+
 def _lightning_hooks(analysis: ModuleAnalysis, name: str) -> Iterator[tuple[cst.FunctionDef, cst.ClassDef]]:
     for method, klass in analysis.methods_named(name):
         if analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
@@ -1793,11 +1888,11 @@ def _own_returns(method: cst.FunctionDef) -> list[cst.Return]:
             if not any(isinstance(part, cst.FunctionDef) for part in path_to(method.body, node) or ())]
 
 
-def _returned_on_some_ranks(analysis: ModuleAnalysis, method: cst.FunctionDef,
-                            returns: list[cst.Return]) -> Iterator[tuple[cst.Return, cst.BaseExpression, str]]:
-    """Each of `returns` under an `if` whose test differs between ranks, with the test and why."""
-    tests = analysis.handed_divergence(method).tests if returns else {}
-    for node in returns:
+def _under_a_varying_test(analysis: ModuleAnalysis, method: cst.FunctionDef,
+                          nodes: list) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, str]]:
+    """Each of `nodes` under an `if` whose test differs between ranks, with the test and why."""
+    tests = analysis.handed_divergence(method).tests if nodes else {}
+    for node in nodes:
         test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
                      and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
         if test is not None:
