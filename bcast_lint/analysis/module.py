@@ -857,15 +857,17 @@ class ModuleAnalysis:
                                        classified, self._known)
         # Read where no collective is too (a helper's return: `tracking_enabled()`).
         self.conditions.environment_where = _weak(self.environment_where)
+        # What the module's literal tables hold: read where no collective is too (a helper's summary
+        # returning `ROWS[rank::world]`).
+        self.conditions.constants = _module_constants(module, collector.assignments)
+        self.conditions.tables = _literal_tables(module, collector.assignments)
+        self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
             for _, name, value in collector.assignments:
                 self.conditions.learn_assignment(name, value)
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
-        self.conditions.constants = _module_constants(module, collector.assignments)
-        self.conditions.tables = _literal_tables(module, collector.assignments)
-        self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.signalled = self.per_file(signalled)

@@ -92,6 +92,10 @@ class ModuleIndex:
     # "Class.attr" -> what its methods assign it (`self.model = DDP(net, broadcast_buffers=False)`):
     # each constructor's qualified name, and the keywords it is passed as a literal False.
     attributes: dict[str, tuple[tuple[str, frozenset], ...]] = field(default_factory=dict)
+    # Each top-level `NAME = [...]` (a list, tuple or dict literal): its lines and the name. A summary
+    # keeps those its function reads: how many items a literal table holds decides whether a share
+    # of it dealt by rank is even (`ROWS[rank::world]`).
+    tables: tuple[tuple[int, int, frozenset], ...] = ()
 
     @functools.cached_property
     def digest(self) -> str:
@@ -526,6 +530,7 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
     defined: set[str] = set()
     bases: dict[str, tuple[str, ...]] = {}
     imports: list[tuple[int, int, frozenset]] = []
+    tables: list[tuple[int, int, frozenset]] = []
     for statement in tree.body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             found = ast_import_bindings(statement, location.package)
@@ -546,13 +551,15 @@ def _index_tree(path: str, location: Location, source: Source, tree: ast.Module)
                     functions[qualname] = _function_index(member, qualname)
         else:
             defined.update(_assigned_names(statement))
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.List, ast.Tuple, ast.Dict)):
+                tables.append((statement.lineno, statement.end_lineno, frozenset(_assigned_names(statement))))
     attributes: dict[str, list] = {}
     for klass in (s for s in tree.body if isinstance(s, ast.ClassDef)):
         for attribute, made in _constructed_attributes(klass, bindings):
             attributes.setdefault(f"{klass.name}.{attribute}", []).append(made)
     return ModuleIndex(path, location, source, bindings, tuple(stars), functions, frozenset(classes),
                        tuple(imports), frozenset(defined), bases,
-                       {name: tuple(made) for name, made in attributes.items()})
+                       {name: tuple(made) for name, made in attributes.items()}, tuple(tables))
 
 
 def _constructed_attributes(klass: ast.ClassDef, bindings: dict[str, str]) -> Iterable[tuple[str, tuple]]:

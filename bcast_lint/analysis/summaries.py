@@ -356,12 +356,14 @@ def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:
 
 
 def _summary_module(index: ModuleIndex, function: FunctionIndex) -> Optional[tuple[cst.Module, Source]]:
-    """The module's imports of the names the function mentions, and the function alone
-    (dedented), as LibCST's tree and the Source that maps its lines to the module's."""
+    """The module's imports of the names the function mentions, the literal tables it reads that the
+    module defines before it, and the function alone (dedented), as LibCST's tree and the Source
+    that maps its lines to the module's."""
     lines = index.lines
     mentioned = set(re.findall(r"[A-Za-z_]\w*", index.text(function)))
     kept: list[tuple[int, str]] = []
-    for first, last, bound in index.imports:
+    tables = [(first, last, bound) for first, last, bound in index.tables if last < function.first_line]
+    for first, last, bound in sorted((*index.imports, *tables)):
         if bound & mentioned or "*" in bound:
             kept.extend((first + offset, line) for offset, line in enumerate(lines[first - 1:last]))
     prefix = lines[function.first_line - 1][:function.column]

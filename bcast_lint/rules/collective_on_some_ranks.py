@@ -1205,6 +1205,21 @@ class CollectiveOnSomeRanks(Rule):
                     if not norm.counted:
                         norm.observe(obs)
             """),
+        # A helper dealing an even literal table by rank: every rank gets as many items (the table is
+        # read into the helper's summary).
+        Valid("""
+            import torch.distributed as dist
+            FILES = ["a", "b", "c", "d", "e", "f"]
+            def make_batches(rank, world):
+                batches = []
+                for name in FILES[rank::world]:
+                    batches.append(load(name))
+                return batches
+            def main():
+                rank, world = dist.get_rank(), dist.get_world_size()
+                for batch in make_batches(rank, world):
+                    dist.all_reduce(batch)
+            """),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2573,6 +2588,23 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="observe() runs only on ranks where 'norm.frozen' is false (line 23 passes 'obs', "
                 "and it is computed from the rank): observe() calls self.accelerator.reduce() (case.py:15), and "
                 "the other ranks never join it and every rank hangs until the timeout", range=(15, 13, 15, 30)),
+        # The same helper over an odd table: at two processes one rank gets a batch more.
+        Invalid("""
+            import torch.distributed as dist
+            FILES = ["a", "b", "c", "d", "e"]
+            def make_batches(rank, world):
+                batches = []
+                for name in FILES[rank::world]:
+                    batches.append(load(name))
+                return batches
+            def main():
+                rank, world = dist.get_rank(), dist.get_world_size()
+                for batch in make_batches(rank, world):
+                    dist.all_reduce(batch)
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 18 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
+                "('make_batches()' returns something else on some ranks), so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout", range=(11, 9, 11, 31)),
     )
 
     @staticmethod
