@@ -149,6 +149,7 @@ SET_ORDER = "a set of strings or objects iterates in an order salted per process
 SORTED_APART = "it is sorted by a key that differs between ranks ({})"
 FILE_OF_RANK = "it checks a path named after the rank"
 NAMED_AFTER_RANK = "{} returns a name built from the rank"
+COUNTED_FROM_RANK = "{} returns as many items as the rank makes it hold"
 LOCAL_DATA = "it holds the data of the rank it was given"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"

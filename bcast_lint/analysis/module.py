@@ -24,8 +24,8 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (DATA, ENVIRONMENT, LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE,
-                                            Divergence, Parameters, RankKind, divergence_of, is_data_reason,
+from bcast_lint.analysis.divergence import (COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY, NAMED_AFTER_RANK, RANK,
+                                            UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
                                             makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -1579,6 +1579,8 @@ class ModuleAnalysis:
             why = self._environment_reason(summary.environment_reads)
         if why == RANK and summary.rank_named and not length:
             return NAMED_AFTER_RANK.format(f"'{self.code(call.func)}()'")  # `f"ckpt_{rank}.pt"`: a path of its own
+        if why == RANK and length:  # `[load(n) for n in FILES[rank::world]]`: a count the rank decides
+            return RankKind(COUNTED_FROM_RANK.format(f"'{self.code(call.func)}()'"))
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
         why = self._own_method_returns(call, length)

@@ -2605,6 +2605,20 @@ class CollectiveOnSomeRanks(Rule):
                 "line 18 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
                 "('make_batches()' returns something else on some ranks), so the ranks' calls stop pairing up and "
                 "every rank hangs until the timeout", range=(11, 9, 11, 31)),
+        # A helper returning its share of an odd table as a comprehension: as many items as the rank decides.
+        Invalid("""
+            import torch.distributed as dist
+            FILES = ["a", "b", "c", "d", "e"]
+            def make_batches(rank, world):
+                return [load(name) for name in FILES[rank::world]]
+            def main():
+                rank, world = dist.get_rank(), dist.get_world_size()
+                for batch in make_batches(rank, world):
+                    dist.all_reduce(batch)
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 15 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
+                "('make_batches()' returns as many items as the rank makes it hold), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(8, 9, 8, 31)),
     )
 
     @staticmethod
