@@ -156,6 +156,7 @@ MEMORY = "each process finds it for the memory it has free (find_executable_batc
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
+TRAINING_OFF = "line {} puts the model in eval mode on some ranks only, and nothing sets it back before the next step"
 UNSYNCED_METRIC = "'{}' is logged without sync_dist=True, so the trainer's metrics hold each rank's own value"
 
 
@@ -1037,6 +1038,9 @@ class _Pass:
                 return self.length_why(expr.value, varying) or self._handed_data(expr.value, varying)
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
+            if expr.attr.value == "training" and self._conditions.training_off is not None \
+                    and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                return RankKind(TRAINING_OFF.format(self._conditions.training_off))
             return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
                 or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr)
         if isinstance(expr, cst.Call):

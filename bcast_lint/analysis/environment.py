@@ -12,7 +12,6 @@ each module's whole text, once per module; the reads are LibCST expressions of t
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -20,7 +19,7 @@ import libcst as cst
 
 from bcast_lint.analysis.expressions import last_name
 from bcast_lint.analysis.walk import every_node
-from bcast_lint.analysis.words import names_rank
+from bcast_lint.analysis.words import names_rank, tests_rank
 
 _WRITE_WORDS = ("environ[", "environ.setdefault", "environ.update", "environ.pop", "putenv")
 _WRITING_METHODS = frozenset({"setdefault", "pop", "update"})
@@ -45,19 +44,10 @@ def set_per_rank(text: str) -> tuple[RankWrite, ...]:
     found = []
     for function, body in _scopes(tree):
         for node in (node for statement in body for node in ast.walk(statement)):
-            if isinstance(node, ast.If) and _tests_rank(ast.unparse(node.test)):
+            if isinstance(node, ast.If) and tests_rank(ast.unparse(node.test)):
                 found.extend(RankWrite(variable, line, function)
                              for statement in (*node.body, *node.orelse) for variable, line in _writes(statement))
     return tuple(found)
-
-
-def _tests_rank(test: str) -> bool:
-    """Whether a test's text names the rank, not only a collection of ranks (`if DEBUG_RANKS:`
-    holds or fails alike on every process; `if rank in DEBUG_RANKS:` does not)."""
-    return names_rank(_RANK_COLLECTIONS.sub("", test))
-
-
-_RANK_COLLECTIONS = re.compile(r"\w*ranks\b", re.IGNORECASE)
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[Optional[str], list]]:

@@ -173,6 +173,9 @@ class RankConditions:
         # Keys the module's LightningModule logs without sync_dist (logged_metrics.unsynced_metrics):
         # read back from the trainer's metrics, each rank's own value.
         self.unsynced_metrics: frozenset[str] = frozenset()
+        # The line where the module puts a model in eval mode on some ranks only and leaves it there
+        # (training_mode.switched_off_per_rank): `self.training` then differs between ranks.
+        self.training_off: Optional[int] = None
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.
         self.counters: frozenset[str] = frozenset()
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

@@ -45,6 +45,15 @@ def names_rank(text: Text) -> bool:
         _PROCESS[type(text)] in text and any(word in text for word in processes)) or loops_over_data(text)
 
 
+def tests_rank(test: str) -> bool:
+    """Whether a test's text names the rank, not only a collection of ranks (`if DEBUG_RANKS:`
+    holds or fails alike on every process; `if rank in DEBUG_RANKS:` does not)."""
+    return names_rank(_RANK_COLLECTIONS.sub("", test))
+
+
+_RANK_COLLECTIONS = re.compile(r"\w*ranks\b", re.IGNORECASE)
+
+
 # A loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN check):
 # `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
 _DATA_LOOP = r"\bfor\b[^\r\n]*\bin\b[^\r\n]*(?:" + "|".join(DATA_LOOP_WORDS) + ")"

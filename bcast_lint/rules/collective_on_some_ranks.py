@@ -1220,6 +1220,28 @@ class CollectiveOnSomeRanks(Rule):
                 for batch in make_batches(rank, world):
                     dist.all_reduce(batch)
             """),
+        # The same preview restoring the mode, or a loop that sets training mode at every step.
+        Valid("""
+            import torch.distributed as dist
+            from torch import nn
+            class CrossNorm(nn.Module):
+                def forward(self, x):
+                    if self.training:
+                        dist.all_reduce(x)
+                    return x
+            def preview(model, x):
+                was_training = model.training
+                model.eval()
+                print(model(x))
+                model.train(was_training)
+            def train(model, loader, rank):
+                for step, x in enumerate(loader):
+                    model.train()
+                    model(x).sum().backward()
+                    if rank == 0 and step == 2:
+                        preview(model, x)
+                        model.eval()
+            """),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2619,6 +2641,29 @@ class CollectiveOnSomeRanks(Rule):
                 "line 15 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
                 "('make_batches()' returns as many items as the rank makes it hold), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(8, 9, 8, 31)),
+        # A preview on the main process leaves the model in eval mode, where its norm layer stops
+        # syncing (pytorch#72897).
+        Invalid("""
+            import torch.distributed as dist
+            from torch import nn
+            class CrossNorm(nn.Module):
+                def forward(self, x):
+                    if self.training:
+                        dist.all_reduce(x)
+                    return x
+            def preview(model, x):
+                model.eval()
+                print(model(x))
+            def train(model, loader, rank):
+                model.train()
+                for step, x in enumerate(loader):
+                    model(x).sum().backward()
+                    if rank == 0 and step == 2:
+                        preview(model, x)
+            """, expected_message="all_reduce() runs only on ranks where 'self.training' is true (line 24 puts the "
+                "model in eval mode on some ranks only, and nothing sets it back before the next step): the other "
+                "ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line 14) "
+                "only, while the others run no collective here)", range=(6, 13, 6, 31)),
     )
 
     @staticmethod
