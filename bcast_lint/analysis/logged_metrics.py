@@ -24,11 +24,8 @@ _LOGGING = frozenset({"log", "log_dict"})
 
 def unsynced_metrics(text: str) -> frozenset[str]:
     """The keys every `self.log`/`self.log_dict` of the module logs without syncing them."""
-    if not any(name in text for name in METRICS_DICTIONARIES) or "self.log" not in text:
-        return frozenset()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed_if_it_reads_metrics(text, "self.log")
+    if tree is None:
         return frozenset()
     unsynced: set[str] = set()
     synced: set[str] = set()
@@ -44,15 +41,22 @@ def synced_epoch_metrics(text: str) -> frozenset[str]:
     where that is Lightning's default: a validation or test step, an epoch's end). Lightning
     computes such a value, an all_reduce, at the first read of the trainer's metrics after the
     epoch logged it (lightning 2.6.6, trainer/connectors/logger_connector/result.py:439 and :248)."""
-    if not any(name in text for name in METRICS_DICTIONARIES) or "sync_dist" not in text:
-        return frozenset()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed_if_it_reads_metrics(text, "sync_dist")
+    if tree is None:
         return frozenset()
     return frozenset(key for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
                      for call in _self_log_calls(function) if _syncs(call) and _for_the_epoch(call, function.name)
                      for key, _ in _logged(call))
+
+
+def _parsed_if_it_reads_metrics(text: str, word: str) -> Optional[ast.Module]:
+    """The module's tree where its text reads a trainer's metrics and names `word`, else None."""
+    if not any(name in text for name in METRICS_DICTIONARIES) or word not in text:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 # Hooks where `self.log` defaults to on_epoch=True (lightning 2.6.6,

@@ -1632,7 +1632,7 @@ class ModuleAnalysis:
         without its callers: a masked selection of what it is handed (`logits[labels != -100]`)."""
         return self._method_returned(function, callers=False)[1]
 
-    def calls_named_by_keyword(self, keyword: str) -> list[cst.Call]:
+    def calls_passing(self, keyword: str) -> list[cst.Call]:
         """The module's calls that pass `keyword=` (`Trainer(..., preprocess_logits_for_metrics=f)`)."""
         return [call for call in every_call(self.module)
                 if any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)]

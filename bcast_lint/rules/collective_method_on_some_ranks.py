@@ -1853,7 +1853,8 @@ def _manual_steps_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
     for method, klass in _lightning_hooks(analysis, "training_step"):
         if not _optimizes_manually(klass):
             continue
-        optimizers = {name for assign in every_node(method.body, cst.Assign) if "self.optimizers(" in analysis.code(assign.value)
+        optimizers = {name for assign in every_node(method.body, cst.Assign)
+                      if "self.optimizers(" in analysis.code(assign.value)
                       for target in assign.targets for name in target_names(target.target)}
         steps = [call for call in every_node(method.body, cst.Call) if isinstance(call.func, cst.Attribute)
                  and call.func.attr.value == "step" and isinstance(call.func.value, cst.Name)

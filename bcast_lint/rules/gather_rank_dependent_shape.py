@@ -350,7 +350,7 @@ def _preprocessed_logits_gathered(analysis: ModuleAnalysis) -> Iterator[Report]:
     returns a data-dependent number of elements (`logits[labels != -100]`): the Trainer gathers it
     from every process, each with its own count (transformers' Trainer pads the logits it hands
     the hook, not what the hook returns)."""
-    for call in analysis.calls_named_by_keyword(_PREPROCESS_HOOK):
+    for call in analysis.calls_passing(_PREPROCESS_HOOK):
         if not any(name.startswith("transformers.") and name.endswith("Trainer")
                    for name in analysis.qualified_names(call.func)):
             continue
