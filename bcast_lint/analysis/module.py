@@ -562,6 +562,12 @@ def _accumulated_attributes(method: cst.FunctionDef) -> frozenset[str]:
                      if isinstance(node.target, cst.Attribute) and _self_attribute(node.target))
 
 
+def _is_parameter(name: str, scope: cst.CSTNode) -> bool:
+    return isinstance(scope, cst.FunctionDef) and any(
+        param.name.value == name
+        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params))
+
+
 def _swallowing_decorators(module: cst.Module) -> frozenset[str]:
     """The module's own decorators whose wrapper turns an exception into a return (`except
     RuntimeError: return None`, the skip-the-batch-on-OOM idiom): the wrapped function returns
@@ -2074,21 +2080,12 @@ class ModuleAnalysis:
         """A parameter annotated with a mapped class, handed by a hook (`on_validation_end(self,
         trainer, pl_module)` of a Callback) or by this module's calls, or a name assigned a mapped
         class's instance."""
-        if isinstance(scope, cst.FunctionDef):
-            for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
-                if param.name.value != name:
-                    continue
-                if param.annotation is not None:
-                    return self._mapped_class(param.annotation.annotation, self.module)
-                hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
-                if hook:
-                    return frameworks.load().hook_parameters.get(hook, {}).get(name)
-                return self._handed_class(scope, name, depth)
-        for where, value in self._assigned(name):
-            if (where is scope or where is self.module) and isinstance(value, cst.Call):
-                mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
-                if mapped is not None:
-                    return mapped
+        if _is_parameter(name, scope):
+            # A parameter bound again in its function (`model = DDP(model)`) is what it is bound to.
+            return self._parameter_class(name, scope, depth) or self._made_in(name, (scope,))
+        mapped = self._made_in(name, (scope, self.module))
+        if mapped is not None:
+            return mapped
         element = self._iterated_element(name, scope)
         if element is not None:  # `for src, metric in metrics.items()`, `metrics = {s: MAE() for s in S}`
             mapped = self._mapped_class(element.func, scope) or self._local_subclass(element.func)
@@ -2099,6 +2096,30 @@ class ModuleAnalysis:
         tested = (self._mapped_class(klass, scope) for where, tested, klass in self._type_tests
                   if where is scope and tested == name)
         return next((mapped for mapped in tested if mapped is not None), None) or self._mapped_instance(name)
+
+    def _made_in(self, name: str, places: tuple) -> Optional[str]:
+        """The mapped class (or the module's subclass of one) an assignment of `name` in one of
+        `places` constructs."""
+        for where, value in self._assigned(name):
+            if any(where is place for place in places) and isinstance(value, cst.Call):
+                mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
+                if mapped is not None:
+                    return mapped
+        return None
+
+    def _parameter_class(self, name: str, scope: cst.CSTNode, depth: int) -> Optional[str]:
+        """The mapped class of the parameter `name` of `scope`: by its annotation, by the hook that
+        hands it, or by what this module's calls pass."""
+        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+            if param.name.value != name:
+                continue
+            if param.annotation is not None:
+                return self._mapped_class(param.annotation.annotation, self.module)
+            hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
+            if hook:
+                return frameworks.load().hook_parameters.get(hook, {}).get(name)
+            return self._handed_class(scope, name, depth)
+        return None
 
     def _iterated_element(self, name: str, scope: Optional[cst.CSTNode]) -> Optional[cst.Call]:
         """The construction that makes the items a `for` loop binds `name` to, where it iterates a

@@ -874,6 +874,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     if labelled.any():
                         opt.step()
             """),
+        # The same skip decided on every rank together (the flag all-reduced first).
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def train(model, loader, opt):
+                model = DDP(model)
+                for batch in loader:
+                    loss = model(batch).mean()
+                    bad = torch.tensor(float(not torch.isfinite(loss)))
+                    dist.all_reduce(bad)
+                    if bad.item() > 0:
+                        continue
+                    loss.backward()
+                    opt.step()
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1720,6 +1736,24 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "(lightning 2.6.6, loops/optimization/manual.py:137), so it drifts apart between ranks, and what the "
                 "Trainer runs at a global step (every_n_train_steps) runs its collectives at a different step on "
                 "each rank, and every rank hangs until the timeout", range=(12, 13, 12, 23)),
+        # The everyday spelling: the parameter bound again to its DDP wrapper, and a step skipped
+        # on a non-finite loss of the rank's own batch.
+        Invalid("""
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def train(model, loader, opt):
+                model = DDP(model)
+                for batch in loader:
+                    loss = model(batch).mean()
+                    if not torch.isfinite(loss):
+                        continue
+                    loss.backward()
+                    opt.step()
+            """, expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer inside "
+                "(torch 2.13.0), is skipped on ranks where 'torch.isfinite(loss)' is false (it is computed from this "
+                "rank's own batch of data): the 'continue' at line 16 is taken only there, while the other ranks go "
+                "on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 9, 9, 24)),
     )
 
     @classmethod
