@@ -107,6 +107,8 @@ _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "z
                           "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
                           "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
                           "TensorDataset", "filter", "map"})
+# Calls that join a list's items end to end (on the first dimension unless told otherwise).
+_CONCATENATING = frozenset({"cat", "concatenate", "concat"})
 # Calls whose length their arguments give: `torch.zeros(n)`, `torch.arange(n)`.
 _SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint",
                                  "randperm", "linspace"})
@@ -504,11 +506,16 @@ class _Pass:
             if why else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
-        """`items.append(x)` under a varying condition: how many items there are varies."""
+        """`items.append(x)` under a varying condition: how many items there are varies; of an `x`
+        whose length varies, how long the items are."""
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in MUTATORS):
             return varying
         key = _key(func.value)
+        if key is not None and func.attr.value == "append" and len(call.args) == 1:
+            item_length = counted(self.length_why(call.args[0].value, varying))
+            if item_length is not None:
+                varying = _bind(varying, [_items_length(key)], item_length)
         reason = self._why_controlled()
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
             reason = reason or self.why(call.args[0].value, varying)
@@ -1286,8 +1293,9 @@ class _Pass:
 
     def _is_mask(self, expr: cst.BaseExpression) -> bool:
         """A boolean tensor a selection is made with: `scores > t`, `~done`, `torch.isfinite(x)`,
-        `completion_mask.bool()`, a name holding one or named so (`mask`, `batch.loss_mask`)."""
-        named = (last_name(expr) or "").lower() if isinstance(expr, (cst.Name, cst.Attribute)) else ""
+        `completion_mask.bool()`, a name holding one or named so (`mask`, `batch.loss_mask`,
+        `batch["mask"]`)."""
+        named = (last_name(expr) or "").lower() if isinstance(expr, (cst.Name, cst.Attribute)) else _string_key(expr)
         if "mask" in named and "masked" not in named:  # `masked_target`: what a mask was applied to
             return True
         if isinstance(expr, cst.Name):
@@ -1331,6 +1339,11 @@ class _Pass:
         sampler = argument_value(call, None, "sampler") or argument_value(call, None, "batch_sampler")
         if name == "DataLoader" and sampler is not None:  # as many batches as its sampler hands it
             return self.length_why(sampler, varying)
+        if name in _CONCATENATING and arguments and _key(arguments[0]) is not None \
+                and argument_value(call, 1, "dim") is None and argument_value(call, 1, "axis") is None:
+            items = varying.get(_items_length(_key(arguments[0])))  # `torch.cat(kept)` of selections
+            if items is not None:
+                return items
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
         if self._returned is None or any(names_read(arg.value) & self._agreed_minimum for arg in call.args):
@@ -1710,11 +1723,27 @@ def _is_range(expr: cst.BaseExpression) -> bool:
 
 
 LENGTH_KEY = "#len "
+ITEMS_KEY = "#items "  # see _items_length
 
 
 def _length(key: str) -> str:
     """The key under which the state keeps why the number of items in `key` varies."""
     return LENGTH_KEY + key
+
+
+def _items_length(key: str) -> str:
+    """The key under which the state keeps why the length of the items of list `key` varies (each
+    appended selection of a rank's own batch): `torch.cat(key)` then holds a number that varies."""
+    return ITEMS_KEY + key
+
+
+def _string_key(expr: cst.BaseExpression) -> str:
+    """"mask" for `batch["mask"]`, lowered; "" for anything else."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = expr.slice[0].slice.value
+        if isinstance(key, cst.SimpleString):
+            return str(key.evaluated_value).lower()
+    return ""
 
 
 def _key(expr: cst.BaseExpression) -> Optional[str]:

@@ -193,6 +193,22 @@ class GatherRankDependentShape(Rule):
             def main(model, args, data):
                 Trainer(model=model, args=args, eval_dataset=data, preprocess_logits_for_metrics=to_ids).evaluate()
             """),
+        # The same predictions joined whole (every batch as long on every rank), or joined along
+        # another dimension.
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            def evaluate(model, loader):
+                preds, rows = [], []
+                for batch in loader:
+                    preds.append(model(batch).argmax(-1))
+                    rows.append(model(batch)[batch["mask"]].sum().reshape(1))
+                preds, rows = torch.cat(preds), torch.cat(rows)
+                out = [torch.zeros_like(preds) for _ in range(dist.get_world_size())]
+                dist.all_gather(out, preds)
+                sums = [torch.zeros_like(rows) for _ in range(dist.get_world_size())]
+                dist.all_gather(sums, rows)
+            """),
     )
     INVALID = (
         # A helper's top k of a masked selection of a rank's own batch (k = min(K, what the mask kept)).
@@ -320,6 +336,20 @@ class GatherRankDependentShape(Rule):
                 "preprocess_logits_for_metrics returns from every process (transformers 5.25.0, trainer.py:3065): "
                 "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")",
                 range=(3, 12, 3, 34)),
+        # Each batch's masked predictions appended, then joined: as many as the rank's data keeps.
+        Invalid("""
+            import torch
+            import torch.distributed as dist
+            def evaluate(model, loader):
+                preds = []
+                for batch in loader:
+                    preds.append(model(batch).argmax(-1)[batch["mask"]])
+                preds = torch.cat(preds)
+                out = [torch.zeros_like(preds) for _ in range(dist.get_world_size())]
+                dist.all_gather(out, preds)
+            """, expected_message="dist.all_gather() gathers preds, whose length differs between ranks (a boolean "
+                "mask keeps a data-dependent number of elements), into buckets of one shape: where the counts differ, "
+                "gloo aborts (\"Received data size doesn't match expected size\")", range=(9, 26, 9, 31)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
