@@ -69,6 +69,10 @@ def verdict(source: bytes) -> str:
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
+        # A path every rank checks and one of them writes parts the ranks without a rank word.
+        checks_files = _checks_files(source)
+        if checks_files and any(word in source and _is_called(source, call) for word, call in _OTHER_CALLS):
+            return PARSE
         return SKIP
     if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
         return PARSE
@@ -82,12 +86,19 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather, a rank or a Lightning training step; or it names DDP and defines a
+    broadcast, a gather, a rank, a Lightning training step or a file check; or it names DDP and defines a
     `forward`. Most files fail them; for the others, a run with a cache looks the file up before
     the costlier steps."""
     return any(word in source for word in API_WORDS) and (
         b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source)
-    ) or _wraps_own_module(source)
+        or _checks_files(source)) or _wraps_own_module(source)
+
+
+_FILE_CHECK_WORDS = (b"exists(", b"isfile(", b"isdir(")
+
+
+def _checks_files(source: bytes) -> bool:
+    return any(word in source for word in _FILE_CHECK_WORDS)
 
 
 def _wraps_own_module(source: bytes) -> bool:

@@ -2664,6 +2664,21 @@ class CollectiveOnSomeRanks(Rule):
                 "model in eval mode on some ranks only, and nothing sets it back before the next step): the other "
                 "ranks never join it and every rank hangs until the timeout (those ranks run all_reduce (line 14) "
                 "only, while the others run no collective here)", range=(6, 13, 6, 31)),
+        # A cache every rank checks and the first to get there writes, with no rank word in the file:
+        # the ranks that find it skip the barrier.
+        Invalid("""
+            import os
+            import torch
+            import torch.distributed as dist
+            def prepare(cache_file, build):
+                if not os.path.exists(cache_file):
+                    torch.save(build(), cache_file)
+                    dist.barrier()
+                return torch.load(cache_file)
+            """, expected_message="barrier() runs only on ranks where 'os.path.exists(cache_file)' is false (every "
+                "rank checks a path that the branch then writes, and the first rank to write it changes what the "
+                "others find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
+                "barrier (line 15) only, while the others run no collective here)", range=(7, 9, 7, 23)),
     )
 
     @staticmethod
