@@ -43,11 +43,12 @@ def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
         if forward is None or not submodules:
             continue
         inputs = {param.name.value for param in forward.params.params[1:]}
-        calls = [call for call in every_node(forward.body, cst.Call) if _submodule_called(call) in submodules]
-        always = {_submodule_called(call) for call in calls if _data_test(forward, call, inputs) is None}
+        tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
+                 if _submodule_called(call) in submodules}
+        always = {_submodule_called(call) for call, test in tests.items() if test is None}
         seen = set()
-        for call in calls:
-            name, test = _submodule_called(call), _data_test(forward, call, inputs)
+        for call, test in tests.items():
+            name = _submodule_called(call)
             if test is not None and name not in always and name not in seen:
                 seen.add(name)
                 yield SkippedSubmodule(call, test, klass, wrapping)
@@ -56,6 +57,8 @@ def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
 def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef]]:
     """(the DDP construction, the module's class it wraps) where it does not set
     `find_unused_parameters` to anything but False."""
+    if "DistributedDataParallel" not in analysis.whole_text():
+        return
     for call in every_node(analysis.module, cst.Call):
         if not analysis.qualified_names(call.func) & DDP:
             continue
