@@ -107,6 +107,9 @@ _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "z
                           "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
                           "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
                           "TensorDataset", "filter", "map"})
+# Accelerate's calls that hand back what they are given, prepared: a loader keeps its batches.
+_PREPARING = frozenset({"prepare", "prepare_data_loader"})
+UNEVEN_BATCHES = "'{}' is made with even_batches off: each rank's loader keeps its own number of batches"
 # Calls that join a list's items end to end (on the first dimension unless told otherwise).
 _CONCATENATING = frozenset({"cat", "concatenate", "concat"})
 # Calls whose length their arguments give: `torch.zeros(n)`, `torch.arange(n)`.
@@ -1062,6 +1065,13 @@ class _Pass:
         """LOCAL_DATA where `expr` is the data the rank was handed (a hook's batch), else None."""
         return LOCAL_DATA if self.why(expr, varying) == LOCAL_DATA else None
 
+    def _made_uneven(self, func: cst.BaseExpression) -> bool:
+        """`accelerator.prepare` where this function binds `accelerator` to an Accelerator made with
+        even batches off (analysis.uneven_batches)."""
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and isinstance(self._scope, cst.FunctionDef) \
+            and (self._scope.name.value, func.value.value) in self._conditions.uneven_accelerators
+
     def _logged_metric(self, expr: cst.BaseExpression) -> Optional[str]:
         """The key of `trainer.callback_metrics["val_loss"]` (or `.get("val_loss")`) where the
         module logs it without syncing it (analysis.logged_metrics), or None."""
@@ -1313,6 +1323,8 @@ class _Pass:
                                                                   for arg in call.args)) \
                 and selected is not None and not _object_state(selected):
             return DATA_SIZED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
+        if name in _PREPARING and _prepares_a_loader(call) and self._made_uneven(call.func):
+            return UNEVEN_BATCHES.format(_code(call.func.value))
         if name in _BALANCED or self._uniform_result(call) or (
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
@@ -1704,7 +1716,12 @@ def _is_split(value: cst.BaseExpression) -> bool:
 
 
 def _pairs(target: cst.CSTNode, value: cst.BaseExpression) -> Optional[list]:
-    """The (target, value) pairs of `a, b = x, y`; None for any other assignment."""
+    """The (target, value) pairs of `a, b = x, y`, and of `model, loader = accelerator.prepare(m,
+    l)` (each its own argument prepared); None for any other assignment."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call) and last_name(value.func) in _PREPARING \
+            and len(value.args) > 1 and all(arg.keyword is None and not arg.star for arg in value.args):
+        value = cst.Tuple([cst.Element(value.with_changes(args=[arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)]))
+                           for arg in value.args])
     if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
         return None
     targets, values = target.elements, value.elements
@@ -1729,6 +1746,14 @@ ITEMS_KEY = "#items "  # see _items_length
 def _length(key: str) -> str:
     """The key under which the state keeps why the number of items in `key` varies."""
     return LENGTH_KEY + key
+
+
+def _prepares_a_loader(call: cst.Call) -> bool:
+    """`prepare(DataLoader(...))`, `prepare(loader)`: a loader, or a name that may hold one."""
+    return len(call.args) == 1 and (isinstance(call.args[0].value, cst.Name)
+                                    or last_name(call.args[0].value) == "DataLoader"
+                                    or (isinstance(call.args[0].value, cst.Call)
+                                        and last_name(call.args[0].value.func) == "DataLoader"))
 
 
 def _items_length(key: str) -> str:

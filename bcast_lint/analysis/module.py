@@ -41,6 +41,7 @@ from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.training_mode import switched_off_per_rank
+from bcast_lint.analysis.uneven_batches import uneven_accelerators
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
@@ -880,6 +881,7 @@ class ModuleAnalysis:
         self.conditions.signalled = self.per_file(signalled)
         self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.training_off = self.per_file(switched_off_per_rank)
+        self.conditions.uneven_accelerators = self.per_file(uneven_accelerators)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
         self.conditions.logging_per_rank = self._logging_per_rank(whole)

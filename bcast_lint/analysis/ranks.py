@@ -176,6 +176,8 @@ class RankConditions:
         # The line where the module puts a model in eval mode on some ranks only and leaves it there
         # (training_mode.switched_off_per_rank): `self.training` then differs between ranks.
         self.training_off: Optional[int] = None
+        # (function, name) bound to an Accelerator made with even batches off (uneven_batches).
+        self.uneven_accelerators: frozenset = frozenset()
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.
         self.counters: frozenset[str] = frozenset()
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`

@@ -1242,6 +1242,16 @@ class CollectiveOnSomeRanks(Rule):
                         preview(model, x)
                         model.eval()
             """),
+        # The default even batches: every rank's prepared loader has as many batches.
+        Valid("""
+            from accelerate import Accelerator
+            from torch.utils.data import DataLoader
+            def evaluate(model, data):
+                accelerator = Accelerator()
+                model, loader = accelerator.prepare(model, DataLoader(data, batch_size=2))
+                for x, y in loader:
+                    print(accelerator.reduce(model(x).mean()))
+            """),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
@@ -2679,6 +2689,21 @@ class CollectiveOnSomeRanks(Rule):
                 "rank checks a path that the branch then writes, and the first rank to write it changes what the "
                 "others find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
                 "barrier (line 15) only, while the others run no collective here)", range=(7, 9, 7, 23)),
+        # Accelerate told not to even the batches out: a loop over a prepared loader reduces once per
+        # batch of the rank's own share.
+        Invalid("""
+            from accelerate import Accelerator
+            from accelerate.utils import DataLoaderConfiguration
+            from torch.utils.data import DataLoader
+            def evaluate(model, data):
+                accelerator = Accelerator(dataloader_config=DataLoaderConfiguration(even_batches=False))
+                model, loader = accelerator.prepare(model, DataLoader(data, batch_size=2))
+                for x, y in loader:
+                    print(accelerator.reduce(model(x).mean()))
+            """, expected_message="reduce() runs a different number of times on different ranks: the loop at line "
+                "15 iterates over 'loader', whose length can differ between ranks ('accelerator' is made with "
+                "even_batches off: each rank's loader keeps its own number of batches), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout", range=(8, 15, 8, 50)),
     )
 
     @staticmethod
