@@ -1,0 +1,60 @@
+# verify: ok
+"""Look-alike: the main process previews predictions through the module inside the DDP wrapper.
+
+Like `sample_logger_preview_through_ddp_forward`, a `SampleLogger` enabled on rank 0 only runs
+a forward pass every second step, but it is handed `model.module`, the plain `nn.Sequential`
+inside `DistributedDataParallel`: that forward pass broadcasts no buffers and reduces nothing
+(it switches to eval mode so the batch-norm statistics stay untouched).
+The final loss is all-reduced for a summary line (see the corpus README: without a
+collective outside DDP, verify reports `unverified`).
+"""
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+STEPS, PREVIEW_EVERY = 6, 2
+
+
+class SampleLogger:
+    def __init__(self, enabled, every):
+        self.enabled, self.every = enabled, every
+
+    def due(self, step):
+        return self.enabled and step % self.every == 0
+
+    @torch.no_grad()
+    def log(self, model, x):
+        model.eval()
+        preds = model(x).squeeze(-1)
+        model.train()
+        print(f"step preview: {[round(p, 2) for p in preds.tolist()]}")
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(10 + rank)
+    x = torch.randn(STEPS * 4, 4, generator=g)
+    y = x.sum(1, keepdim=True)
+    samples = SampleLogger(enabled=rank == 0, every=PREVIEW_EVERY)
+    for step in range(STEPS):
+        xb, yb = x[step * 4:(step + 1) * 4], y[step * 4:(step + 1) * 4]
+        loss = nn.functional.mse_loss(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if samples.due(step):
+            samples.log(model.module, xb[:2])
+    final = loss.detach().clone()
+    dist.all_reduce(final)
+    if rank == 0:
+        print(f"final loss {final.item() / dist.get_world_size():.3f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
