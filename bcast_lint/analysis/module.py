@@ -870,6 +870,7 @@ class ModuleAnalysis:
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
+        self.conditions.table_copies = self.per_file(_table_copies)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -2841,6 +2842,36 @@ def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
     return {name: len(value.elements) for name, value in _bound_once_at_top(module, assignments)
             if isinstance(value, (cst.List, cst.Tuple))
             and not any(isinstance(element, cst.StarredElement) for element in value.elements)}
+
+
+def _table_copies(text: str) -> dict[str, str]:
+    """The module's functions without parameters whose every return hands back one item per item
+    of a module-level name (`return [torch.tensor(n) for n in LENGTHS]`, `return list(ROWS)`) ->
+    that name: what they return holds as many items as the table. Read with CPython's `ast` from
+    the whole text (the cut may have dropped them)."""
+    if "return" not in text:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found = {}
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef) or function.args.args or function.args.vararg:
+            continue
+        tables = {_copied_table(node.value) for node in ast.walk(function) if isinstance(node, ast.Return)}
+        if len(tables) == 1 and None not in tables:
+            found[function.name] = tables.pop()
+    return found
+
+
+def _copied_table(value: Optional[ast.expr]) -> Optional[str]:
+    if isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
+        value = value.generators[0].iter
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") \
+            and len(value.args) == 1:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _entry_lengths(table: cst.BaseExpression) -> list:

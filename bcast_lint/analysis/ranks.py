@@ -152,6 +152,8 @@ class RankConditions:
         self.tables: dict[str, bool] = {}
         # Module-level names bound once to a list or tuple literal -> how many items it holds.
         self.table_lengths: dict[str, int] = {}
+        # The module's functions that return one item per item of such a name -> the name.
+        self.table_copies: dict[str, str] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
         # The line where the module sets a logging level that differs between ranks, or None.
@@ -262,9 +264,9 @@ class RankConditions:
         even number of items: taken as written for the job's number of processes, so each rank
         gets as many. (An odd count is uneven for every even number of processes; a table whose
         length is not written down, a dataset or a file's lines, stays unknown.)"""
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and len(expr.slice) == 1:
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
             index = expr.slice[0].slice
-            table = self.table_lengths.get(expr.value.value)
+            table = self.table_lengths.get(self._table_named(expr.value) or "")
             return isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
                 and not isinstance(index.step, cst.Integer) and table is not None and table % 2 == 0
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
@@ -275,6 +277,14 @@ class RankConditions:
             table = self.table_lengths.get(named.value) if isinstance(named, cst.Name) else None
             return table is not None and table % 2 == 0
         return False
+
+    def _table_named(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`ROWS` for `ROWS`, and for `rows()` where the module's `rows` returns one item per row."""
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
+            return self.table_copies.get(expr.func.value)
+        return None
 
     def decide(self, expr: cst.BaseExpression, world: World,
                aliases: Optional[Mapping[str, cst.BaseExpression]] = None) -> Optional[bool]:

@@ -1252,6 +1252,19 @@ class CollectiveOnSomeRanks(Rule):
                 for x, y in loader:
                     print(accelerator.reduce(model(x).mean()))
             """),
+        # A function that makes one item per entry of an even literal table, dealt by rank: as many
+        # items on every rank, as the table itself would be.
+        Valid("""
+            import torch
+            import torch.distributed as dist
+            LENGTHS = [5, 10, 6, 10, 4, 3, 5, 4]
+            def sequences():
+                return [torch.ones(n) for n in LENGTHS]
+            def main():
+                mine = sequences()[dist.get_rank()::dist.get_world_size()]
+                for row in mine:
+                    dist.all_reduce(row.sum())
+            """),
     )
     INVALID = (
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
