@@ -60,6 +60,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     cut_ids = {id(statement) for statement in cut}  # sets: a generated module has thousands of statements
     # A LightningModule's `train_dataloader` decides how often its per-batch hooks run.
     loader_methods, own_sampler = frozenset(PER_BATCH_HOOKS.values()), bool(OWN_SAMPLER.search(source.text))
+    # A method whose result a test reads (`if samples.due(step):`) decides which ranks go on.
+    steering = frozenset(_STEERING_CALL.findall(source.text))
     for statement in tree.body:
         # A decorator may run what it wraps on some ranks only (`main_only`).
         if (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement)) or id(statement) in whole:
@@ -70,6 +72,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
             assigning = sorted(_assignments_of(lines, statement, _sent_attributes(lines, statement, calling)))
             members = [member for member in statement.body
                        if isinstance(member, _FUNCTIONS) and _first_line(member) > statement.lineno
+                       and member.name not in steering
                        and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
                        and not _mentions(member, assigning) and not _is_property(member)
                        and not (member.name in loader_methods and own_sampler)]
@@ -92,6 +95,7 @@ def _not_called_by_the_rest(lines: list, klass: ast.ClassDef, members: list) -> 
 
 
 _SELF_CALLED = re.compile(r"\bself\.(\w+)\s*\(")
+_STEERING_CALL = re.compile(r"^[ \t]*(?:if|elif|while)\b[^\n]*?\.(\w+)\s*\(", re.MULTILINE)
 
 
 def _keeping_constructions(lines: list, tree: ast.Module, cut: list) -> list:

@@ -24,8 +24,8 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY, NAMED_AFTER_RANK, RANK,
-                                            UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
+from bcast_lint.analysis.divergence import (COMPUTED_FROM_RANK, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
+                                            NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
                                             makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
@@ -1595,6 +1595,8 @@ class ModuleAnalysis:
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
         why = self._own_method_returns(call, length)
+        if why == RANK:  # no helper's truth follows a method of the module's own classes
+            return RankKind(COMPUTED_FROM_RANK.format(f"'{self.code(call.func)}()'"))
         if why:
             return returned_by(f"'{self.code(call.func)}()'", why)
         why = self._constructed_length(call) if length else None

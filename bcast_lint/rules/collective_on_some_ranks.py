@@ -2717,6 +2717,24 @@ class CollectiveOnSomeRanks(Rule):
                 "15 iterates over 'loader', whose length can differ between ranks ('accelerator' is made with "
                 "even_batches off: each rank's loader keeps its own number of batches), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(8, 15, 8, 50)),
+        # A method of the module's own class that tests an attribute set from the rank, read in a test
+        # through an object of the class (the cut keeps a method whose result a test reads).
+        Invalid("""
+            import torch.distributed as dist
+            class Logger:
+                def __init__(self, every):
+                    self.every = every
+                    self.enabled = dist.get_rank() == 0
+                def due(self, step):
+                    return self.enabled and step % self.every == 0
+            def main(loader):
+                logger = Logger(2)
+                for step, x in enumerate(loader):
+                    if logger.due(step):
+                        dist.barrier()
+            """, expected_message="barrier() runs only on ranks where 'logger.due(step)' is true ('logger.due()' "
+                "returns a value computed from the rank): the other ranks never join it and every rank hangs until "
+                "the timeout", range=(12, 13, 12, 27)),
     )
 
     @staticmethod
