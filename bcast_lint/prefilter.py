@@ -78,7 +78,7 @@ def verdict(source: bytes) -> str:
         return PARSE
     if b"partial(" in source and _PARTIAL_COLLECTIVE.search(source):
         return PARSE  # `functools.partial(dist.all_reduce, ...)`: calling it runs the collective
-    if any(word in source for word in _STEERS_TRAINER_WORDS) and b"transformers" in source \
+    if any(word in source for word in _STEERS_TRAINER_WORDS) and (b"transformers" in source or b"lightning" in source) \
             and _STEERS_TRAINER.search(source):
         return PARSE  # a callback's control flag, a prediction_step override: the process's own Trainer
     return IF_HELPERS

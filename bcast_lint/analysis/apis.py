@@ -326,9 +326,19 @@ SKIPPED_GATHERS = (f"makes the Trainer's evaluation loop skip its gathers of tha
 METRICS_SYNC = (f"computes the epoch's metrics logged with sync_dist=True at its first read, an all_reduce each "
                 f"(lightning {frameworks.load().versions['lightning']}, trainer/connectors/logger_connector/result.py:439)")
 
+# A Lightning Trainer's flag that its loops read after each batch without syncing it across processes
+# (lightning 2.6.6, loops/training_epoch_loop.py:135 `if self.trainer.should_stop:`, fit_loop.py:195):
+# set on one process, that process's Trainer leaves `fit` alone. Lightning's own EarlyStopping agrees
+# on it first (`trainer.strategy.reduce_boolean_decision`).
+LIGHTNING_FLAGS = {
+    "should_stop": f"makes this process's Trainer leave its training loop (lightning "
+                   f"{frameworks.load().versions['lightning']}, loops/training_epoch_loop.py:135) while the others go "
+                   "on to the next step's gradient all-reduce",
+}
+
 # Where user code steers a transformers Trainer (CONTROL_FLAGS, SKIPPED_GATHERS): the pre-filter
 # parses a file that does, and the cut keeps those lines.
-STEERS_TRAINER = (r"\.(?:" + "|".join(sorted(CONTROL_FLAGS)) + r")[ \t]*=[ \t]*True\b"
+STEERS_TRAINER = (r"\.(?:" + "|".join(sorted({*CONTROL_FLAGS, *LIGHTNING_FLAGS})) + r")[ \t]*=[ \t]*True\b"
                   r"|\bdef[ \t]+prediction_step\b")
 STEERS_TRAINER_WORDS = ("should_", "prediction_step")
 

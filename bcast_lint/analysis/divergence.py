@@ -740,6 +740,11 @@ class _Pass:
             recorded = {leaf: RANK for leaf in undecided}
         if data_only and not any(map(is_data_reason, recorded.values())):
             return next(iter(recorded.values()), None)
+        if data_reasons and not decided and len(leaves) > 1 and all(map(is_data_reason, recorded.values())):
+            # `not torch.isfinite(loss) or loss > limit`: operands of either sense, each of the rank's
+            # own data; the worlds take the whole test as one data operand, or a world whose data
+            # fails every operand would still take the branch.
+            recorded[test] = data_reasons[0]
         if recorded:
             self.found.tests.update(recorded)
             self.found.scopes.add(self._scope)

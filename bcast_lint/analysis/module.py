@@ -194,7 +194,7 @@ class _CandidateCollector(Visitor):
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
         self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS) \
-            | METRICS_DICTIONARIES
+            | METRICS_DICTIONARIES | frozenset(apis.LIGHTNING_FLAGS)
         self.property_reads: list[_Candidate] = []
         self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
@@ -335,7 +335,7 @@ class _CandidateCollector(Visitor):
         name = node.attr.value
         # A TrainerControl flag counts where it is set (ModuleAnalysis._control_flag).
         if name in self.property_words and self._statements and (
-                id(node) not in self._not_reads or name in apis.CONTROL_FLAGS):
+                id(node) not in self._not_reads or name in apis.CONTROL_FLAGS or name in apis.LIGHTNING_FLAGS):
             self.property_reads.append(self._candidate(node, name))
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -971,7 +971,8 @@ class ModuleAnalysis:
             api = self._skipped_gathers(read, candidate)
         else:
             api = self._mapped_property(read, candidate.scope) or self._own_property(read, candidate.scope) \
-                or self._control_flag(read, candidate) or self._synced_metrics_read(read, candidate.scope)
+                or self._control_flag(read, candidate) or self._synced_metrics_read(read, candidate.scope) \
+                or self._lightning_flag(read, candidate)
         if api is None:
             return None
         return CallSite(read, api, candidate.scope, candidate.statement, candidate.main_process_first,
@@ -1005,6 +1006,18 @@ class ModuleAnalysis:
                 or not self.derives_from(self._method_classes.get(scope), ("transformers",), ("TrainerCallback",)):
             return None
         return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True,
+                        steers="is set")
+
+    def _lightning_flag(self, flag: cst.Attribute, candidate: _Candidate) -> Optional[apis.Api]:
+        """`trainer.should_stop = True` on a Lightning Trainer (a Callback hook's `trainer`, a
+        LightningModule's `self.trainer`): its loops read it unsynced (apis.LIGHTNING_FLAGS)."""
+        effect = apis.LIGHTNING_FLAGS.get(flag.attr.value)
+        if effect is None or not _sets_true(candidate.statement, flag):
+            return None
+        owner = self._receiver_class(flag.value, candidate.scope)
+        if owner is None or not owner.startswith("lightning.") or not owner.endswith(".Trainer"):
+            return None
+        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=self.code(flag.value), read=True,
                         steers="is set")
 
     def _skipped_gathers(self, returned: cst.Return, candidate: _Candidate) -> Optional[apis.Api]:

@@ -890,6 +890,20 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     loss.backward()
                     opt.step()
             """),
+        # The same guard deciding with every rank first, and a stop at an epoch every rank counts.
+        Valid("""
+            import torch
+            from lightning.pytorch import Callback
+            class DivergenceGuard(Callback):
+                def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+                    loss = outputs["loss"].detach()
+                    diverged = not torch.isfinite(loss) or loss > 100.0
+                    if trainer.strategy.reduce_boolean_decision(diverged, all=False):
+                        trainer.should_stop = True
+                def on_train_epoch_end(self, trainer, pl_module):
+                    if trainer.current_epoch >= 3:
+                        trainer.should_stop = True
+            """),
     )
     INVALID = (
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
@@ -1754,6 +1768,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "rank's own batch of data): the 'continue' at line 16 is taken only there, while the other ranks go "
                 "on calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(9, 9, 9, 24)),
+        # A callback that stops its own process's Lightning Trainer on its own batch's loss
+        # (pytorch-lightning#6232): the loops read should_stop unsynced.
+        Invalid("""
+            import torch
+            from lightning.pytorch import Callback
+            class DivergenceGuard(Callback):
+                def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+                    loss = outputs["loss"].detach()
+                    if not torch.isfinite(loss) or loss > 100.0:
+                        trainer.should_stop = True
+            """, expected_message="trainer.should_stop, which makes this process's Trainer leave its training loop "
+                "(lightning 2.6.6, loops/training_epoch_loop.py:135) while the others go on to the next step's "
+                "gradient all-reduce, is set only on ranks where 'not torch.isfinite(loss) or loss > 100.0' is true "
+                "(it is computed from this rank's own batch of data): the other processes' Trainers go on without "
+                "it, and every rank hangs until the timeout", range=(7, 13, 7, 32)),
     )
 
     @classmethod
