@@ -870,7 +870,8 @@ class ModuleAnalysis:
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
-        self.conditions.table_copies = self.per_file(_table_copies)
+        # (read only where the module has a table: its functions are found by a parse of the whole text)
+        self.conditions.table_copies = self.per_file(_table_copies) if self.conditions.table_lengths else {}
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
