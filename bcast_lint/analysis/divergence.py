@@ -1081,16 +1081,16 @@ class _Pass:
     def _logged_metric(self, expr: cst.BaseExpression) -> Optional[str]:
         """The key of `trainer.callback_metrics["val_loss"]` (or `.get("val_loss")`) where the
         module logs it without syncing it (analysis.logged_metrics), or None."""
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            dictionary, key = expr.value, expr.slice[0].slice.value
+        if isinstance(expr, cst.Subscript):
+            dictionary, text = expr.value, _string_key(expr)
         elif isinstance(expr, cst.Call) and last_name(expr.func) == "get" and expr.args \
                 and isinstance(expr.func, cst.Attribute):
-            dictionary, key = expr.func.value, expr.args[0].value
+            key = expr.args[0].value
+            dictionary, text = expr.func.value, key.evaluated_value if isinstance(key, cst.SimpleString) else None
         else:
             return None
         if not (isinstance(dictionary, cst.Attribute) and dictionary.attr.value in METRICS_DICTIONARIES):
             return None
-        text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
         return text if text in self._conditions.unsynced_metrics else None
 
     def _own_slice(self, expr: cst.BaseExpression, varying: Varying) -> bool:
@@ -1311,7 +1311,7 @@ class _Pass:
         """A boolean tensor a selection is made with: `scores > t`, `~done`, `torch.isfinite(x)`,
         `completion_mask.bool()`, a name holding one or named so (`mask`, `batch.loss_mask`,
         `batch["mask"]`)."""
-        named = (last_name(expr) or "").lower() if isinstance(expr, (cst.Name, cst.Attribute)) else _string_key(expr)
+        named = ((last_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else _string_key(expr)) or "").lower()
         if "mask" in named and "masked" not in named:  # `masked_target`: what a mask was applied to
             return True
         if isinstance(expr, cst.Name):
@@ -1756,10 +1756,10 @@ def _length(key: str) -> str:
 
 def _prepares_a_loader(call: cst.Call) -> bool:
     """`prepare(DataLoader(...))`, `prepare(loader)`: a loader, or a name that may hold one."""
-    return len(call.args) == 1 and (isinstance(call.args[0].value, cst.Name)
-                                    or last_name(call.args[0].value) == "DataLoader"
-                                    or (isinstance(call.args[0].value, cst.Call)
-                                        and last_name(call.args[0].value.func) == "DataLoader"))
+    if len(call.args) != 1:
+        return False
+    prepared = call.args[0].value
+    return isinstance(prepared, cst.Name) or (isinstance(prepared, cst.Call) and last_name(prepared.func) == "DataLoader")
 
 
 def _items_length(key: str) -> str:
@@ -1768,13 +1768,13 @@ def _items_length(key: str) -> str:
     return ITEMS_KEY + key
 
 
-def _string_key(expr: cst.BaseExpression) -> str:
-    """"mask" for `batch["mask"]`, lowered; "" for anything else."""
+def _string_key(expr: cst.BaseExpression) -> Optional[str]:
+    """"mask" for `batch["mask"]`: the literal string a one-item subscript reads; None otherwise."""
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         key = expr.slice[0].slice.value
         if isinstance(key, cst.SimpleString):
-            return str(key.evaluated_value).lower()
-    return ""
+            return str(key.evaluated_value)
+    return None
 
 
 def _key(expr: cst.BaseExpression) -> Optional[str]:

@@ -563,10 +563,12 @@ def _accumulated_attributes(method: cst.FunctionDef) -> frozenset[str]:
                      if isinstance(node.target, cst.Attribute) and _self_attribute(node.target))
 
 
-def _is_parameter(name: str, scope: cst.CSTNode) -> bool:
-    return isinstance(scope, cst.FunctionDef) and any(
-        param.name.value == name
-        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params))
+def _parameter(name: str, scope: cst.CSTNode) -> Optional[cst.Param]:
+    """The parameter `name` of the function `scope`, or None."""
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    return next((param for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)
+                 if param.name.value == name), None)
 
 
 def _swallowing_decorators(module: cst.Module) -> frozenset[str]:
@@ -2099,9 +2101,10 @@ class ModuleAnalysis:
         """A parameter annotated with a mapped class, handed by a hook (`on_validation_end(self,
         trainer, pl_module)` of a Callback) or by this module's calls, or a name assigned a mapped
         class's instance."""
-        if _is_parameter(name, scope):
+        param = _parameter(name, scope)
+        if param is not None:
             # A parameter bound again in its function (`model = DDP(model)`) is what it is bound to.
-            return self._parameter_class(name, scope, depth) or self._made_in(name, (scope,))
+            return self._parameter_class(param, scope, depth) or self._made_in(name, (scope,))
         mapped = self._made_in(name, (scope, self.module))
         if mapped is not None:
             return mapped
@@ -2126,19 +2129,15 @@ class ModuleAnalysis:
                     return mapped
         return None
 
-    def _parameter_class(self, name: str, scope: cst.CSTNode, depth: int) -> Optional[str]:
-        """The mapped class of the parameter `name` of `scope`: by its annotation, by the hook that
-        hands it, or by what this module's calls pass."""
-        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
-            if param.name.value != name:
-                continue
-            if param.annotation is not None:
-                return self._mapped_class(param.annotation.annotation, self.module)
-            hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
-            if hook:
-                return frameworks.load().hook_parameters.get(hook, {}).get(name)
-            return self._handed_class(scope, name, depth)
-        return None
+    def _parameter_class(self, param: cst.Param, scope: cst.CSTNode, depth: int) -> Optional[str]:
+        """The mapped class of a parameter of `scope`: by its annotation, by the hook that hands
+        it, or by what this module's calls pass."""
+        if param.annotation is not None:
+            return self._mapped_class(param.annotation.annotation, self.module)
+        hook = self._mapped_base(self._method_classes.get(scope), hooks=True)
+        if hook:
+            return frameworks.load().hook_parameters.get(hook, {}).get(param.name.value)
+        return self._handed_class(scope, param.name.value, depth)
 
     def _iterated_element(self, name: str, scope: Optional[cst.CSTNode]) -> Optional[cst.Call]:
         """The construction that makes the items a `for` loop binds `name` to, where it iterates a
