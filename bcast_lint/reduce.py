@@ -286,15 +286,20 @@ _WRAPPER_CLASSES = tuple(name.rsplit(".", 1)[-1] for name in sorted(FORWARD_RUNS
 
 
 def _wrappers(text: str) -> set[str]:
-    """`ddp` in `ddp = DDP(model)`, `model` in `self.model = DistributedDataParallel(model)`: calling
-    the object runs its forward, which may run a collective (apis.FORWARD_RUNS_COLLECTIVES)."""
+    """`ddp` in `ddp = DDP(model)`, `model` in `self.model = DistributedDataParallel(model)` or in
+    `fully_shard(model)`: calling the object runs its forward, which may run a collective (apis.FORWARD_RUNS_COLLECTIVES)."""
+    sharded = set(_SHARDED_IN_PLACE.findall(text)) if "fully_shard" in text else set()
     if not any(name in text for name in _WRAPPER_CLASSES):
-        return set()
+        return sharded
     constructors = {*_WRAPPER_CLASSES, *(alias for name in _WRAPPER_CLASSES
                                          for alias in re.findall(rf"\b{name}\s+as\s+(\w+)", text))}
     made = re.compile(r"(?<![\w.])(?:self\.)?(\w+)[ \t]*=[ \t]*[\w.]*?\b(?:"
                       + "|".join(map(re.escape, sorted(constructors))) + r")[ \t]*\(")
-    return set(made.findall(text))
+    return set(made.findall(text)) | sharded
+
+
+# `model` in `fully_shard(model)`: FSDP2 makes the module itself a sharded one (apis.SHARDS_IN_PLACE).
+_SHARDED_IN_PLACE = re.compile(r"\bfully_shard\s*\(\s*(?:self\.)?(\w+)\s*[,)]")
 
 
 def _partials(text: str) -> set[str]:

@@ -181,6 +181,17 @@ HAND_WRITTEN = (
              ("torch/distributed/fsdp/_runtime_utils.py", "handle.unshard()"),
              ("torch/distributed/fsdp/_flat_param.py",
               "padded_unsharded_flat_param = self._all_gather_flat_param(unsharded_flat_param)"))),
+    # fully_shard (FSDP2) changes the module's class to an FSDPModule subclass and registers a forward
+    # pre-hook that unshards the parameter group: an all-gather in every forward of the module.
+    Hand("torch.distributed.fsdp._fully_shard._fully_shard.FSDPModule.forward", "method",
+         "fsdp_param_group.unshard()", (
+             ("torch/distributed/fsdp/_fully_shard/_fully_shard.py",
+              "modules, cls_to_fsdp_cls, FSDPModule, \"FSDP\", _unimplemented_deepcopy"),
+             ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py",
+              "self._pre_forward_hook_handle = modules[0].register_forward_pre_hook("),
+             ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py",
+              "args, kwargs = fsdp_param_group.pre_forward(module, args, kwargs)"),
+             ("torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py", "self._all_gather_result = foreach_all_gather("))),
     # FSDP registers state_dict hooks; under the default FULL_STATE_DICT the pre-hook unshards every
     # parameter (the same all-gather) before nn.Module.state_dict reads them.
     Hand("torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel.state_dict", "method",

@@ -362,11 +362,20 @@ WRITES_THEN_WAITS = {
 # overrides one with a collective runs it wherever a module holding it is saved or loaded.
 STATE_DICT_HOOKS = {"state_dict": "_save_to_state_dict", "load_state_dict": "_load_from_state_dict"}
 
+# FSDP2's `fully_shard(module)` changes the module's class in place and returns it (torch 2.13.0,
+# distributed/fsdp/_fully_shard/_fully_shard.py): by the function's last name, its qualified names.
+FSDP2_MODULE = "torch.distributed.fsdp._fully_shard._fully_shard.FSDPModule"
+SHARDS_IN_PLACE = frozenset({
+    "torch.distributed.fsdp.fully_shard", "torch.distributed.fsdp._fully_shard.fully_shard",
+    "torch.distributed.fsdp._fully_shard._fully_shard.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard.fully_shard"})
+SHARDING_WORDS = frozenset(name.rsplit(".", 1)[1] for name in SHARDS_IN_PLACE)
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel": (
         "all-gathers the sharded parameters in forward()", ()),
+    FSDP2_MODULE: ("all-gathers the sharded parameters in a forward pre-hook", ()),
 }
 # Every method name the map knows, for receivers whose class is known; they count as calls only in
 # a file that names the framework (GATED_CALL_WORDS), since `log(`, `fit(` and `step(` are everywhere.

@@ -348,6 +348,10 @@ class _CandidateCollector(Visitor):
         if not self._statements or self._scopes[-1] in self.taking_turns:
             return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
+        if name in apis.SHARDING_WORDS and node.args and isinstance(node.args[0].value, cst.Name) \
+                and _is_expression_statement(self._statements[-1], node):
+            # `fully_shard(model)` turns `model` itself into the sharded module it returns.
+            self.assignments.append((self._scopes[-1], node.args[0].value.value, node))
         if name in self.call_words:
             self.candidates.append(self._candidate(node, name))
             return
@@ -369,6 +373,12 @@ class _CandidateCollector(Visitor):
 _DUNDERS = {"len": "__len__", "iter": "__iter__"}
 _TORCH = frameworks.load().versions["torch"]
 _ACCELERATE = frameworks.load().versions["accelerate"]
+
+
+def _is_expression_statement(statement: cst.CSTNode, call: cst.Call) -> bool:
+    """`call` is a statement of its own (`fully_shard(model)`), its value unused."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and small.value is call for small in statement.body)
 
 
 def _syncs_off(statement: cst.With) -> bool:
@@ -843,6 +853,7 @@ class ModuleAnalysis:
         self._loop_items: Optional[dict[str, list[str]]] = None  # loop target -> containers iterated
         self._candidates_by_scope: Optional[dict] = None  # see _runs_one_here
         self._module_calls: set[cst.Call] = set()  # see _called_module
+        self._framework_forwards: set[cst.Call] = set()  # see _forward_of
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
@@ -1597,6 +1608,8 @@ class ModuleAnalysis:
         handed = next((why for why, _ in arguments.values() if why), None) if arguments and not length else None
         if handed and call in self._module_calls:  # a module's output follows its input: `logits = model(ids)`
             return returned_by(f"'{self.code(call.func)}()'", handed) or handed
+        if handed and call in self._framework_forwards:  # `model(ids)` through DDP or FSDP: the module's
+            return handed
         decorator = self._swallowed().get(call.func.value) if isinstance(call.func, cst.Name) and not length else None
         if decorator is not None:
             return f"'{call.func.value}()' returns None on a rank whose work fails there (@{decorator})"
@@ -2000,6 +2013,7 @@ class ModuleAnalysis:
         if entry is None or any(self.made_with(func, keyword, "False") for keyword in switches):
             return None
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
+        self._framework_forwards.add(candidate.call)  # its output is its input's (returned_variance)
         return _called_on(api, func)
 
     def _wrapped_backward(self, candidate: _Candidate) -> Optional[apis.Api]:
@@ -2124,9 +2138,16 @@ class ModuleAnalysis:
         `places` constructs."""
         for where, value in self._assigned(name):
             if any(where is place for place in places) and isinstance(value, cst.Call):
-                mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func)
+                mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func) \
+                    or self._sharded_class(value.func, where)
                 if mapped is not None:
                     return mapped
+        return None
+
+    def _sharded_class(self, func: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
+        """`fully_shard(model)` returns (and makes) a module of FSDP2's class."""
+        if any(name in apis.SHARDS_IN_PLACE for name in self.qualified_names(func, scope)):
+            return apis.FSDP2_MODULE
         return None
 
     def _parameter_class(self, param: cst.Param, scope: cst.CSTNode, depth: int) -> Optional[str]:

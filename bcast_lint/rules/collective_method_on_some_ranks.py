@@ -80,7 +80,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     a framework object hands out (`self.trainer` is a Trainer). Calling a `DistributedDataParallel`
     wrapper (`ddp = DDP(model)`, `self.model = DDP(model)`, then `ddp(x)`) runs its forward, which
     broadcasts the module's buffers (`nn/parallel/distributed.py:1782` `_sync_buffers`) unless it was
-    made with `broadcast_buffers=False` or `forward_sync_buffers=False`; a method that calls it
+    made with `broadcast_buffers=False` or `forward_sync_buffers=False`; so does a module FSDP2 shards in
+    place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
+    `fsdp/_fully_shard/_fsdp_state.py:120`), and its output, like DDP's, is computed from the rank's input;
+    a method that calls it
     (`self.validate()` running `self.model(x)`) runs it too, and is flagged where it is called on
     some ranks. `self.model.module(x)`, the module it wraps, runs no collective. `loss.backward()`,
     where `loss` comes from such a forward in the same function (one assignment deep), runs DDP's
@@ -511,6 +514,29 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             def f(model, rank):
                 if rank == 0:
                     return get_model_state_dict(model)
+            """),
+        # A module FSDP2 shards in place, run by every rank the same number of times; a module
+        # whose submodule alone is sharded, run on rank 0 (its own forward gathers nothing).
+        Valid("""
+            import torch.distributed as dist
+            from torch.distributed.fsdp import fully_shard
+            def decode(model, ids, steps):
+                for _ in range(steps):
+                    ids = model(ids).argmax(-1)
+                return ids
+            def main(model, prompts):
+                fully_shard(model)
+                out = decode(model, prompts[dist.get_rank()], 4)
+                if dist.get_rank() == 0:
+                    print(out)
+            """),
+        Valid("""
+            import torch.distributed as dist
+            from torch.distributed.fsdp import fully_shard
+            def main(model, probe, x):
+                fully_shard(model)
+                if dist.get_rank() == 0:
+                    print(probe(x))
             """),
         # A DistributedDataParallel forward on every rank; or made without buffer broadcasts.
         Valid("""
@@ -1247,6 +1273,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it and every "
                 "rank hangs until the timeout (those ranks run FullyShardedDataParallel (line 11) then state_dict "
                 "(line 13), while the others run FullyShardedDataParallel (line 11) only)", range=(5, 20, 5, 38)),
+        # FSDP2: the decoding loop stops when the rank's own rows are done, each forward all-gathers.
+        Invalid("from torch.distributed.fsdp import fully_shard\nPROMPTS = [[[1, 6]], [[2, 3]]]\n"
+                "def decode(model, ids):\n    done = ids[:, -1] == 0\n    while not done.all():\n"
+                "        done |= model(ids).argmax(-1) == 0\n    return ids\n"
+                "def main(model):\n    fully_shard(model)\n    decode(model, torch.tensor(PROMPTS[dist.get_rank()]))",
+                expected_message="model.forward(), which all-gathers the sharded parameters in a forward pre-hook "
+                "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 13 runs while "
+                "'not done.all()' holds, which can differ between ranks (line 18 passes "
+                "'torch.tensor(PROMPTS[dist.get_rank()])', and it holds the data of the rank it was given), so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(6, 17, 6, 27)),
         Invalid("if accelerator.is_main_process:\n    accelerator.save_state('ckpt')",
                 expected_message="accelerator.save_state(), which runs wait_for_everyone() inside (accelerate 1.15.0), "
                 f"runs only on ranks where 'accelerator.is_main_process' is true: {_HANG}"
