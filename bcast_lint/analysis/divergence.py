@@ -419,6 +419,8 @@ class _Pass:
         for call in calls:
             if call in self._collectives:  # what varies where the collective starts
                 self.found.states[call] = (self, varying)
+        if any(call in self._collectives for call in calls):
+            self._comprehension_loops(small, varying)
         if isinstance(small, cst.Assign):
             if isinstance(small.value, cst.Call):  # `counts = self.counts.setdefault(task, zeros)`
                 varying = self._mutation(small.value, varying)
@@ -461,7 +463,7 @@ class _Pass:
         if isinstance(target, cst.Subscript):
             # `d[key] = v`: which keys d has varies under a varying condition or with the key;
             # a varying `v` alone leaves its keys and length alike on every rank.
-            reason = self._why_controlled() or self._key_reason(target, varying)
+            reason = self._key_reason(target, varying) or self._why_controlled()
             key = _key(target.value)
             if key in self._sized or any(isinstance(e.slice, cst.Index) and self._is_mask(e.slice.value)
                                          for e in target.slice):
@@ -522,7 +524,7 @@ class _Pass:
                 varying = _bind(varying, [_items_length(key)], item_length)
         reason = self._why_controlled()
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
-            reason = reason or self.why(call.args[0].value, varying)
+            reason = self.why(call.args[0].value, varying) or reason
         if key is None and isinstance(func.value, cst.Subscript):
             key = _key(func.value.value)
             reason = reason or self._key_reason(func.value, varying)
@@ -787,6 +789,19 @@ class _Pass:
         if reason is None:  # what the iterable says of its items comes first
             entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
         return self._loop(loop, entry, count)
+
+    def _comprehension_loops(self, small: cst.CSTNode, varying: Varying) -> None:
+        """A comprehension runs its element once per item, as a `for` runs its body:
+        `{lang: m.compute() for lang, m in self.metrics.items()}` over a rank's own keys."""
+        inner = self._comprehension_items(small, varying)  # a nested loop's iterable reads the outer's items
+        for loop in every_node(small, cst.CompFor):
+            count = counted(self.length_why(loop.iter, inner))
+            if count is not None:
+                self.found.loops[loop] = (loop.iter, count)
+            elif self._set_order(loop.iter, inner):
+                self.found.orders[loop] = (loop.iter, SET_ORDER)
+            elif sorted_apart := self._sorted_by_varying_key(loop.iter, inner):
+                self.found.orders[loop] = (loop.iter, sorted_apart)
 
     def _stops_at_agreed_minimum(self, loop: cst.For) -> bool:
         """The loop breaks on a test of a count the ranks agreed on as their least

@@ -116,6 +116,25 @@ class _Collector(ScopeVisitor):
             self.walk(node.orelse)
         return False
 
+    def _visit_comprehension(self, node) -> bool:
+        """`[f(x) for x in xs]`: the first iterable is evaluated once, the rest once per item."""
+        elements = (node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,)
+        self._comprehension(node.for_in, elements)
+        return False
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+
+    def _comprehension(self, loop: cst.CompFor, elements: tuple) -> None:
+        self.walk(loop.iter)
+        self._loops.append(loop)
+        for test in loop.ifs:
+            self.walk(test)
+        if loop.inner_for_in is not None:
+            self._comprehension(loop.inner_for_in, elements)
+        for element in elements if loop.inner_for_in is None else ():
+            self.walk(element)
+        self._loops.pop()
+
     def visit_Try(self, node: cst.Try) -> bool:
         if node.handlers:
             self._tries += 1

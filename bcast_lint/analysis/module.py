@@ -179,6 +179,8 @@ class _CandidateCollector(Visitor):
         self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
         self.object_assignments: list[tuple] = []  # `callback.trainer = trainer`: scope, obj, x, value
         self.type_tests: list[tuple] = []  # `isinstance(value, DTensor)`: scope, name, class
+        # `metrics[k] = v`, `self.metrics.setdefault(k, v)`, `items.append(v)`: scope, container, v
+        self.filled: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []
         self.local_predicates: list[tuple[str, cst.BaseExpression]] = []  # nested `def f(): return value`
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
@@ -266,6 +268,8 @@ class _CandidateCollector(Visitor):
             self.object_assignments.append((self._scopes[-1], target.value.value, target.attr.value, value))
         elif isinstance(target, cst.Name):
             self.assignments.append((self._scopes[-1], target.value, value))
+        elif isinstance(target, cst.Subscript) and container_key(target.value) is not None:
+            self.filled.append((self._scopes[-1], container_key(target.value), value))
         elif isinstance(target, (cst.Tuple, cst.List)) and target.elements \
                 and isinstance(target.elements[0].value, cst.Name):
             # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
@@ -345,6 +349,9 @@ class _CandidateCollector(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
+        put = _put_into(node)
+        if put is not None:
+            self.filled.append((self._scopes[-1], *put))
         if not self._statements or self._scopes[-1] in self.taking_turns:
             return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
@@ -373,6 +380,43 @@ class _CandidateCollector(Visitor):
 _DUNDERS = {"len": "__len__", "iter": "__iter__"}
 _TORCH = frameworks.load().versions["torch"]
 _ACCELERATE = frameworks.load().versions["accelerate"]
+
+
+def _put_into(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
+    """(container, item) for `c.setdefault(key, item)` and `c.append(item)`."""
+    func, args = call.func, call.args
+    if not isinstance(func, cst.Attribute) or container_key(func.value) is None:
+        return None
+    if (func.attr.value == "setdefault" and len(args) == 2) or (func.attr.value == "append" and len(args) == 1):
+        return container_key(func.value), args[-1].value
+    return None
+
+
+def _loop_items(module: cst.Module) -> dict[str, list[str]]:
+    """Loop target -> the containers (`metrics`, `self.metrics`) that `for` loops and
+    comprehensions iterate, through `.values()`, `.items()` and `sorted()`/`list()`."""
+    found: dict[str, list[str]] = {}
+    for loop in (*every_node(module, cst.For), *every_node(module, cst.CompFor)):
+        iterable, target = loop.iter, loop.target
+        if isinstance(iterable, cst.Call) and last_name(iterable.func) in ("sorted", "list", "reversed") \
+                and isinstance(iterable.func, cst.Name) and iterable.args:
+            iterable = iterable.args[0].value
+        view = last_name(iterable.func) if isinstance(iterable, cst.Call) else None
+        if view in ("values", "items") and isinstance(iterable.func, cst.Attribute):
+            iterable = iterable.func.value
+        if view == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        container = container_key(iterable)
+        if container is not None and isinstance(target, cst.Name):
+            found.setdefault(target.value, []).append(container)
+    return found
+
+
+def container_key(expr: cst.BaseExpression) -> Optional[str]:
+    """`metrics` or `self.metrics`: a container a module's code can fill and iterate."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    return f"self.{expr.attr.value}" if _is_self_attribute(expr) else None
 
 
 def _is_expression_statement(statement: cst.CSTNode, call: cst.Call) -> bool:
@@ -828,6 +872,7 @@ class ModuleAnalysis:
         self._self_assignments = collector.self_assignments
         self._object_assignments = collector.object_assignments
         self._type_tests = collector.type_tests
+        self._filled = collector.filled
         self._method_classes = collector.method_classes
         self._training_arguments = TrainingArgumentsTests(
             module, self._names_of, self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
@@ -2161,27 +2206,30 @@ class ModuleAnalysis:
         return self._handed_class(scope, param.name.value, depth)
 
     def _iterated_element(self, name: str, scope: Optional[cst.CSTNode]) -> Optional[cst.Call]:
-        """The construction that makes the items a `for` loop binds `name` to, where it iterates a
-        container the same scope (or the module; any scope for None) fills with such: `for metric in metrics.values()` (or
-        `.items()`, or the list itself) after `metrics = {src: MeanAbsoluteError() for src in S}`."""
+        """The construction that makes the items a `for` loop or a comprehension binds `name` to,
+        where it iterates a container the same scope (or the module; any scope for None, any method
+        for `self.x`) fills with such: `for metric in metrics.values()` (or `.items()`, `sorted(...)`,
+        or the list itself) after `metrics = {src: MeanAbsoluteError() for src in S}`, or over
+        `self.metrics` filled by `self.metrics.setdefault(lang, Accuracy())` or `self.metrics[lang] = Accuracy()`."""
         if self._loop_items is None:
-            self._loop_items = {}
-            for loop in every_node(self.module, cst.For):
-                iterable, target = loop.iter, loop.target
-                view = last_name(iterable.func) if isinstance(iterable, cst.Call) else None
-                if view in ("values", "items") and isinstance(iterable.func, cst.Attribute):
-                    iterable = iterable.func.value
-                if view == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                    target = target.elements[1].value
-                if isinstance(iterable, cst.Name) and isinstance(target, cst.Name):
-                    self._loop_items.setdefault(target.value, []).append(iterable.value)
+            self._loop_items = _loop_items(self.module)
         for container in self._loop_items.get(name, ()):
-            for where, value in self._assigned(container):
-                made = value.value if isinstance(value, cst.DictComp) else \
-                    value.elt if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else None
-                if (scope is None or where is scope or where is self.module) and isinstance(made, cst.Call):
+            for where, made in self._container_items(container):
+                if (scope is None or where is scope or where is self.module or container.startswith("self.")) \
+                        and isinstance(made, cst.Call):
                     return made
         return None
+
+    def _container_items(self, container: str) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """(scope, item) for what makes the items of `container` ("metrics", "self.metrics"): the
+        comprehension it is assigned, and what is put into it."""
+        if container.startswith("self."):
+            made = [(where, value) for where, name, value in self._self_assignments if name == container[5:]]
+        else:
+            made = self._assigned(container)
+        items = [(where, value.value if isinstance(value, cst.DictComp) else value.elt)
+                 for where, value in made if isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp))]
+        return items + [(where, value) for where, key, value in self._filled if key == container]
 
     def _mapped_instance(self, name: str) -> Optional[str]:
         """Linting a mapped framework itself: the class of one of its module variables (ignite's

@@ -538,6 +538,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 if dist.get_rank() == 0:
                     print(probe(x))
             """),
+        # A metric per language, made up front for every language the job knows: each rank computes all.
+        Valid("""
+            from torchmetrics.classification import MulticlassAccuracy
+            LANGS = ["en", "de", "fr"]
+            class Report:
+                def __init__(self):
+                    self.metrics = {lang: MulticlassAccuracy(num_classes=3) for lang in LANGS}
+                def update(self, langs, preds, target):
+                    for lang in set(langs):
+                        self.metrics[lang].update(preds, target)
+                def compute(self):
+                    return {lang: m.compute() for lang, m in sorted(self.metrics.items())}
+            """),
         # A DistributedDataParallel forward on every rank; or made without buffer broadcasts.
         Valid("""
             from torch.nn.parallel import DistributedDataParallel as DDP
@@ -1273,6 +1286,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it and every "
                 "rank hangs until the timeout (those ranks run FullyShardedDataParallel (line 11) then state_dict "
                 "(line 13), while the others run FullyShardedDataParallel (line 11) only)", range=(5, 20, 5, 38)),
+        # A metric made the first time a language shows up in the rank's own rows: as many computes as it saw.
+        Invalid("from torchmetrics.classification import MulticlassAccuracy\nLANGS = ['en', 'de', 'fr', 'en']\n"
+                "class Report:\n    def __init__(self):\n        self.metrics = {}\n"
+                "    def update(self, langs, preds, target):\n        for lang in set(langs):\n"
+                "            metric = self.metrics.setdefault(lang, MulticlassAccuracy(num_classes=3))\n"
+                "            metric.update(preds, target)\n"
+                "    def compute(self):\n        return {lang: m.compute() for lang, m in sorted(self.metrics.items())}\n"
+                "def main(preds, target):\n    report = Report()\n    report.update(LANGS[rank::2], preds, target)\n"
+                "    print(report.compute())",
+                expected_message="m.compute(), which runs sync() inside (torchmetrics 1.9.0), runs a different number "
+                "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
+                "length can differ between ranks (it is set under a condition that differs between ranks), so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
         # FSDP2: the decoding loop stops when the rank's own rows are done, each forward all-gathers.
         Invalid("from torch.distributed.fsdp import fully_shard\nPROMPTS = [[[1, 6]], [[2, 3]]]\n"
                 "def decode(model, ids):\n    done = ids[:, -1] == 0\n    while not done.all():\n"

@@ -757,6 +757,9 @@ class CollectiveOnSomeRanks(Rule):
         Valid("SHARDS = {0: [1, 2], 1: [3]}\ndef f():\n    n = torch.tensor([len(SHARDS[rank])])\n"
               "    dist.all_reduce(n, op=dist.ReduceOp.MIN)\n    for i, b in enumerate(SHARDS[rank]):\n"
               "        if i == n.item():\n            break\n        dist.all_reduce(torch.tensor([b]))"),
+        # A comprehension over what every rank holds alike runs its element as often everywhere.
+        Valid("LANGS = ['en', 'de']\ndef f(x):\n    totals = {lang: x.clone() for lang in LANGS}\n"
+              "    return {lang: dist.all_reduce(t) for lang, t in sorted(totals.items())}"),
         # Entries of one length: every rank loops as often.
         Valid("TABLE = {0: [1, 2], 1: [3, 4]}\ndef f():\n    for x in TABLE[rank]:\n"
               "        dist.all_reduce(torch.tensor([x]))"),
@@ -1758,6 +1761,14 @@ class CollectiveOnSomeRanks(Rule):
                 "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
                 "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(6, 5, 6, 27)),
+        # A comprehension runs its element once per item: here, once per key of the rank's own rows.
+        Invalid("ROWS = ['en', 'de', 'fr', 'en']\ndef f(x):\n    totals = {}\n"
+                "    for lang in ROWS[rank::2]:\n        totals[lang] = x.clone()\n"
+                "    return [dist.all_reduce(t) for t in totals.values()]",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 14 iterates over 'totals.values()', whose length can differ between ranks (it holds the data "
+                "of the rank it was given), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout", range=(6, 13, 6, 31)),
         # Each rank loops over its own entry of a table whose entries differ in length.
         Invalid("SHARDS = {0: [1, 2], 1: [3]}\ndef f():\n    for x in SHARDS[rank]:\n"
                 "        dist.all_reduce(torch.tensor([x]))",

@@ -244,8 +244,7 @@ class GatherRankDependentShape(Rule):
                 "    for i in range(rank, 8, 2):\n        if not shards[i]:\n            continue\n"
                 "        counts[i // 2] = len(shards[i])\n    confirm(list(counts.values()))",
                 expected_message="dist.all_reduce() reduces torch.tensor(counts), whose length differs between "
-                "ranks (line 17 passes 'list(counts.values())', and it is set under a condition that differs "
-                "between ranks): where the lengths differ, the rank with fewer elements goes on with a partly "
+                "ranks (line 17 passes 'list(counts.values())', and it is computed from the rank): where the lengths differ, the rank with fewer elements goes on with a partly "
                 "reduced tensor and the other waits until the timeout", range=(2, 21, 2, 41)),
         Invalid("confident = scores[scores > 0.5]\neverything = accelerator.gather(confident)",
                 expected_message='accelerator.gather() gathers confident, whose length differs between ranks '
