@@ -638,6 +638,8 @@ class _Pass:
         reason = self._test_reason(statement.test, varying, data_only=_raises(statement))
         if _is_membership(statement.test, self._conditions):
             reason = None  # `if rank in group_ranks:` over every group: each rank joins one
+        if reason and yields_in(statement.body) != (statement.orelse is not None and yields_in(statement.orelse)):
+            self._note_length(reason)  # `if sum(row) > 3: yield row`: as many items as the test lets through
         if reason == RANK and self._tried and (calls_in(statement.body) or statement.orelse is not None):
             self._tried[-1] = True  # only the ranks a rank test picks do this work of the `try`: they alone can fail
         self._branches += 1

@@ -760,6 +760,15 @@ class CollectiveOnSomeRanks(Rule):
         # A comprehension over what every rank holds alike runs its element as often everywhere.
         Valid("LANGS = ['en', 'de']\ndef f(x):\n    totals = {lang: x.clone() for lang in LANGS}\n"
               "    return {lang: dist.all_reduce(t) for lang, t in sorted(totals.items())}"),
+        # A generator that yields on either arm of a test on the data yields once per item everywhere;
+        # one that filters what every rank holds alike yields as many items everywhere.
+        Valid("ROWS = [[1, 2], [3], [4, 5], [6]]\ndef scored(rows):\n    for row in rows:\n"
+              "        if sum(row) > 3:\n            yield row, 1\n        else:\n            yield row, 0\n"
+              "def f(x):\n    mine = ROWS[rank * 2:(rank + 1) * 2]\n    for row, label in scored(mine):\n"
+              "        dist.all_reduce(x)"),
+        Valid("ROWS = [[1, 2], [3], [4, 5], [6]]\ndef kept(rows):\n    for row in rows:\n"
+              "        if sum(row) > 3:\n            yield row\n"
+              "def f(x):\n    for row in kept(ROWS):\n        dist.all_reduce(x)"),
         # Entries of one length: every rank loops as often.
         Valid("TABLE = {0: [1, 2], 1: [3, 4]}\ndef f():\n    for x in TABLE[rank]:\n"
               "        dist.all_reduce(torch.tensor([x]))"),
@@ -1761,6 +1770,15 @@ class CollectiveOnSomeRanks(Rule):
                 "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
                 "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(6, 5, 6, 27)),
+        # A generator yields only the items its test lets through: as many as the rank's own rows pass.
+        Invalid("ROWS = [[1, 2], [3], [4, 5], [6]]\ndef kept(rows):\n    for row in rows:\n"
+                "        if sum(row) > 3:\n            yield row\n"
+                "def f(x):\n    mine = ROWS[rank * 2:(rank + 1) * 2]\n    for row in kept(mine):\n"
+                "        dist.all_reduce(x)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 16 iterates over 'kept(mine)', whose length can differ between ranks (it holds the data of the "
+                "rank it was given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 9, 9, 27)),
         # A comprehension runs its element once per item: here, once per key of the rank's own rows.
         Invalid("ROWS = ['en', 'de', 'fr', 'en']\ndef f(x):\n    totals = {}\n"
                 "    for lang in ROWS[rank::2]:\n        totals[lang] = x.clone()\n"

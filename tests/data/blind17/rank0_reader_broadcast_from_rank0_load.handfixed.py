@@ -36,15 +36,7 @@ def load_pretrained(model, path, rank):
     )
 
 
-def main():
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    path = checkpoint_path()
-    if rank == 0:
-        torch.manual_seed(1234)  # the "pretrained" weights, written once for this job
-        torch.save(build_model().state_dict(), path)
-    dist.barrier()
-
+def fine_tune(rank, path):
     torch.manual_seed(rank)  # fresh initialisation, replaced by the pretrained weights
     model = build_model()
     load_pretrained(model, path, rank)
@@ -58,12 +50,23 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    total = torch.tensor([loss.item()])
+    return loss.item()
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    path = checkpoint_path()
+    if rank == 0:
+        torch.manual_seed(1234)  # the "pretrained" weights, written once for this job
+        torch.save(build_model().state_dict(), path)
+    dist.barrier()
+
+    last_loss = fine_tune(rank, path)
+    total = torch.tensor([last_loss])
     dist.all_reduce(total)
     if rank == 0:
         print(f"fine-tuned, mean last loss {total.item() / dist.get_world_size():.4f}")
-    dist.barrier()
-    if rank == 0:
         os.remove(path)
     dist.destroy_process_group()
 

@@ -66,17 +66,7 @@ def rollouts(rank, n=32):
     return obs, returns
 
 
-def main():
-    global RETURN_SCALE
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    torch.manual_seed(0)
-    obs, returns = rollouts(rank)
-
-    scaler = ReturnScaler()
-    scaler.update(returns.double().numpy())  # warm-up pass over this process's rollouts
-    sync_from_rank0(scaler)
-
+def train_critic(obs, returns, scaler, rank):
     critic = DDP(nn.Sequential(nn.Linear(OBS_DIM, 16), nn.Tanh(), nn.Linear(16, 1)))
     opt = torch.optim.Adam(critic.parameters(), lr=0.01)
     for epoch in range(3):
@@ -90,6 +80,19 @@ def main():
         dist.all_reduce(summary)
         if rank == 0:
             print(f"epoch {epoch}: mean value loss {summary.item() / dist.get_world_size():.4f}")
+
+
+def main():
+    global RETURN_SCALE
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    obs, returns = rollouts(rank)
+
+    scaler = ReturnScaler()
+    scaler.update(returns.double().numpy())  # warm-up pass over this process's rollouts
+    sync_from_rank0(scaler)
+    train_critic(obs, returns, scaler, rank)
 
     RETURN_SCALE = (round(float(scaler.mean[0]), 4), round(float(np.sqrt(scaler.var[0])), 4))
     dist.destroy_process_group()
