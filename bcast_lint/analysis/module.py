@@ -181,6 +181,7 @@ class _CandidateCollector(Visitor):
         self.type_tests: list[tuple] = []  # `isinstance(value, DTensor)`: scope, name, class
         # `metrics[k] = v`, `self.metrics.setdefault(k, v)`, `items.append(v)`: scope, container, v
         self.filled: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []
+        self.loops: list = []  # every `for` and comprehension loop (cst.For, cst.CompFor)
         self.local_predicates: list[tuple[str, cst.BaseExpression]] = []  # nested `def f(): return value`
         self._scopes: list[cst.CSTNode] = [module]
         self._statements: list[cst.CSTNode] = []
@@ -207,8 +208,15 @@ class _CandidateCollector(Visitor):
     def _leave_statement(self, original_node: cst.CSTNode) -> None:
         self._statements.pop()
 
-    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_If = visit_For = visit_While = \
+    visit_SimpleStatementLine = visit_SimpleStatementSuite = visit_If = visit_While = \
         visit_Try = visit_TryStar = visit_Match = _enter_statement
+
+    def visit_For(self, node: cst.For) -> None:
+        self._enter_statement(node)
+        self.loops.append(node)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.loops.append(node)
     leave_SimpleStatementLine = leave_SimpleStatementSuite = leave_If = leave_For = leave_While = \
         leave_Try = leave_TryStar = leave_Match = _leave_statement
 
@@ -392,11 +400,11 @@ def _put_into(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
     return None
 
 
-def _loop_items(module: cst.Module) -> dict[str, list[str]]:
+def _loop_items(loops: list) -> dict[str, list[str]]:
     """Loop target -> the containers (`metrics`, `self.metrics`) that `for` loops and
     comprehensions iterate, through `.values()`, `.items()` and `sorted()`/`list()`."""
     found: dict[str, list[str]] = {}
-    for loop in (*every_node(module, cst.For), *every_node(module, cst.CompFor)):
+    for loop in loops:
         iterable, target = loop.iter, loop.target
         if isinstance(iterable, cst.Call) and last_name(iterable.func) in ("sorted", "list", "reversed") \
                 and isinstance(iterable.func, cst.Name) and iterable.args:
@@ -873,6 +881,7 @@ class ModuleAnalysis:
         self._object_assignments = collector.object_assignments
         self._type_tests = collector.type_tests
         self._filled = collector.filled
+        self._loops = collector.loops
         self._method_classes = collector.method_classes
         self._training_arguments = TrainingArgumentsTests(
             module, self._names_of, self._method_classes.get, _weak(self._mapped_base), _weak(self._assigned))
@@ -2212,7 +2221,7 @@ class ModuleAnalysis:
         or the list itself) after `metrics = {src: MeanAbsoluteError() for src in S}`, or over
         `self.metrics` filled by `self.metrics.setdefault(lang, Accuracy())` or `self.metrics[lang] = Accuracy()`."""
         if self._loop_items is None:
-            self._loop_items = _loop_items(self.module)
+            self._loop_items = _loop_items(self._loops)
         for container in self._loop_items.get(name, ()):
             for where, made in self._container_items(container):
                 if (scope is None or where is scope or where is self.module or container.startswith("self.")) \
