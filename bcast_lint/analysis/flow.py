@@ -22,7 +22,7 @@ rebinding `obj` itself forgets what was known of `obj.x`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import dataclasses
 
@@ -108,6 +108,15 @@ def _merge(*states: _State) -> _State:
     if len(live) == 1:
         return live[0]
     return _State(merge_envs(state.env for state in live))
+
+
+def _attribute_elements(target: cst.CSTNode) -> Iterator[cst.Attribute]:
+    """The attributes a tuple or list target binds: `self.features` in `self.features, self.labels = ...`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _attribute_elements(element.value)
+    elif isinstance(target, cst.Attribute):
+        yield target
 
 
 def _with_write(definitions: frozenset, write: Write) -> frozenset:
@@ -276,11 +285,14 @@ class _Walker:
         return state
 
     def _bind_target(self, target: cst.CSTNode, state: _State) -> _State:
-        """`a, b = ...`, `for i, x in ...`, `except E as e`: bound, values unknown."""
+        """`a, b = ...`, `self.a, self.b = ...`, `for i, x in ...`, `except E as e`: bound (under
+        the innermost test around them), values unknown."""
         state = self._bind_unknown(target, state)  # a walrus inside a subscript, say
-        for name in target_names(target):
+        guard = self._guards[-1] if self._guards else None
+        keys = [*target_names(target), *filter(None, map(attribute_key, _attribute_elements(target)))]
+        for name in keys:
             if name in state.env:
-                state = state.bind(name, Definition(name, OTHER, statement=target))
+                state = state.bind(name, Definition(name, OTHER, statement=target, guard=guard))
         return state
 
     def _bind_unknown(self, node: cst.CSTNode, state: _State) -> _State:

@@ -18,7 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value
-from bcast_lint.analysis.words import DEFERRING_CALLS, HOOK_REGISTRATIONS
+from bcast_lint.analysis.words import HOOK_REGISTRATIONS
 
 REGISTRATIONS = HOOK_REGISTRATIONS
 # Calls that register a function to run once, later: ExitStack.callback(f, *args) when the stack

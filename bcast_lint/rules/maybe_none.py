@@ -68,6 +68,12 @@ class BroadcastArgMaybeNone(Rule):
 
     code = "BCL001"
     VALID = (
+        # Filled by unpacking on every rank: the main process's values, placeholders elsewhere.
+        Valid("class Table:\n    def __init__(self, accelerator):\n        self.accelerator = accelerator\n"
+              "        self.x = None\n        self.y = None\n    def fetch(self):\n"
+              "        if self.accelerator.is_main_process:\n            self.x, self.y = load()\n"
+              "        else:\n            self.x, self.y = torch.zeros(4), torch.zeros(4)\n"
+              "        self.x = broadcast(self.x)"),
         # A helper that returns None whatever the rank is not rank-dependent.
         # A helper that returns None for an argument, not for a rank, broadcast as called.
         Valid("def draw(n):\n    if n == 0:\n        return None\n    return torch.randperm(n)\nids = broadcast(draw(10))"),
@@ -101,6 +107,13 @@ class BroadcastArgMaybeNone(Rule):
                 expected_replacement="def load(state):\n    if not state.is_main_process:\n        return None\n"
                 "    return torch.ones(3)\ndef sync(state):\n    w = load(state)\n    w_objects = [w]\n"
                 "    dist.broadcast_object_list(w_objects, 0)\n    w = w_objects[0]"),
+        # Attributes filled together by unpacking, on the main process only.
+        Invalid("class Table:\n    def __init__(self, accelerator):\n        self.accelerator = accelerator\n"
+                "        self.x = None\n        self.y = None\n    def fetch(self):\n"
+                "        if self.accelerator.is_main_process:\n            self.x, self.y = load()\n"
+                "        self.x = broadcast(self.x)",
+                expected_message="'self.x' is None on ranks where 'self.accelerator.is_main_process' is false when "
+                "it reaches broadcast()", range=(9, 18, 9, 35)),
         # None in __init__, set on rank 0 only in setup(), broadcast in a third method.
         Invalid("class K:\n    def __init__(self):\n        self.rank = dist.get_rank()\n        self.x = None\n"
                 "    def setup(self):\n        if self.rank == 0:\n            self.x = torch.randn(3)\n"
@@ -220,4 +233,4 @@ def _where(analysis: ModuleAnalysis, split) -> str:
     helper = next((d.value for d in split.broken_definitions if isinstance(d.value, cst.Call)), None)
     if helper is not None:
         return f"the ranks where {analysis.code(helper.func)}() returns None"
-    return split.where
+    return split.where.removeprefix("on ")  # "some ranks"
