@@ -95,6 +95,12 @@ class BroadcastIntoTemporary(Rule):
     the call makes the same kind of view. Non-contiguous views are reported even where
     accelerate's result is used: what it returns is the same view.
 
+    The same holds for the list of tensors `torch.distributed.all_gather`, `all_to_all` and
+    `gather` receive into, one per rank: written `[torch.zeros_like(t)] * world` (or held in a
+    name assigned so), it lists one tensor several times, and every rank's value is written into
+    that one tensor. `[None] * world` for `all_gather_object` is fine: its slots are replaced, not
+    written into.
+
     Calls that return their argument or a view of it are not temporaries: `torch.from_numpy(a)`,
     `torch.as_tensor(t)`, `torch.flatten(x)`, `torch.squeeze(x)`, `torch.chunk(x, 2)[0]`, in-place
     functions (`torch.relu_(x)`, `F.relu(x, inplace=True)`), `F.dropout(x, training=False)` (which
@@ -155,6 +161,12 @@ class BroadcastIntoTemporary(Rule):
 
     code = "BCL010"
     VALID = (
+        # One tensor per rank, views of one buffer, or an object list whose slots are replaced.
+        Valid("def gather(t, world):\n    out = [torch.zeros_like(t) for _ in range(world)]\n"
+              "    dist.all_gather(out, t)\n    return out"),
+        Valid("def gather(t, world):\n    out = list(torch.zeros(world, *t.shape).unbind(0))\n"
+              "    dist.all_gather(out, t)\n    return out"),
+        Valid("def gather(obj, world):\n    out = [None] * world\n    dist.all_gather_object(out, obj)\n    return out"),
         Valid("x = torch.zeros(8, 4)\ndist.broadcast(x, 0)"),
         # Parameters of a model in the default layout are contiguous: .contiguous() returns them.
         Valid("def sync(model):\n    for p in model.parameters():\n        dist.broadcast(p.data.contiguous(), src=0)"),
@@ -191,6 +203,15 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
+        Invalid("def gather(t, world):\n    out = [torch.zeros_like(t)] * world\n"
+                "    dist.all_gather(out, t)\n    return out",
+                expected_message="all_gather() receives into 'out', one tensor listed once per rank "
+                "('[torch.zeros_like(t)] * world'): every rank's value is written into the same memory, so each rank "
+                "ends with the last one in every place, with no error", range=(3, 21, 3, 24)),
+        Invalid("def gather(t):\n    dist.all_gather(dist.get_world_size() * [t.clone()], t)",
+                expected_message="all_gather() receives into one tensor listed once per rank "
+                "('dist.get_world_size() * [t.clone()]'): every rank's value is written into the same memory, so "
+                "each rank ends with the last one in every place, with no error", range=(2, 21, 2, 56)),
         Invalid("from torch.nn.utils import parameters_to_vector\n"
                 "dist.broadcast(parameters_to_vector(model.parameters()), 0)",
                 expected_message='dist.broadcast() writes into parameters_to_vector(model.parameters()), a new'
@@ -300,6 +321,7 @@ class BroadcastIntoTemporary(Rule):
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from _repeated_buckets(analysis)
         for site in analysis.broadcasts():
             if not site.api.in_place or site.api.payload != apis.TENSOR or site.payload is None:
                 continue
@@ -314,6 +336,41 @@ class BroadcastIntoTemporary(Rule):
                     if kind is not None:
                         message, remedy = _named_view_message(analysis, site, expr, kind)
                         yield Report(expr, message, help=remedy)
+
+
+# torch.distributed's collectives that receive into a list of tensors, one per rank: the list's
+# parameter name and position.
+_BUCKET_LISTS = {"all_gather": ("tensor_list", 0), "all_to_all": ("output_tensor_list", 0),
+                 "gather": ("gather_list", 1)}
+
+
+def _repeated_buckets(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`dist.all_gather([torch.zeros_like(t)] * world, t)`: one tensor listed once per rank, so
+    every rank's value lands in the same memory and the last one written is all that is left."""
+    for site in analysis.calls:
+        name, position = _BUCKET_LISTS.get(site.api.short_name, (None, None))
+        if name is None or not site.api.qualified_name.startswith("torch.distributed."):
+            continue
+        buckets = argument_value(site.call, position, name)
+        if buckets is None:
+            continue
+        repeated = [value for value in analysis.reaching_values(site, buckets) if _repeated_list(value)]
+        if repeated:
+            listed = analysis.code(repeated[0])
+            named = "" if repeated[0] is buckets else f" '{analysis.code(buckets)}',"
+            yield Report(buckets, f"{site.api.short_name}() receives into{named} one tensor listed once per rank "
+                         f"('{listed}'): every rank's value is written into the same memory, so each rank ends "
+                         f"with the last one in every place, with no error",
+                         help="Make one tensor per rank: [torch.zeros_like(t) for _ in range(world_size)]")
+
+
+def _repeated_list(value: cst.BaseExpression) -> bool:
+    """`[t] * n` or `n * [torch.zeros_like(t)]`: a one-item list of a tensor, repeated."""
+    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+        return False
+    return any(isinstance(side, cst.List) and len(side.elements) == 1
+               and isinstance(side.elements[0].value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+               and not is_none(side.elements[0].value) for side in (value.left, value.right))
 
 
 def _result_discarded(site: CallSite) -> bool:
