@@ -35,12 +35,13 @@ _RACY_SECONDS = 2.0  # a file modified this recently may change again within the
 
 @functools.lru_cache(maxsize=1)
 def _code_fingerprint() -> str:
-    """Sizes and modification times of bcast-lint's own modules: an edited rule in a development
-    install invalidates the cache even though the version did not change."""
+    """Sizes and modification times of bcast-lint's own modules and data (the framework map): an
+    edited rule or a regenerated map in a development install invalidates the cache even though
+    the version did not change."""
     package = os.path.dirname(os.path.abspath(__file__))
     stamps = []
     for directory, _, names in sorted(os.walk(package)):
-        for name in sorted(n for n in names if n.endswith(".py")):
+        for name in sorted(n for n in names if n.endswith((".py", ".json"))):
             status = os.stat(os.path.join(directory, name))
             stamps.append(f"{name}:{status.st_size}:{status.st_mtime_ns}")
     return hashlib.sha256("|".join(stamps).encode()).hexdigest()[:16]

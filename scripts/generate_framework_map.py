@@ -72,7 +72,7 @@ FRAMEWORKS = (
         "deepspeed.runtime.engine.DeepSpeedEngine",)),
     # All of it: the metrics are Metric's subclasses, which keep its `compute` (see subclasses()).
     Framework("torchmetrics", "1.9.0", ("torchmetrics",), (
-        "torchmetrics.metric.Metric", "torchmetrics.collections.MetricCollection")),
+        "torchmetrics.metric.Metric", "torchmetrics.collections.MetricCollection", "torchmetrics.utilities.distributed")),
     Framework("pytorch-ignite", "0.5.5", ("ignite/distributed", "ignite/__init__.py"), (
         "ignite.distributed.utils", "ignite.distributed.comp_models.base.ComputationModel")),
     Framework("mmengine", "0.10.7", ("mmengine/dist", "mmengine/__init__.py"), (

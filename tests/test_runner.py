@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -209,3 +210,20 @@ def test_a_run_whose_files_the_pre_filter_skips_does_not_import_libcst(tmp_path)
             "except SystemExit:\n    pass\nsys.exit('libcst' in sys.modules)")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True).returncode == 0
+
+
+def test_a_regenerated_framework_map_invalidates_the_cache():
+    from importlib import resources
+
+    from bcast_lint import cache as cache_module
+    map_path = str(resources.files("bcast_lint.data").joinpath("framework_map.json"))
+    before = os.stat(map_path)
+    cache_module._code_fingerprint.cache_clear()
+    old = cache_module._code_fingerprint()
+    try:
+        os.utime(map_path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        cache_module._code_fingerprint.cache_clear()
+        assert cache_module._code_fingerprint() != old
+    finally:
+        os.utime(map_path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        cache_module._code_fingerprint.cache_clear()
