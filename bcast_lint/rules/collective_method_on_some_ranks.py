@@ -538,6 +538,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 if dist.get_rank() == 0:
                     print(probe(x))
             """),
+        # torchmetrics' gather helper on every rank, its result printed on the main process.
+        Valid("from torchmetrics.utilities.distributed import gather_all_tensors\n"
+              "def f(x):\n    everything = gather_all_tensors(x)\n    if dist.get_rank() == 0:\n"
+              "        print(everything)"),
         # A metric per language, made up front for every language the job knows: each rank computes all.
         Valid("""
             from torchmetrics.classification import MulticlassAccuracy
@@ -1299,6 +1303,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
                 "length can differ between ranks (it is set under a condition that differs between ranks), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+        # torchmetrics' own gather helper, called on the main process only.
+        Invalid("from torchmetrics.utilities.distributed import gather_all_tensors\n"
+                "def f(x):\n    if dist.get_rank() == 0:\n        return gather_all_tensors(x)",
+                expected_message="gather_all_tensors(), which runs torch.distributed.barrier() inside (torchmetrics "
+                "1.9.0), runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it and "
+                "every rank hangs until the timeout (those ranks run gather_all_tensors (line 12) only, while the "
+                "others run no collective here)", range=(4, 16, 4, 37)),
         # FSDP2: the decoding loop stops when the rank's own rows are done, each forward all-gathers.
         Invalid("from torch.distributed.fsdp import fully_shard\nPROMPTS = [[[1, 6]], [[2, 3]]]\n"
                 "def decode(model, ids):\n    done = ids[:, -1] == 0\n    while not done.all():\n"
