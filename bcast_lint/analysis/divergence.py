@@ -157,6 +157,7 @@ NAMED_AFTER_RANK = "{} returns a name built from the rank"
 COUNTED_FROM_RANK = "{} returns as many items as the rank makes it hold"
 COMPUTED_FROM_RANK = "{} returns a value computed from the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
+OWN_ITEM_LENGTH = "each item the rank was given is as long as its own data"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
@@ -380,6 +381,7 @@ class _Pass:
         self._world_sizes: set[str] = set()  # local names holding the number of processes
         self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
+        self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._branches = 0  # the `if` statements around the statement walked
@@ -768,6 +770,8 @@ class _Pass:
 
     def _For(self, loop: cst.For, varying: Varying) -> Varying:
         count = counted(self.length_why(loop.iter, varying))  # how many times the body runs
+        if count is None and self._own_items:
+            count = self._own_item_count(loop.iter, varying)
         if count is not None and self._stops_at_agreed_minimum(loop):
             self.found.capped[loop] = (loop.iter, count)
             count = None
@@ -786,6 +790,8 @@ class _Pass:
         targets = _target_keys(items)
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
+        if reason in (LOCAL_DATA, OWN_SHARE) and isinstance(items, cst.Name):
+            self._own_items.add(items.value)
         if counter is not None:  # the n-th pass counts n on every rank
             entry = _bind(entry, _target_keys(counter), None)
         if reason is None:  # what the iterable says of its items comes first
@@ -804,6 +810,13 @@ class _Pass:
                 self.found.orders[loop] = (loop.iter, SET_ORDER)
             elif sorted_apart := self._sorted_by_varying_key(loop.iter, inner):
                 self.found.orders[loop] = (loop.iter, sorted_apart)
+
+    def _own_item_count(self, iterable: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """How many times a loop runs that counts through one of the rank's own items
+        (`for begin in range(0, len(doc), stride)`, `for w in windows(doc)` over `for doc in mine`):
+        each item is as long as its data. Only the count: the items' tensors stay of one shape."""
+        lengths = {_length(name): OWN_ITEM_LENGTH for name in self._own_items if _length(name) not in varying}
+        return counted(self.length_why(iterable, {**varying, **lengths}))
 
     def _stops_at_agreed_minimum(self, loop: cst.For) -> bool:
         """The loop breaks on a test of a count the ranks agreed on as their least

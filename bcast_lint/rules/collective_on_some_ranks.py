@@ -760,6 +760,12 @@ class CollectiveOnSomeRanks(Rule):
         # A comprehension over what every rank holds alike runs its element as often everywhere.
         Valid("LANGS = ['en', 'de']\ndef f(x):\n    totals = {lang: x.clone() for lang in LANGS}\n"
               "    return {lang: dist.all_reduce(t) for lang, t in sorted(totals.items())}"),
+        # One collective per document of the rank's own, however long each one is; windows of a
+        # document every rank holds.
+        Valid("DOCS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef f(x):\n"
+              "    mine = DOCS[rank * 2:(rank + 1) * 2]\n    for doc in mine:\n"
+              "        dist.all_reduce(torch.tensor([float(len(doc))]))\n"
+              "    for begin in range(0, len(DOCS[0]), 2):\n        dist.all_reduce(x)"),
         # A generator that yields on either arm of a test on the data yields once per item everywhere;
         # one that filters what every rank holds alike yields as many items everywhere.
         Valid("ROWS = [[1, 2], [3], [4, 5], [6]]\ndef scored(rows):\n    for row in rows:\n"
@@ -1770,6 +1776,14 @@ class CollectiveOnSomeRanks(Rule):
                 "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
                 "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(6, 5, 6, 27)),
+        # A window loop over each of the rank's own documents: as many windows as its documents are long.
+        Invalid("DOCS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef f(x):\n"
+                "    mine = DOCS[rank * 2:(rank + 1) * 2]\n    for doc in mine:\n"
+                "        for begin in range(0, len(doc), 2):\n            dist.all_reduce(x)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 13 iterates over 'range(0, len(doc), 2)', whose length can differ between ranks (each item the "
+                "rank was given is as long as its own data), so the ranks' calls stop pairing up and every rank hangs "
+                "until the timeout", range=(6, 13, 6, 31)),
         # A generator yields only the items its test lets through: as many as the rank's own rows pass.
         Invalid("ROWS = [[1, 2], [3], [4, 5], [6]]\ndef kept(rows):\n    for row in rows:\n"
                 "        if sum(row) > 3:\n            yield row\n"
