@@ -792,6 +792,10 @@ class _Pass:
         entry = _bind(varying, targets, reason)
         if reason in (LOCAL_DATA, OWN_SHARE) and isinstance(items, cst.Name):
             self._own_items.add(items.value)
+        elif isinstance(reason, Passed) and isinstance(items, cst.Name):
+            # A summary: how long each item of a parameter is follows what the caller hands it
+            # (`for row in rows: if len(row) + n > budget: yield chunk`).
+            entry = _bind(entry, [_length(items.value)], reason)
         if counter is not None:  # the n-th pass counts n on every rank
             entry = _bind(entry, _target_keys(counter), None)
         if reason is None:  # what the iterable says of its items comes first

@@ -290,6 +290,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             def main():
                 L.Trainer(devices=2, use_distributed_sampler=False).fit(M())
             """),
+        # However many micro-batches a rank has, it synchronises once: at its last one.
+        Valid("""
+            import lightning as L
+            SHARDS = {0: [1, 2, 3], 1: [4]}
+            def train(fabric: L.Fabric, model):
+                chunks = SHARDS[fabric.global_rank]
+                for i, chunk in enumerate(chunks):
+                    with fabric.no_backward_sync(model, enabled=i < len(chunks) - 1):
+                        fabric.backward(model(chunk).sum())
+            """),
         # An accumulation length every rank shares: the switch goes alike everywhere.
         Valid("""
             import lightning as L

@@ -192,8 +192,12 @@ class CollectiveOnSomeRanks(Rule):
     function's result from a rank's own data in a test of its size (`if evaluate(model, val) >
     best:`), a file check on a path the branch itself writes (every rank checks, the first to
     write changes what the others find), a rank test handed to a constructor
-    (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. A loop that breaks at a count
-    agreed with `all_reduce(..., op=MIN)` runs alike.
+    (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. Loops count alike over the
+    items a generator yields on one arm of such a test (a filter or a token-budget packing of the
+    rank's own rows), over a comprehension's items, and over the windows of each of the rank's
+    own items (`range(0, len(doc), stride)` in `for doc in mine`). A loop that breaks at a count
+    agreed with `all_reduce(..., op=MIN)` runs alike, and so does a backward that synchronises at
+    the last item only (`enabled=i < len(chunks) - 1` of `no_backward_sync`).
 
     Code after a `yield` runs only where the caller resumes the generator: a generator's
     collective after its last `yield` is reported where a consumer's loop can stop early on some
@@ -1776,6 +1780,16 @@ class CollectiveOnSomeRanks(Rule):
                 "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
                 "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(6, 5, 6, 27)),
+        # Micro-batches packed under a token budget from the rank's own rows: as many as their lengths make.
+        Invalid("ROWS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef packed(rows):\n    chunk = []\n"
+                "    for row in rows:\n        if chunk and len(chunk) + len(row) > 4:\n            yield chunk\n"
+                "            chunk = []\n        chunk = chunk + row\n    yield chunk\n"
+                "def f(x):\n    mine = ROWS[rank * 2:(rank + 1) * 2]\n    for chunk in packed(mine):\n"
+                "        dist.all_reduce(x)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
+                "line 20 iterates over 'packed(mine)', whose length can differ between ranks (it holds the data of the "
+                "rank it was given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(13, 9, 13, 27)),
         # A window loop over each of the rank's own documents: as many windows as its documents are long.
         Invalid("DOCS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef f(x):\n"
                 "    mine = DOCS[rank * 2:(rank + 1) * 2]\n    for doc in mine:\n"
@@ -3094,6 +3108,10 @@ def _sync_switched_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[s
             if not (isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES):
                 continue
             enabled = argument_value(switch, 1, "enabled")
+            if enabled is not None and any(_before_the_last(enabled, *_enumeration(loop))
+                                           for loop in analysis.exits[site.scope].loops.get(site.call, ())
+                                           if isinstance(loop, cst.For)):
+                continue  # once per loop, at its last item (_synchronised_at_the_last_item)
             reason = enabled is not None and (analysis.divergence.value_at(site.call, enabled)
                                               or _rank_reason(analysis, site, enabled))
             if reason:
@@ -3526,12 +3544,62 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
     if site.group is not None or analysis.dispatched_alike(site.call):
         return None  # the members' ranks against the group's numbering are not known; see dispatched_alike
     for loop in analysis.exits[site.scope].loops.get(site.call, ()):
+        if _synchronised_at_the_last_item(analysis, site, loop):
+            continue
         iterable = rank_dependent_iterable(loop, analysis.conditions)
         if iterable is not None:
             return loop, iterable, None
         if loop in analysis.divergence.loops:
             return (loop, *analysis.divergence.loops[loop])
     return None
+
+
+def _synchronised_at_the_last_item(analysis: ModuleAnalysis, site: CallSite, loop) -> bool:
+    """`for i, chunk in enumerate(chunks): with fabric.no_backward_sync(model, enabled=i < len(chunks) - 1):
+    fabric.backward(...)`: the gradients are all-reduced once, at the last item, however many there are."""
+    if site.api.short_name not in _BACKWARDS or not isinstance(loop, cst.For):
+        return False
+    counter, iterable = _enumeration(loop)
+    if counter is None:
+        return False
+    for node in analysis.ancestors(site):
+        for item in node.items if isinstance(node, cst.With) else ():
+            switch = item.item
+            if isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES:
+                enabled = argument_value(switch, 1, "enabled")
+                if enabled is not None and _before_the_last(enabled, counter, iterable):
+                    return True
+    return False
+
+
+def _enumeration(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
+    """('i', 'chunks') for `for i, chunk in enumerate(chunks):`, else (None, None)."""
+    iterable, target = loop.iter, loop.target
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) == "enumerate" and iterable.args \
+            and isinstance(iterable.args[0].value, cst.Name) and isinstance(target, cst.Tuple) \
+            and target.elements and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value, iterable.args[0].value.value
+    return None, None
+
+
+def _before_the_last(test: cst.BaseExpression, counter: Optional[str], items: Optional[str]) -> bool:
+    """`i < len(chunks) - 1`, `i != len(chunks) - 1`, `i + 1 < len(chunks)`: true but at the last item."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.NotEqual))):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    one = (cst.Integer,)
+    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and isinstance(left.right, one) \
+            and left.right.value == "1":
+        left, right = left.left, cst.BinaryOperation(right, cst.Subtract(), left.right)
+    return isinstance(left, cst.Name) and left.value == counter and isinstance(right, cst.BinaryOperation) \
+        and isinstance(right.operator, cst.Subtract) and isinstance(right.right, one) and right.right.value == "1" \
+        and _is_len_of(right.left, items)
+
+
+def _is_len_of(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" \
+        and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == name
 
 
 def _set_ordered_loop(analysis: ModuleAnalysis, site: CallSite):
