@@ -192,10 +192,10 @@ class CollectiveOnSomeRanks(Rule):
     function's result from a rank's own data in a test of its size (`if evaluate(model, val) >
     best:`), a file check on a path the branch itself writes (every rank checks, the first to
     write changes what the others find), a rank test handed to a constructor
-    (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. Loops count alike over the
+    (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. Counts that differ too: the
     items a generator yields on one arm of such a test (a filter or a token-budget packing of the
-    rank's own rows), over a comprehension's items, and over the windows of each of the rank's
-    own items (`range(0, len(doc), stride)` in `for doc in mine`). A loop that breaks at a count
+    rank's own rows), a comprehension's items, and the windows of each of the rank's own items
+    (`range(0, len(doc), stride)` in `for doc in mine`). A loop that breaks at a count
     agreed with `all_reduce(..., op=MIN)` runs alike, and so does a backward that synchronises at
     the last item only (`enabled=i < len(chunks) - 1` of `no_backward_sync`).
 
