@@ -101,6 +101,11 @@ class BroadcastIntoTemporary(Rule):
     that one tensor. `[None] * world` for `all_gather_object` is fine: its slots are replaced, not
     written into.
 
+    So are the items a loop takes from what a method of the module's own classes builds anew on
+    each call and reads no more (`for value in scaler.state_dict().values(): dist.broadcast(value, 0)`
+    where that `state_dict` returns `{"mean": torch.tensor(self.mean)}`); nn.Module's own
+    `state_dict()` hands out the parameters' storage and is not judged.
+
     Calls that return their argument or a view of it are not temporaries: `torch.from_numpy(a)`,
     `torch.as_tensor(t)`, `torch.flatten(x)`, `torch.squeeze(x)`, `torch.chunk(x, 2)[0]`, in-place
     functions (`torch.relu_(x)`, `F.relu(x, inplace=True)`), `F.dropout(x, training=False)` (which
@@ -161,6 +166,14 @@ class BroadcastIntoTemporary(Rule):
 
     code = "BCL010"
     VALID = (
+        # A module's state_dict hands out its parameters' storage; a state kept in a name is loaded back.
+        Valid("def sync(model):\n    for value in model.state_dict().values():\n        dist.broadcast(value, 0)"),
+        Valid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
+              "    def state_dict(self):\n        return {'mean': torch.tensor(self.mean)}\n"
+              "    def load_state_dict(self, state):\n        self.mean = state['mean'].numpy()\n"
+              "def sync(scaler):\n    state = scaler.state_dict()\n    for value in state.values():\n"
+              "        dist.broadcast(value, 0)\n    scaler.load_state_dict(state)\n"
+              "def main():\n    sync(Scaler())"),
         # One tensor per rank, views of one buffer, or an object list whose slots are replaced.
         Valid("def gather(t, world):\n    out = [torch.zeros_like(t) for _ in range(world)]\n"
               "    dist.all_gather(out, t)\n    return out"),
@@ -203,6 +216,13 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
+        Invalid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
+                "    def state_dict(self):\n        return {'mean': torch.tensor(self.mean)}\n"
+                "def sync(scaler):\n    for value in scaler.state_dict().values():\n"
+                "        dist.broadcast(value, 0)\ndef main():\n    sync(Scaler())",
+                expected_message="dist.broadcast() writes into 'value', an item of what 'scaler.state_dict()' builds "
+                "anew on each call ('torch.tensor(self.mean)'): nothing reads it afterwards, so the receiving ranks "
+                "keep their own values", range=(8, 24, 8, 29)),
         Invalid("def gather(t, world):\n    out = [torch.zeros_like(t)] * world\n"
                 "    dist.all_gather(out, t)\n    return out",
                 expected_message="all_gather() receives into 'out', one tensor listed once per rank "
@@ -336,6 +356,8 @@ class BroadcastIntoTemporary(Rule):
                     if kind is not None:
                         message, remedy = _named_view_message(analysis, site, expr, kind)
                         yield Report(expr, message, help=remedy)
+                    elif discarded:
+                        yield from _item_of_a_fresh_container(analysis, site, expr)
 
 
 # torch.distributed's collectives that receive into a list of tensors, one per rank: the list's
@@ -558,6 +580,57 @@ def _named_view_kind(analysis: ModuleAnalysis, site: CallSite, name: cst.Name) -
                 return None
             kinds.update(_kind(analysis, value) for value in analysis.values(definition, world))
     return kinds.pop() if len(kinds) == 1 and kinds & {STRIDED, PERMUTED} else None
+
+
+def _item_of_a_fresh_container(analysis: ModuleAnalysis, site: CallSite, name: cst.Name) -> Iterator[Report]:
+    """`for value in scaler.state_dict().values(): dist.broadcast(value, 0)` where the module's
+    own `state_dict` builds its tensors anew (`torch.tensor(self.mean)`) and the loop reads
+    `value` no more: what is received lands in tensors nobody keeps (rsl_rl#233). nn.Module's
+    `state_dict()` hands out the parameters' own storage; it is not the module's own method."""
+    loop = next((node for node in reversed(analysis.ancestors(site)) if isinstance(node, cst.For)), None)
+    if loop is None or not isinstance(loop.target, cst.Name) or loop.target.value != name.value:
+        return
+    made = _iterated_call(loop.iter)
+    if made is None or not isinstance(made.func, cst.Attribute) or _read_after(loop, site, name.value):
+        return
+    klass = analysis.local_class_of(made.func.value, site.scope)
+    method = next((member for member in klass.body.body if isinstance(member, cst.FunctionDef)
+                   and member.name.value == made.func.attr.value), None) if klass is not None else None
+    items = _returned_items(method) if method is not None else None
+    if items and all(_kind(analysis, item) == COPY for item in items):
+        yield Report(name, f"{analysis.code(site.call.func)}() writes into '{name.value}', an item of what "
+                     f"'{analysis.code(made)}' builds anew on each call ('{analysis.code(items[0])}'): nothing "
+                     "reads it afterwards, so the receiving ranks keep their own values",
+                     help="Load what was received back (e.g. into a dict passed to load_state_dict), or broadcast "
+                     "the tensors the object keeps")
+
+
+def _iterated_call(iterable: cst.BaseExpression) -> Optional[cst.Call]:
+    """`obj.state_dict()` in `obj.state_dict().values()` or `obj.tensors()`."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value == "values" and isinstance(iterable.func.value, cst.Call):
+        return iterable.func.value
+    return iterable if isinstance(iterable, cst.Call) else None
+
+
+def _read_after(loop: cst.For, site: CallSite, name: str) -> bool:
+    """Whether the loop's body reads `name` anywhere but in the broadcast itself."""
+    return any(node.value == name for node in every_node(loop.body, cst.Name)
+               if not any(node is argument.value for argument in site.call.args))
+
+
+def _returned_items(method: cst.FunctionDef) -> Optional[list[cst.BaseExpression]]:
+    """The values of the dict or list literals every `return` of `method` hands back, or None."""
+    items: list[cst.BaseExpression] = []
+    for returned in every_node(method.body, cst.Return):
+        value = returned.value
+        if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
+            items += [element.value for element in value.elements]
+        elif isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
+            items += [element.value for element in value.elements]
+        else:
+            return None
+    return items or None
 
 
 # -- messages --------------------------------------------------------------------------------
