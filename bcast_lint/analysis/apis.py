@@ -357,6 +357,12 @@ WRITES_THEN_WAITS = {
     "lightning.pytorch.trainer.trainer.Trainer.save_checkpoint": "pytorch/trainer/trainer.py:1464",
 }
 
+# Loads that read the file on every process, then wait at a barrier (lightning 2.6.6): the
+# parameter naming the path (keyword, position), and the lines.
+READS_THEN_WAITS = {
+    "lightning.fabric.fabric.Fabric.load": ("path", 0, "fabric/fabric.py:909, :915"),
+}
+
 # nn.Module.state_dict() calls `_save_to_state_dict` of the module and of every submodule, and
 # load_state_dict() `_load_from_state_dict` (torch 2.13.0, nn/modules/module.py): a class that
 # overrides one with a collective runs it wherever a module holding it is saved or loaded.

@@ -480,6 +480,9 @@ class _Pass:
             if reason == RANK and self._own_slice(value, varying):
                 reason = LOCAL_DATA  # `share = rows[rank::world]`: the rank's own rows, as a loop over it says
         keys = _target_keys(target)
+        if isinstance(target, cst.Attribute) and not reason:
+            # `cfg.output_dir = Path(fabric.broadcast(...))`: what the object's class set no longer counts
+            self._bound.update(keys)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
@@ -1091,7 +1094,10 @@ class _Pass:
             if expr.attr.value == "training" and self._conditions.training_off is not None \
                     and isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return RankKind(TRAINING_OFF.format(self._conditions.training_off))
-            return varying.get(attribute_key(expr) or "") or self.why(expr.value, varying) or self._held_rank(expr) \
+            key = attribute_key(expr) or ""
+            if key in self._bound:
+                return varying.get(key)
+            return varying.get(key) or self.why(expr.value, varying) or self._held_rank(expr) \
                 or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)

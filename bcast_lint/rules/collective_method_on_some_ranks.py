@@ -94,6 +94,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `save_checkpoint`; `engine` or `deepspeed` (or the first item `deepspeed.initialize(...)`
     returns) for DeepSpeed's `save_checkpoint` and `load_checkpoint`. A call on `self` in a class
     that derives from no mapped class is not judged: it is the framework's own code, or a subclass's.
+    `fabric.load(path)` reads the file on every rank before its barrier: where `fabric.save` (rank 0
+    alone writes) saved the same path in the same function and the path differs between ranks (a run
+    directory named after each process's clock), the other ranks find no file and fail.
     transformers' `TrainingArguments.should_save` and `should_log` are rank tests (`process_index == 0`)
     where the receiver is a TrainingArguments: `self.args` in a `Trainer` subclass, a `TrainerCallback`
     hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
@@ -547,6 +550,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 fully_shard(model)
                 if dist.get_rank() == 0:
                     print(probe(x))
+            """),
+        # A run directory every rank shares: named by rank 0 and broadcast, or fixed by the config.
+        Valid("""
+            from datetime import datetime
+            from pathlib import Path
+            from lightning.fabric import Fabric
+            class Config:
+                def __init__(self):
+                    self.out = Path("runs") / datetime.now().strftime("%H%M%S%f")
+            def main(state):
+                fabric = Fabric(devices=2, strategy="ddp")
+                cfg = Config()
+                cfg.out = Path(fabric.broadcast(str(cfg.out), src=0))
+                fabric.save(cfg.out / "best.ckpt", state)
+                fabric.load(cfg.out / "best.ckpt", state)
+            """),
+        Valid("""
+            from pathlib import Path
+            from lightning.fabric import Fabric
+            def main(state, name):
+                fabric = Fabric(devices=2, strategy="ddp")
+                out = Path("runs") / name
+                fabric.save(out / "best.ckpt", state)
+                fabric.load(out / "best.ckpt", state)
             """),
         # torchmetrics' gather helper on every rank, its result printed on the main process.
         Valid("from torchmetrics.utilities.distributed import gather_all_tensors\n"
@@ -1313,6 +1340,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
                 "length can differ between ranks (it is set under a condition that differs between ranks), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+        # Each process names the run directory after its own clock; rank 0 alone saves into its own.
+        Invalid("""
+            from datetime import datetime
+            from pathlib import Path
+            from lightning.fabric import Fabric
+            def main(state):
+                fabric = Fabric(devices=2, strategy="ddp")
+                out = Path("runs") / datetime.now().strftime("%H%M%S%f")
+                fabric.save(out / "best.ckpt", state)
+                fabric.load(out / "best.ckpt", state)
+            """, expected_message="fabric.load(), which runs strategy.load_checkpoint() inside (lightning 2.6.6), "
+                "reads 'out / \"best.ckpt\"' on every rank, then waits at a barrier (fabric/fabric.py:909, :915), but "
+                "that path differs between ranks (it reads the clock, which differs between ranks) and fabric.save() "
+                "at line 15 wrote it on global rank 0 alone: the other ranks find no file there and fail before the "
+                "barrier, where rank 0 waits until the timeout", range=(8, 5, 8, 42)),
         # torchmetrics' own gather helper, called on the main process only.
         Invalid("from torchmetrics.utilities.distributed import gather_all_tensors\n"
                 "def f(x):\n    if dist.get_rank() == 0:\n        return gather_all_tensors(x)",
@@ -1893,6 +1935,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _submodules_skipped_under_ddp(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
         yield from _manual_steps_on_some_ranks(analysis)
+        yield from _loads_what_rank_zero_saved(analysis)
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's
@@ -2140,6 +2183,32 @@ def _failed_writes_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
                      f"the other ranks wait in the barrier, and every rank hangs until the timeout",
                      help="Let the error propagate on every rank, or agree on it first (all_reduce a failure flag "
                           "after the save), and check the path on every rank before saving")
+
+
+def _loads_what_rank_zero_saved(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`fabric.save(run_dir / "best.ckpt", state)`, then `fabric.load(run_dir / "best.ckpt", state)`
+    in the same function, where the path differs between ranks (a run directory named after each
+    process's clock): the save wrote on global rank 0 alone, every rank reads, and the others find
+    no file and fail before the barrier rank 0 waits in (pytorch-lightning#5512, OpenTau#396)."""
+    saved: dict = {}
+    for site in analysis.calls:
+        if site.api.qualified_name in apis.WRITES_THEN_WAITS:
+            path = argument_value(site.call, 0, "path") or argument_value(site.call, 0, "filepath")
+            if path is not None:
+                saved.setdefault((site.scope, analysis.code(path)), site)
+    for site in analysis.calls:
+        keyword, position, where = apis.READS_THEN_WAITS.get(site.api.qualified_name, (None, None, None))
+        path = argument_value(site.call, position, keyword) if keyword is not None else None
+        writer = saved.get((site.scope, analysis.code(path))) if path is not None else None
+        why = analysis.divergence.value_at(site.call, path) if writer is not None else None
+        if why:
+            line = analysis.position(writer.call).start.line
+            yield Report(site.call, f"{site.api.called} reads '{analysis.code(path)}' on every rank, then waits at a "
+                         f"barrier ({where}), but that path differs between ranks ({why}) and "
+                         f"{analysis.code(writer.call.func)}() at line {line} wrote it on global rank 0 alone: the other ranks "
+                         f"find no file there and fail before the barrier, where rank 0 waits until the timeout",
+                         help="Name the directory once, on rank 0, and broadcast it (fabric.broadcast(path)) "
+                              "before anything is saved or loaded")
 
 
 def _swallowing_handler(site: CallSite) -> Optional[cst.ExceptHandler]:
