@@ -217,6 +217,7 @@ class _CandidateCollector(Visitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.loops.append(node)
+
     leave_SimpleStatementLine = leave_SimpleStatementSuite = leave_If = leave_For = leave_While = \
         leave_Try = leave_TryStar = leave_Match = _leave_statement
 
@@ -276,8 +277,8 @@ class _CandidateCollector(Visitor):
             self.object_assignments.append((self._scopes[-1], target.value.value, target.attr.value, value))
         elif isinstance(target, cst.Name):
             self.assignments.append((self._scopes[-1], target.value, value))
-        elif isinstance(target, cst.Subscript) and container_key(target.value) is not None:
-            self.filled.append((self._scopes[-1], container_key(target.value), value))
+        elif isinstance(target, cst.Subscript) and _container_key(target.value) is not None:
+            self.filled.append((self._scopes[-1], _container_key(target.value), value))
         elif isinstance(target, (cst.Tuple, cst.List)) and target.elements \
                 and isinstance(target.elements[0].value, cst.Name):
             # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
@@ -393,10 +394,10 @@ _ACCELERATE = frameworks.load().versions["accelerate"]
 def _put_into(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
     """(container, item) for `c.setdefault(key, item)` and `c.append(item)`."""
     func, args = call.func, call.args
-    if not isinstance(func, cst.Attribute) or container_key(func.value) is None:
+    if not isinstance(func, cst.Attribute) or _container_key(func.value) is None:
         return None
     if (func.attr.value == "setdefault" and len(args) == 2) or (func.attr.value == "append" and len(args) == 1):
-        return container_key(func.value), args[-1].value
+        return _container_key(func.value), args[-1].value
     return None
 
 
@@ -414,13 +415,13 @@ def _loop_items(loops: list) -> dict[str, list[str]]:
             iterable = iterable.func.value
         if view == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
             target = target.elements[1].value
-        container = container_key(iterable)
+        container = _container_key(iterable)
         if container is not None and isinstance(target, cst.Name):
             found.setdefault(target.value, []).append(container)
     return found
 
 
-def container_key(expr: cst.BaseExpression) -> Optional[str]:
+def _container_key(expr: cst.BaseExpression) -> Optional[str]:
     """`metrics` or `self.metrics`: a container a module's code can fill and iterate."""
     if isinstance(expr, cst.Name):
         return expr.value
@@ -1662,7 +1663,7 @@ class ModuleAnalysis:
         handed = next((why for why, _ in arguments.values() if why), None) if arguments and not length else None
         if handed and call in self._module_calls:  # a module's output follows its input: `logits = model(ids)`
             return returned_by(f"'{self.code(call.func)}()'", handed) or handed
-        if handed and call in self._framework_forwards:  # `model(ids)` through DDP or FSDP: the module's
+        if handed and call in self._framework_forwards:  # `model(ids)` through DDP or FSDP: computed from `ids`
             return handed
         decorator = self._swallowed().get(call.func.value) if isinstance(call.func, cst.Name) and not length else None
         if decorator is not None:
