@@ -194,8 +194,10 @@ class CollectiveOnSomeRanks(Rule):
     write changes what the others find), a rank test handed to a constructor
     (`Logger(enabled=rank == 0)`), and `os.environ["RANK"] == "0"`. Counts that differ too: the
     items a generator yields on one arm of such a test (a filter or a token-budget packing of the
-    rank's own rows), a comprehension's items, and the windows of each of the rank's own items
-    (`range(0, len(doc), stride)` in `for doc in mine`). A loop that breaks at a count
+    rank's own rows), a comprehension's items, the windows of each of the rank's own items
+    (`range(0, len(doc), stride)` in `for doc in mine`), and the tensors of a collection Lightning's
+    `all_gather`/`all_reduce` walks one by one, where an entry is None on some ranks
+    (`out["err"] = None if batch["ref"] is None else err`). A loop that breaks at a count
     agreed with `all_reduce(..., op=MIN)` runs alike, and so does a backward that synchronises at
     the last item only (`enabled=i < len(chunks) - 1` of `no_backward_sync`).
 
@@ -764,6 +766,11 @@ class CollectiveOnSomeRanks(Rule):
         # A comprehension over what every rank holds alike runs its element as often everywhere.
         Valid("LANGS = ['en', 'de']\ndef f(x):\n    totals = {lang: x.clone() for lang in LANGS}\n"
               "    return {lang: dist.all_reduce(t) for lang, t in sorted(totals.items())}"),
+        # The entry holds a tensor on every rank: a placeholder where the data has none.
+        Valid("import lightning as L\ndef f(fabric: L.Fabric, batches, model):\n    for batch in batches:\n"
+              "        out = {'pred': model(batch['x'])}\n"
+              "        out['err'] = torch.zeros(1) if batch['ref'] is None else model(batch['ref'])\n"
+              "        fabric.all_gather(out)"),
         # One collective per document of the rank's own, however long each one is; windows of a
         # document every rank holds.
         Valid("DOCS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef f(x):\n"
@@ -1780,6 +1787,15 @@ class CollectiveOnSomeRanks(Rule):
                 "that body can fail on some ranks only (it works on data that differs between ranks), caught by the "
                 "'try' at line 17: those ranks never run it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout", range=(6, 5, 6, 27)),
+        # An entry of a gathered collection that is no tensor where the rank's own data says so.
+        Invalid("import lightning as L\ndef f(fabric: L.Fabric, batches, model):\n    for batch in batches:\n"
+                "        out = {'pred': model(batch['x'])}\n"
+                "        out['err'] = None if batch['ref'] is None else model(batch['ref'])\n"
+                "        fabric.all_gather(out)",
+                expected_message="all_gather() runs one collective per tensor in 'out', and its entry 'err' is None "
+                "where 'batch['ref'] is None' holds (it is computed from this rank's own batch of data): there it runs "
+                "one collective fewer, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(6, 9, 6, 31)),
         # Micro-batches packed under a token budget from the rank's own rows: as many as their lengths make.
         Invalid("ROWS = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [1]]\ndef packed(rows):\n    chunk = []\n"
                 "    for row in rows:\n        if chunk and len(chunk) + len(row) > 4:\n            yield chunk\n"
@@ -2802,6 +2818,7 @@ class CollectiveOnSomeRanks(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from self.check_sites(analysis)
+        yield from _entries_missing_on_some_ranks(analysis)
         yield from _helpers_out_of_order(analysis)
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
@@ -3551,6 +3568,58 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
             return loop, iterable, None
         if loop in analysis.divergence.loops:
             return (loop, *analysis.divergence.loops[loop])
+    return None
+
+
+# Lightning's collectives over a collection run one collective per tensor in it and pass anything
+# else through as it is (lightning 2.6.6: fabric/fabric.py:679, :708 and pytorch/core/module.py:694,
+# `apply_to_collection(data, Tensor, ...)`).
+_PER_TENSOR = frozenset({"lightning.fabric.fabric.Fabric.all_gather", "lightning.fabric.fabric.Fabric.all_reduce",
+                         "lightning.pytorch.core.module.LightningModule.all_gather"})
+
+
+def _entries_missing_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`out["ref_error"] = None if batch["ref"] is None else err`, then `fabric.all_gather(out)`:
+    where the test holds the entry is no tensor, and that rank runs one all_gather fewer
+    (pytorch-lightning#7695)."""
+    for site in analysis.calls:
+        if site.api.qualified_name not in _PER_TENSOR or not isinstance(site.call, cst.Call) or not site.call.args:
+            continue
+        payload = site.call.args[0].value
+        if not isinstance(payload, cst.Name):
+            continue
+        for entry, test in _entries_none_under_a_test(site.scope, payload.value):
+            why = analysis.divergence.value_at(site.call, test)
+            if why:
+                yield Report(site.call, f"{site.api.called} runs one collective per tensor in '{payload.value}', and "
+                             f"its entry {entry} is None where '{analysis.code(test)}' holds ({why}): there it runs one "
+                             f"collective fewer, {_UNEVEN}",
+                             help="Give the entry a tensor on every rank (a placeholder with a flag saying it is "
+                                  "missing), or gather it apart from the collection")
+                break
+
+
+def _entries_none_under_a_test(scope: cst.CSTNode, name: str) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(the entry's key as written, the test) for `name[key] = None if test else value` (either
+    arm None) and `name = {key: None if test else value, ...}` in `scope`."""
+    for node in every_node(scope, cst.Assign):
+        for target in node.targets:
+            target = target.target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name:
+                test = _none_on_one_arm(node.value)
+                if test is not None:
+                    yield cst.Module([]).code_for_node(target.slice[0].slice), test
+            elif isinstance(target, cst.Name) and target.value == name and isinstance(node.value, cst.Dict):
+                for element in node.value.elements:
+                    test = _none_on_one_arm(element.value) if isinstance(element, cst.DictElement) else None
+                    if test is not None:
+                        yield cst.Module([]).code_for_node(element.key), test
+
+
+def _none_on_one_arm(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The test of `None if test else x` or `x if test else None`."""
+    if isinstance(value, cst.IfExp) and is_none(value.body) != is_none(value.orelse):
+        return value.test
     return None
 
 
