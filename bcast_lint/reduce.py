@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_NAMES, MUTATORS, OWN_SAMPLER,
-                                      LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, STEERS_TRAINER,
-                                      STEERS_TRAINER_WORDS, TRAINING_STEP, gated_call_words)
+                                      LEVEL_SETTER_WORDS, LEVEL_SETTERS, PER_BATCH_HOOKS, SETUP_METHOD, SHARDING_WORDS,
+                                      STEERS_TRAINER, STEERS_TRAINER_WORDS, TRAINING_STEP, gated_call_words)
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.words import (COLLECTIVE_ALIAS, COLLECTIVE_WORDS, DEFERRING_CALLS, HOOK_REGISTRATIONS,
                                       WRAPPED_COLLECTIVE)
@@ -288,7 +288,7 @@ _WRAPPER_CLASSES = tuple(name.rsplit(".", 1)[-1] for name in sorted(FORWARD_RUNS
 def _wrappers(text: str) -> set[str]:
     """`ddp` in `ddp = DDP(model)`, `model` in `self.model = DistributedDataParallel(model)` or in
     `fully_shard(model)`: calling the object runs its forward, which may run a collective (apis.FORWARD_RUNS_COLLECTIVES)."""
-    sharded = set(_SHARDED_IN_PLACE.findall(text)) if "fully_shard" in text else set()
+    sharded = set(_SHARDED_IN_PLACE.findall(text)) if any(word in text for word in SHARDING_WORDS) else set()
     if not any(name in text for name in _WRAPPER_CLASSES):
         return sharded
     constructors = {*_WRAPPER_CLASSES, *(alias for name in _WRAPPER_CLASSES
@@ -299,7 +299,7 @@ def _wrappers(text: str) -> set[str]:
 
 
 # `model` in `fully_shard(model)`: FSDP2 makes the module itself a sharded one (apis.SHARDS_IN_PLACE).
-_SHARDED_IN_PLACE = re.compile(r"\bfully_shard\s*\(\s*(?:self\.)?(\w+)\s*[,)]")
+_SHARDED_IN_PLACE = re.compile(r"\b(?:" + "|".join(sorted(SHARDING_WORDS)) + r")\s*\(\s*(?:self\.)?(\w+)\s*[,)]")
 
 
 def _partials(text: str) -> set[str]:

@@ -808,8 +808,8 @@ class _Pass:
     def _comprehension_loops(self, small: cst.CSTNode, varying: Varying) -> None:
         """A comprehension runs its element once per item, as a `for` runs its body:
         `{lang: m.compute() for lang, m in self.metrics.items()}` over a rank's own keys."""
-        inner = self._comprehension_items(small, varying)  # a nested loop's iterable reads the outer's items
-        for loop in every_node(small, cst.CompFor):
+        inner = varying
+        for loop in every_node(small, cst.CompFor):  # outer loops first: an inner iterable reads their items
             count = counted(self.length_why(loop.iter, inner))
             if count is not None:
                 self.found.loops[loop] = (loop.iter, count)
@@ -817,6 +817,7 @@ class _Pass:
                 self.found.orders[loop] = (loop.iter, SET_ORDER)
             elif sorted_apart := self._sorted_by_varying_key(loop.iter, inner):
                 self.found.orders[loop] = (loop.iter, sorted_apart)
+            inner = self._with_comprehension_items(loop, inner)
 
     def _own_item_count(self, iterable: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """How many times a loop runs that counts through one of the rank's own items
@@ -926,8 +927,11 @@ class _Pass:
         """`varying` with the targets of the comprehensions in `body` bound to what their items hold
         (`[json.loads(line) for line in shard]` parses the lines of a rank's own shard)."""
         for loop in every_node(body, cst.CompFor):
-            varying = _bind(varying, _target_keys(loop.target), self.why(loop.iter, varying))
+            varying = self._with_comprehension_items(loop, varying)
         return varying
+
+    def _with_comprehension_items(self, loop: cst.CompFor, varying: Varying) -> Varying:
+        return _bind(varying, _target_keys(loop.target), self.why(loop.iter, varying))
 
     def _raising(self, statement, varying: Varying) -> Optional[str]:
         """Whether the `try` body reads what differs between ranks (a file named after the rank

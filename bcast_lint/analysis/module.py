@@ -42,7 +42,7 @@ from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.training_mode import switched_off_per_rank
 from bcast_lint.analysis.uneven_batches import uneven_accelerators
-from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, names_read, path_to
+from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, is_bare_call, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
 from bcast_lint.source import Source
 
@@ -179,8 +179,8 @@ class _CandidateCollector(Visitor):
         self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
         self.object_assignments: list[tuple] = []  # `callback.trainer = trainer`: scope, obj, x, value
         self.type_tests: list[tuple] = []  # `isinstance(value, DTensor)`: scope, name, class
-        # `metrics[k] = v`, `self.metrics.setdefault(k, v)`, `items.append(v)`: scope, container, v
-        self.filled: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []
+        # `metrics[k] = v`, `self.metrics.setdefault(k, v)`, `items.append(v)`: container -> (scope, v)
+        self.filled: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression]]] = {}
         self.loops: list = []  # every `for` and comprehension loop (cst.For, cst.CompFor)
         self.local_predicates: list[tuple[str, cst.BaseExpression]] = []  # nested `def f(): return value`
         self._scopes: list[cst.CSTNode] = [module]
@@ -278,7 +278,7 @@ class _CandidateCollector(Visitor):
         elif isinstance(target, cst.Name):
             self.assignments.append((self._scopes[-1], target.value, value))
         elif isinstance(target, cst.Subscript) and _container_key(target.value) is not None:
-            self.filled.append((self._scopes[-1], _container_key(target.value), value))
+            self.filled.setdefault(_container_key(target.value), []).append((self._scopes[-1], value))
         elif isinstance(target, (cst.Tuple, cst.List)) and target.elements \
                 and isinstance(target.elements[0].value, cst.Name):
             # `model, optimizer, _, _ = deepspeed.initialize(...)`: what the first name holds.
@@ -360,12 +360,13 @@ class _CandidateCollector(Visitor):
         self._not_reads.add(id(node.func))
         put = _put_into(node)
         if put is not None:
-            self.filled.append((self._scopes[-1], *put))
+            container, item = put
+            self.filled.setdefault(container, []).append((self._scopes[-1], item))
         if not self._statements or self._scopes[-1] in self.taking_turns:
             return  # a context manager whose collectives meet: modelled where it is entered
         name = last_name(node.func)
         if name in apis.SHARDING_WORDS and node.args and isinstance(node.args[0].value, cst.Name) \
-                and _is_expression_statement(self._statements[-1], node):
+                and is_bare_call(self._statements[-1], node):
             # `fully_shard(model)` turns `model` itself into the sharded module it returns.
             self.assignments.append((self._scopes[-1], node.args[0].value.value, node))
         if name in self.call_words:
@@ -426,12 +427,6 @@ def _container_key(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Name):
         return expr.value
     return f"self.{expr.attr.value}" if _is_self_attribute(expr) else None
-
-
-def _is_expression_statement(statement: cst.CSTNode, call: cst.Call) -> bool:
-    """`call` is a statement of its own (`fully_shard(model)`), its value unused."""
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.Expr) and small.value is call for small in statement.body)
 
 
 def _syncs_off(statement: cst.With) -> bool:
@@ -2239,7 +2234,7 @@ class ModuleAnalysis:
             made = self._assigned(container)
         items = [(where, value.value if isinstance(value, cst.DictComp) else value.elt)
                  for where, value in made if isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp))]
-        return items + [(where, value) for where, key, value in self._filled if key == container]
+        return items + self._filled.get(container, [])
 
     def _mapped_instance(self, name: str) -> Optional[str]:
         """Linting a mapped framework itself: the class of one of its module variables (ignite's

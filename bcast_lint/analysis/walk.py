@@ -182,6 +182,12 @@ class _ExitPoints(ScopeVisitor):
     visit_Yield = visit_Return = _note
 
 
+def is_bare_call(statement: cst.CSTNode, call: cst.CSTNode) -> bool:
+    """`call` is a statement of its own (`fully_shard(model)`, `broadcast(x)`): its result is dropped."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and small.value is call for small in statement.body)
+
+
 def ends_in(body: cst.BaseSuite, kind: type) -> bool:
     """The block's last statement is a small statement of `kind` (`cst.Raise`, `cst.Break`)."""
     last = body if isinstance(body, cst.SimpleStatementSuite) else body.body[-1]

@@ -11,7 +11,7 @@ from bcast_lint.analysis.expressions import (argument_value, is_none, last_name,
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
-from bcast_lint.analysis.walk import every_node
+from bcast_lint.analysis.walk import every_node, is_bare_call
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # What a payload expression is, as far as an in-place broadcast is concerned.
@@ -398,11 +398,7 @@ def _repeated_list(value: cst.BaseExpression) -> bool:
 def _result_discarded(site: CallSite) -> bool:
     """Whether the argument is the only place the value lands: torch's broadcast returns None;
     accelerate's returns the filled tensors, which a bare call throws away."""
-    if site.api.returns_none:
-        return True
-    statement = site.statement
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.Expr) and small.value is site.call for small in statement.body)
+    return site.api.returns_none or is_bare_call(site.statement, site.call)
 
 
 # -- what an expression is -------------------------------------------------------------------

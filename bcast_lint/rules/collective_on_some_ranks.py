@@ -3119,23 +3119,26 @@ def _sync_switched_apart(analysis: ModuleAnalysis, site: CallSite) -> Optional[s
     ranks (each rank's own accumulation length): the message, or None."""
     if site.api.short_name not in _BACKWARDS:
         return None
+    loops = [loop for loop in analysis.exits[site.scope].loops.get(site.call, ()) if isinstance(loop, cst.For)]
+    for switch, enabled in _sync_switches(analysis, site):
+        if enabled is None or any(_before_the_last(enabled, *_enumeration(loop)) for loop in loops):
+            continue  # once per loop, at its last item (_synchronised_at_the_last_item)
+        reason = analysis.divergence.value_at(site.call, enabled) or _rank_reason(analysis, site, enabled)
+        if reason:
+            return (f"{site.api.called} synchronises the gradients only on ranks where '{analysis.code(enabled)}' "
+                    f"is false ('{analysis.code(switch.func)}' switches it off elsewhere), and "
+                    f"'{analysis.code(enabled)}' can differ between ranks ({reason}), {_UNEVEN}")
+    return None
+
+
+def _sync_switches(analysis: ModuleAnalysis, site: CallSite) -> Iterator[tuple[cst.Call, Optional[cst.BaseExpression]]]:
+    """(the call, its `enabled` argument) for each `with model.no_sync():` or
+    `with fabric.no_backward_sync(model, enabled=...):` around the call."""
     for node in analysis.ancestors(site):
         for item in node.items if isinstance(node, cst.With) else ():
             switch = item.item
-            if not (isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES):
-                continue
-            enabled = argument_value(switch, 1, "enabled")
-            if enabled is not None and any(_before_the_last(enabled, *_enumeration(loop))
-                                           for loop in analysis.exits[site.scope].loops.get(site.call, ())
-                                           if isinstance(loop, cst.For)):
-                continue  # once per loop, at its last item (_synchronised_at_the_last_item)
-            reason = enabled is not None and (analysis.divergence.value_at(site.call, enabled)
-                                              or _rank_reason(analysis, site, enabled))
-            if reason:
-                return (f"{site.api.called} synchronises the gradients only on ranks where '{analysis.code(enabled)}' "
-                        f"is false ('{analysis.code(switch.func)}' switches it off elsewhere), and "
-                        f"'{analysis.code(enabled)}' can differ between ranks ({reason}), {_UNEVEN}")
-    return None
+            if isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES:
+                yield switch, argument_value(switch, 1, "enabled")
 
 
 _FAILURE_HELP = ("Keep the collectives out of the 'try' and agree on the outcome: catch the failure around the "
@@ -3592,15 +3595,15 @@ def _entries_missing_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]
             why = analysis.divergence.value_at(site.call, test)
             if why:
                 yield Report(site.call, f"{site.api.called} runs one collective per tensor in '{payload.value}', and "
-                             f"its entry {entry} is None where '{analysis.code(test)}' holds ({why}): there it runs one "
-                             f"collective fewer, {_UNEVEN}",
+                             f"its entry {analysis.code(entry)} is None where '{analysis.code(test)}' holds ({why}): "
+                             f"there it runs one collective fewer, {_UNEVEN}",
                              help="Give the entry a tensor on every rank (a placeholder with a flag saying it is "
                                   "missing), or gather it apart from the collection")
                 break
 
 
-def _entries_none_under_a_test(scope: cst.CSTNode, name: str) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """(the entry's key as written, the test) for `name[key] = None if test else value` (either
+def _entries_none_under_a_test(scope: cst.CSTNode, name: str) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(the entry's key, the test) for `name[key] = None if test else value` (either
     arm None) and `name = {key: None if test else value, ...}` in `scope`."""
     for node in every_node(scope, cst.Assign):
         for target in node.targets:
@@ -3608,12 +3611,12 @@ def _entries_none_under_a_test(scope: cst.CSTNode, name: str) -> Iterator[tuple[
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name:
                 test = _none_on_one_arm(node.value)
                 if test is not None:
-                    yield cst.Module([]).code_for_node(target.slice[0].slice), test
+                    yield target.slice[0].slice, test
             elif isinstance(target, cst.Name) and target.value == name and isinstance(node.value, cst.Dict):
                 for element in node.value.elements:
                     test = _none_on_one_arm(element.value) if isinstance(element, cst.DictElement) else None
                     if test is not None:
-                        yield cst.Module([]).code_for_node(element.key), test
+                        yield element.key, test
 
 
 def _none_on_one_arm(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -3629,16 +3632,8 @@ def _synchronised_at_the_last_item(analysis: ModuleAnalysis, site: CallSite, loo
     if site.api.short_name not in _BACKWARDS or not isinstance(loop, cst.For):
         return False
     counter, iterable = _enumeration(loop)
-    if counter is None:
-        return False
-    for node in analysis.ancestors(site):
-        for item in node.items if isinstance(node, cst.With) else ():
-            switch = item.item
-            if isinstance(switch, cst.Call) and last_name(switch.func) in _SYNC_SWITCHES:
-                enabled = argument_value(switch, 1, "enabled")
-                if enabled is not None and _before_the_last(enabled, counter, iterable):
-                    return True
-    return False
+    return counter is not None and any(enabled is not None and _before_the_last(enabled, counter, iterable)
+                                       for _, enabled in _sync_switches(analysis, site))
 
 
 def _enumeration(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
@@ -3657,13 +3652,17 @@ def _before_the_last(test: cst.BaseExpression, counter: Optional[str], items: Op
             and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.NotEqual))):
         return False
     left, right = test.left, test.comparisons[0].comparator
-    one = (cst.Integer,)
-    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and isinstance(left.right, one) \
-            and left.right.value == "1":
-        left, right = left.left, cst.BinaryOperation(right, cst.Subtract(), left.right)
-    return isinstance(left, cst.Name) and left.value == counter and isinstance(right, cst.BinaryOperation) \
-        and isinstance(right.operator, cst.Subtract) and isinstance(right.right, one) and right.right.value == "1" \
-        and _is_len_of(right.left, items)
+    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and _is_one(left.right):
+        left, bound = left.left, right  # `i + 1 < len(chunks)`
+    elif isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract) and _is_one(right.right):
+        bound = right.left  # `i < len(chunks) - 1`
+    else:
+        return False
+    return isinstance(left, cst.Name) and left.value == counter and _is_len_of(bound, items)
+
+
+def _is_one(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.value == "1"
 
 
 def _is_len_of(expr: cst.BaseExpression, name: str) -> bool:

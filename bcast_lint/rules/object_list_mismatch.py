@@ -9,7 +9,7 @@ from bcast_lint.analysis.divergence import CONTROL, counted
 from bcast_lint.analysis.expressions import is_none
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import World
-from bcast_lint.analysis.walk import children
+from bcast_lint.analysis.walk import children, is_bare_call
 from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import SAFE, UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -263,13 +263,7 @@ def _replace_parenthesized(analysis: ModuleAnalysis, node: cst.Tuple, content: s
 
 def _result_used(site: CallSite) -> bool:
     """accelerate returns the filled list; torch returns None, and a bare call drops the result."""
-    return not site.api.returns_none and not _is_bare_call(site)
-
-
-def _is_bare_call(site: CallSite) -> bool:
-    statement = site.statement
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.Expr) and small.value is site.call for small in statement.body)
+    return not site.api.returns_none and not is_bare_call(site.statement, site.call)
 
 
 # -- lengths --------------------------------------------------------------------------------
