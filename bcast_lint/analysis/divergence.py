@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Optional, Sequence
 
+import ast
+
 import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS
@@ -31,19 +33,15 @@ from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
+from bcast_lint.analysis.written_files import FILE_CHECKS, FILE_WRITES, path_key
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
                      "time.monotonic", "time.monotonic_ns", "datetime.datetime.now",
                      "datetime.datetime.utcnow", "socket.gethostname", "os.getpid"})
-# Checks of the file system: the same on every rank of a shared file system, unless the path
-# differs between ranks or only some ranks write it.
-_FILE_CHECKS = frozenset({"exists", "isfile", "isdir", "is_file", "is_dir", "getsize", "listdir", "glob"})
-# Calls that write the file named by one of their arguments (its position, or None: any).
-_FILE_WRITES = {"save": 1, "open": 0, "write_text": None, "write_bytes": None, "save_pretrained": 0,
-                "save_checkpoint": 0, "makedirs": 0, "mkdir": None, "touch": None, "copy": 1,
-                "copyfile": 1, "copy2": 1}
+# Expressions that can name a file (written_files.path_key).
+_PATH_FORMS = (cst.BinaryOperation, cst.Call, cst.SimpleString, cst.FormattedString, cst.Attribute, cst.Name)
 # Arguments and methods that only say where a value lives: a device that differs between ranks
 # does not make the values differ.
 _PLACEMENT_KEYWORDS = frozenset({"device", "map_location", "non_blocking", "device_ids", "output_device"})
@@ -153,6 +151,8 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 SORTED_APART = "it is sorted by a key that differs between ranks ({})"
 FILE_OF_RANK = "it checks a path named after the rank"
+WRITTEN_BY_ONE_RANK = ("it checks a file that only some ranks write (line {}): a rank on another node, or whose file "
+                       "system does not show the new file yet, finds something else")
 NAMED_AFTER_RANK = "{} returns a name built from the rank"
 COUNTED_FROM_RANK = "{} returns as many items as the rank makes it hold"
 COMPUTED_FROM_RANK = "{} returns a value computed from the rank"
@@ -374,6 +374,7 @@ class _Pass:
         self._collectives = collectives
         self._control: list[str] = []  # reasons of the varying conditions around the statement
         self._written: dict[str, str] = {}  # path text -> why only some ranks write it
+        self._named_files: dict[str, str] = {}  # local -> why: it names a file some ranks write elsewhere
         self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
         self._holding = False  # reading what an attribute is set to (_held_rank)
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
@@ -485,6 +486,7 @@ class _Pass:
             self._bound.update(keys)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
+            self._note_named_file(target.value, value)
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
             (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
@@ -634,6 +636,27 @@ class _Pass:
                 text = _code(path)
                 self._written.setdefault(text, written_by_some(text))
 
+    def _note_named_file(self, name: str, value: cst.BaseExpression) -> None:
+        """`state_path = ckpt_dir / STATE_FILE`, a file some ranks only write elsewhere in the module."""
+        self._named_files.pop(name, None)
+        why = self._written_elsewhere(value)
+        if why is not None:
+            self._named_files[name] = why
+
+    def _written_elsewhere(self, path: cst.BaseExpression) -> Optional[str]:
+        """WRITTEN_BY_ONE_RANK where `path` names a file the module writes only under a test on the
+        rank (written_files), in this function or another."""
+        written = self._conditions.files_written
+        if not written or not isinstance(path, _PATH_FORMS):
+            return None
+        if isinstance(path, cst.Name) and path.value in self._named_files:
+            return self._named_files[path.value]
+        try:
+            key = path_key(ast.parse(_code(path).strip(), mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        return WRITTEN_BY_ONE_RANK.format(written[key]) if key in written else None
+
     def _If(self, statement: cst.If, varying: Varying) -> Varying:
         self._note_checked_then_written(statement)
         if statement.orelse is None and any(last_name(call.func) == "set_trigger" for call in calls_in(statement.body)):
@@ -677,7 +700,7 @@ class _Pass:
         the one rank that checks and writes.)"""
         if self._branches:
             return
-        checked = {_code(path) for call in calls_in(statement.test) if last_name(call.func) in _FILE_CHECKS
+        checked = {_code(path) for call in calls_in(statement.test) if last_name(call.func) in FILE_CHECKS
                    for path in [_checked_path(call)] if path is not None}
         for call in calls_in(statement.body) if checked else ():
             path = _written_path(call)
@@ -1218,11 +1241,11 @@ class _Pass:
             return MEMORY
         if name in LEVEL_QUERIES and self._conditions.logging_per_rank:
             return RankKind(LOGGING_LEVEL.format(self._conditions.logging_per_rank))
-        if name in _FILE_CHECKS:
+        if name in FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:
                 why = self._written.get(_code(path)) or self.why(path, varying)
-                return FILE_OF_RANK if why == RANK else why
+                return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _PLACEMENT_METHODS:
             return self.why(receiver, varying) if receiver is not None else None
@@ -1581,8 +1604,8 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The path a call of _FILE_WRITES names: an argument, or its receiver (`Path(p).touch()`)."""
-    position = _FILE_WRITES.get(last_name(call.func) or "", -1)
+    """The path a call of FILE_WRITES names: an argument, or its receiver (`Path(p).touch()`)."""
+    position = FILE_WRITES.get(last_name(call.func) or "", -1)
     if position == -1:
         return None
     if position is None:

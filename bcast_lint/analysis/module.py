@@ -41,6 +41,7 @@ from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
 from bcast_lint.analysis.training_mode import switched_off_per_rank
+from bcast_lint.analysis.written_files import files_written_on_some_ranks
 from bcast_lint.analysis.uneven_batches import uneven_accelerators
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, is_bare_call, names_read, path_to
 from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
@@ -944,6 +945,7 @@ class ModuleAnalysis:
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.signalled = self.per_file(signalled)
+        self.conditions.files_written = self.per_file(files_written_on_some_ranks)
         self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.training_off = self.per_file(switched_off_per_rank)
         self.conditions.uneven_accelerators = self.per_file(uneven_accelerators)

@@ -182,6 +182,8 @@ class RankConditions:
         self.uneven_accelerators: frozenset = frozenset()
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.
         self.counters: frozenset[str] = frozenset()
+        # Files the module writes only under a test on the rank (written_files): key -> line of the write.
+        self.files_written: dict[str, int] = {}
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

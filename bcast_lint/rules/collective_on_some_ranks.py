@@ -28,6 +28,29 @@ _RESUME_HELP = ("Run it where every rank runs it: after the consumer's loop or '
                 "around the 'yield'")
 
 
+# A checkpoint manager whose `save()` writes on rank 0 and whose `load()` checks for the file on
+# every rank; `{wait}` follows the write.
+_CHECKPOINT_MANAGER = (
+    "STATE = 'train_state.pt'\n"
+    "class Checkpoints:\n"
+    "    def __init__(self, root):\n"
+    "        self.root = root\n"
+    "    def save(self, state):\n"
+    "        if dist.get_rank() == 0:\n"
+    "            torch.save(state, os.path.join(self.root, STATE))\n"
+    "{wait}"
+    "    def load(self):\n"
+    "        path = os.path.join(self.root, STATE)\n"
+    "        if os.path.exists(path):\n"
+    "            box = [torch.load(path) if dist.get_rank() == 0 else None]\n"
+    "            if dist.is_initialized():\n"
+    "                dist.broadcast_object_list(box, src=0)\n"
+    "            return box[0]\n"
+    "        return None\n"
+)
+_CHECKPOINTS = _CHECKPOINT_MANAGER.format(wait="")
+
+
 class CollectiveOnSomeRanks(Rule):
     """
     ## What it does
@@ -279,6 +302,13 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The write is followed by a barrier: every rank checks for the file after rank 0 wrote it.
+        Valid(_CHECKPOINT_MANAGER.format(wait="        dist.barrier()\n")),
+        # The loop that saves all-reduces at every step: the ranks meet again after each write.
+        Valid(_CHECKPOINTS + "def train(ckpt, losses):\n    for loss in losses:\n        dist.all_reduce(loss)\n"
+              "        ckpt.save({'loss': loss})\n"),
+        # Rank 0 writes another file than the one every rank checks.
+        Valid(_CHECKPOINTS.replace("os.path.join(self.root, STATE))", "os.path.join(self.root, 'log.txt'))")),
         # A tensor on every rank, or objects gathered as objects everywhere.
         Valid("""
             BATCHES = [[3, 1], [1, 5], [2, 6], [-1, -1]]
@@ -1733,6 +1763,15 @@ class CollectiveOnSomeRanks(Rule):
                 "checks a path that the branch then writes, and the first rank to write it changes what the others "
                 "find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
                 "barrier (line 12) only, while the others run no collective here)", range=(4, 9, 4, 23)),
+        # Rank 0 writes the file in one method, with nothing after it that makes the ranks wait; every
+        # rank checks for it in another (KempnerForge#49). The message names the check, not the setup
+        # check inside it.
+        Invalid(_CHECKPOINTS, expected_message="broadcast_object_list() runs only on ranks where "
+                "'os.path.exists(path)' is true (it checks a file that only some ranks write (line 15): a rank on "
+                "another node, or whose file system does not show the new file yet, finds something else): the "
+                "other ranks never join it and every rank hangs until the timeout (those ranks run "
+                "broadcast_object_list (line 21) only, while the others run no collective here)",
+                range=(13, 17, 13, 55)),
         # In a job of several processes, `not dist.is_initialized()` is false: the rank test decides.
         Invalid("def f():\n    if not dist.is_initialized() or dist.get_rank() == 0:\n        dist.barrier()",
                 expected_message="barrier() runs only on ranks where 'not dist.is_initialized() or dist.get_rank() "
@@ -4045,10 +4084,15 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
     return None
 
 
+def _test_reason(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Optional[str]:
+    """Why the divergence analysis finds that `test` can differ between ranks, or None."""
+    return next((analysis.divergence.tests[leaf] for leaf in boolean_leaves(test)
+                 if leaf in analysis.divergence.tests), None)
+
+
 def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
     """test_phrase, with why the test can differ between ranks when no rank test decides it."""
-    reason = next((analysis.divergence.tests[leaf] for leaf in boolean_leaves(test)
-                   if leaf in analysis.divergence.tests), None)
+    reason = _test_reason(analysis, test)
     phrase = analysis.test_phrase(test, truth)
     return phrase if reason is None or reason == RANK else f"{phrase} ({reason})"
 
@@ -4098,8 +4142,11 @@ def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Opt
         values = [analysis.conditions.evaluate(test, world) for world in worlds]
         if None not in values and {w for w, v in zip(worlds, values) if v == truth} == reached:
             return analysis.test_phrase(test, truth)
-    if enclosing:
-        return _phrase(analysis, *enclosing[0])
+    # The innermost test that can differ between ranks, not a setup check inside it (`if
+    # dist.is_initialized():` under `if path.exists():`).
+    varying = [arm for arm in enclosing if _test_reason(analysis, arm[0]) is not None]
+    if varying or enclosing:
+        return _phrase(analysis, *(varying or enclosing)[0])
     return None
 
 

@@ -1,0 +1,172 @@
+"""Files that only some ranks write, checked by name elsewhere in the module.
+
+A checkpoint manager's `save()` writes `ckpt_dir / "train_state.pt"` under `if self.rank == 0:`,
+and its `load()` runs `if (ckpt_dir / "train_state.pt").exists():` on every rank before a
+broadcast. Each rank asks its own file system: a rank on another node, or one whose network file
+system has not shown it the new file yet, answers differently from rank 0, and the ranks take
+different branches (KempnerForge#49: the fix checks on rank 0 and broadcasts the answer). Where
+the writing function runs a collective after the write (`dist.barrier()`), or a function that
+calls it runs one, the ranks wait for each other, and on one machine's file system their checks
+agree: such a write is not counted (that gives up
+KempnerForge's own case, whose `save()` ends in a barrier and whose trouble was a network file
+system's cache, for silence on programs that are correct wherever the file system is shared).
+
+A written file is known by the last part of its path: a string (`"train_state.pt"`, the tail of
+`f"{d}/meta.json"`), a module constant (`_TRAIN_STATE_FILE`) or an attribute of `self`
+(`self.state_path`), so `os.path.join(d, NAME)`, `d / NAME` and a local bound to either match.
+Read from the module's whole text with CPython's `ast`, only where it calls a file check.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional
+
+from bcast_lint.analysis.apis import NAMED_LIKE_A_COLLECTIVE
+from bcast_lint.analysis.words import tests_rank
+
+# Checks of the file system: the same on every rank of a shared file system, unless the path
+# differs between ranks or only some ranks write it.
+FILE_CHECKS = frozenset({"exists", "isfile", "isdir", "is_file", "is_dir", "getsize", "listdir", "glob"})
+# Calls that write the file named by one of their arguments (its position, or None: the receiver).
+FILE_WRITES = {"save": 1, "open": 0, "write_text": None, "write_bytes": None, "save_pretrained": 0,
+               "save_checkpoint": 0, "makedirs": 0, "mkdir": None, "touch": None, "copy": 1,
+               "copyfile": 1, "copy2": 1}
+# Of those, the ones that make or fill a directory: its name says nothing of the files in it.
+_DIRECTORY_WRITES = frozenset({"makedirs", "mkdir", "save_pretrained", "save_checkpoint"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Decorators that run a function on the main process only (Lightning's, accelerate's).
+_ONE_RANK_DECORATORS = ("rank_zero_only", "on_main_process", "on_local_main_process", "main_process_only")
+
+
+def files_written_on_some_ranks(text: str) -> dict[str, int]:
+    """The key (path_key) of each file the module writes only under a test on the rank -> the line
+    of the write; empty where the module checks no file."""
+    if not any(f".{check}(" in text for check in FILE_CHECKS):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    functions = [node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)]
+    waiting = _waiting_callers(functions)
+    found: dict[str, int] = {}
+    for function in functions:
+        if function.name in waiting:
+            continue
+        locals_ = _single_assignments(function)
+        waits = [call.lineno for call in _calls([function]) if _called(call) in NAMED_LIKE_A_COLLECTIVE]
+        for call in _calls_on_some_ranks(function):
+            key = path_key(_written_path(call), locals_)
+            # A collective after the write makes every rank wait until it is done: on a file system
+            # the ranks share, their checks after that agree.
+            if key is not None and not any(line > call.lineno for line in waits):
+                found.setdefault(key, call.lineno)
+    return found
+
+
+def _waiting_callers(functions: list) -> set[str]:
+    """The names of functions called by a function that also runs a collective (`state.save(step)`
+    in a training loop that reduces at every step): the ranks meet again after the write."""
+    called: set[str] = set()
+    for function in functions:
+        calls = list(_calls([function]))
+        if any(_called(call) in NAMED_LIKE_A_COLLECTIVE for call in calls):
+            called.update(name for name in map(_called, calls) if name is not None)
+    return called
+
+
+def path_key(path: Optional[ast.expr], locals_: Optional[dict] = None) -> Optional[str]:
+    """What names a file whatever directory it is in: the last part of `d / "x.pt"`,
+    `os.path.join(d, NAME)` or `f"{d}/x.pt"`, a constant or `self.path`; a local bound once is
+    followed (`locals_`: name -> its one value). None for anything else."""
+    if isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
+        return path_key(path.right, locals_)
+    if isinstance(path, ast.Call) and _called(path) in ("join", "joinpath") and path.args:
+        return path_key(path.args[-1], locals_)
+    if isinstance(path, ast.Constant) and isinstance(path.value, str):
+        return _file_name(path.value)
+    if isinstance(path, ast.JoinedStr) and path.values and isinstance(path.values[-1], ast.Constant):
+        return _file_name(str(path.values[-1].value))
+    if isinstance(path, ast.Attribute) and isinstance(path.value, ast.Name) and path.value.id == "self":
+        return f"self.{path.attr}"
+    if isinstance(path, ast.Name):
+        if locals_ and path.id in locals_:
+            return path_key(locals_[path.id])
+        return path.id if path.id.lstrip("_").isupper() else None  # a module constant
+    return None
+
+
+def _file_name(text: str) -> Optional[str]:
+    """`'train_state.pt'` for "ckpt/train_state.pt" or "/train_state.pt": a file's name has a suffix."""
+    name = text.rsplit("/", 1)[-1]
+    return repr(name) if "." in name.strip(".") else None
+
+
+def _called(call: ast.Call) -> Optional[str]:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _written_path(call: ast.Call) -> Optional[ast.expr]:
+    """The file a call writes: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`."""
+    name = _called(call)
+    if name not in FILE_WRITES or name in _DIRECTORY_WRITES:
+        return None
+    if name == "open":
+        mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        writing = isinstance(mode, ast.Constant) and isinstance(mode.value, str) and any(c in mode.value for c in "wax")
+        return call.args[0] if writing and call.args else None
+    position = FILE_WRITES[name]
+    if position is None:
+        return call.func.value if isinstance(call.func, ast.Attribute) else None
+    return call.args[position] if len(call.args) > position else None
+
+
+def _calls_on_some_ranks(function: ast.AST) -> Iterator[ast.Call]:
+    """The calls of `function` that run only where a test on the rank lets them: under an `if`
+    on the rank, after `if not is_main: return`, or in a function decorated to run on one rank."""
+    if any(word in ast.unparse(decorator) for decorator in getattr(function, "decorator_list", ())
+           for word in _ONE_RANK_DECORATORS):
+        yield from _calls(function.body)
+        return
+    for index, statement in enumerate(function.body):
+        if isinstance(statement, ast.If) and tests_rank(ast.unparse(statement.test)):
+            if _returns(statement.body) and not statement.orelse:
+                yield from _calls(function.body[index + 1:])  # the ranks that get past the guard
+                return
+            yield from _calls(statement.body)
+            yield from _calls(statement.orelse)
+        elif not isinstance(statement, _FUNCTIONS):
+            yield from _guarded_calls(statement)
+
+
+def _guarded_calls(node: ast.AST) -> Iterator[ast.Call]:
+    """The calls under an `if` on the rank anywhere inside `node` (a loop's body, a `with`)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _FUNCTIONS):
+            continue
+        if isinstance(child, ast.If) and tests_rank(ast.unparse(child.test)):
+            yield from _calls(child.body + child.orelse)
+        else:
+            yield from _guarded_calls(child)
+
+
+def _calls(statements: list) -> Iterator[ast.Call]:
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                yield node
+
+
+def _returns(statements: list) -> bool:
+    return bool(statements) and isinstance(statements[-1], ast.Return)
+
+
+def _single_assignments(function: ast.AST) -> dict[str, ast.expr]:
+    """The locals of `function` assigned exactly once, each with its value."""
+    values: dict[str, list] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+    return {name: assigned[0] for name, assigned in values.items() if len(assigned) == 1}
