@@ -321,7 +321,7 @@ class _Walker:
         """The test's value in this world, when the rank (or the world's data) decides it; a
         name assigned one value before the test stands for it (`is_main = rank == 0`). A test
         of `x is None` is left to narrowing, which knows where `x` is None."""
-        name, _ = _none_test(test)
+        name, _ = none_test(test)
         if name is not None and name in state.env:
             decided = self._conditions.evaluate(test, self._world)
             reason = self._conditions.varying.get(test)
@@ -337,7 +337,7 @@ class _Walker:
         """The state in the arm where `test` has the value `truth`: where `x is not None` holds,
         the assignments of None to `x` do not reach (and if only those did, the arm is never
         entered)."""
-        name, none_when = _none_test(test)
+        name, none_when = none_test(test)
         if name is None or name not in state.env or not state.live or truth == none_when:
             return state
         kept = frozenset(d for d in state.env[name] if not self._is_none(d))
@@ -506,11 +506,11 @@ def _aliases(test: cst.BaseExpression, state: _State) -> dict:
     return aliases
 
 
-def _none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:
+def none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:
     """(`x`, True) for `x is None`, (`x`, False) for `x is not None` (and their negations): the
     name tested and the truth of the test when it is None."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        name, none_when = _none_test(test.expression)
+        name, none_when = none_test(test.expression)
         return name, not none_when
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.left, cst.Name) and is_none(test.comparisons[0].comparator)):

@@ -33,7 +33,7 @@ from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, divergence_of
 from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name
-from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
+from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, none_test, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
@@ -461,6 +461,13 @@ def _value_kinds(analysis, value, env, world: World) -> set:
     """{"none"}, {"value"} or both, for a returned expression in `world`."""
     if value is None or is_none(value):
         return {"none"}
+    if isinstance(value, cst.IfExp):
+        # `None if buckets is None else torch.cat(buckets)`: the arm that `buckets`'s values in
+        # this world pick.
+        name, none_when = none_test(value.test)
+        tested = _value_kinds(analysis, cst.Name(name), env, world) if name in env else None
+        if tested in ({"none"}, {"value"}):
+            return _value_kinds(analysis, value.body if (tested == {"none"}) == none_when else value.orelse, env, world)
     if isinstance(value, cst.Name) and value.value in env:
         kinds: set = set()
         for definition in env[value.value]:

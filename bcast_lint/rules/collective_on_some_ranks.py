@@ -28,6 +28,17 @@ _RESUME_HELP = ("Run it where every rank runs it: after the consumer's loop or '
                 "around the 'yield'")
 
 
+# A gather to rank 0 whose helper returns None on the other ranks, and a barrier under its result.
+_GATHER_TO_ZERO = (
+    "def gather_to_zero(t):\n"
+    "    buckets = [torch.zeros_like(t) for _ in range(world)] if dist.get_rank() == 0 else None\n"
+    "    dist.gather(t, buckets, dst=0)\n"
+    "    return None if buckets is None else torch.cat(buckets)\n"
+    "def report(t):\n"
+    "    scores = gather_to_zero(t)\n"
+    "    if scores is not None:\n"
+    "        dist.barrier()\n"
+)
 # A checkpoint manager whose `save()` writes on rank 0 and whose `load()` checks for the file on
 # every rank; `{wait}` follows the write.
 _CHECKPOINT_MANAGER = (
@@ -302,6 +313,8 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The helper's buckets are made on every rank: it returns them everywhere.
+        Valid(_GATHER_TO_ZERO.replace(" if dist.get_rank() == 0 else None", "")),
         # The write is followed by a barrier: every rank checks for the file after rank 0 wrote it.
         Valid(_CHECKPOINT_MANAGER.format(wait="        dist.barrier()\n")),
         # The loop that saves all-reduces at every step: the ranks meet again after each write.
@@ -1763,6 +1776,11 @@ class CollectiveOnSomeRanks(Rule):
                 "checks a path that the branch then writes, and the first rank to write it changes what the others "
                 "find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
                 "barrier (line 12) only, while the others run no collective here)", range=(4, 9, 4, 23)),
+        # A helper that returns None off rank 0 through a conditional expression on its own local.
+        Invalid(_GATHER_TO_ZERO, expected_message="barrier() runs only on ranks where 'scores is not None' is true: "
+                "the other ranks never join it and every rank hangs until the timeout (those ranks run gather_to_zero "
+                "(line 14) then barrier (line 16), while the others run gather_to_zero (line 14) only)",
+                range=(8, 9, 8, 23)),
         # Rank 0 writes the file in one method, with nothing after it that makes the ranks wait; every
         # rank checks for it in another (KempnerForge#49). The message names the check, not the setup
         # check inside it.
