@@ -20,6 +20,8 @@ from typing import Iterator, Optional
 # The trainer's dictionaries a logged value is read back from.
 METRICS_DICTIONARIES = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
 _LOGGING = frozenset({"log", "log_dict"})
+# Lightning's callbacks that read a logged key back on every rank (`monitor=`).
+_MONITORS = frozenset({"ModelCheckpoint", "EarlyStopping"})
 
 
 def unsynced_metrics(text: str) -> frozenset[str]:
@@ -47,6 +49,33 @@ def synced_epoch_metrics(text: str) -> frozenset[str]:
     return frozenset(key for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
                      for call in _self_log_calls(function) if _syncs(call) and _for_the_epoch(call, function.name)
                      for key, _ in _logged(call))
+
+
+def monitoring_callbacks(text: str) -> dict[str, tuple[str, int]]:
+    """The key each `ModelCheckpoint(monitor="val_auc")` or `EarlyStopping("val_loss")` of the
+    module watches -> (the callback's class, the line that makes it). After each validation both
+    look the key up on every rank and raise where it was never logged (MisconfigurationException,
+    or RuntimeError for a strict EarlyStopping), while the ranks that logged it go on to
+    `reduce_boolean_decision()` (lightning 2.6.6, callbacks/model_checkpoint.py:587 and :750,
+    callbacks/early_stopping.py:175 and :238; pytorch-lightning#15852)."""
+    if "monitor" not in text or not any(name in text for name in _MONITORS):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, tuple[str, int]] = {}
+    for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in _MONITORS:
+            continue
+        monitor = next((keyword.value for keyword in call.keywords if keyword.arg == "monitor"), None)
+        if monitor is None and name == "EarlyStopping" and call.args:
+            monitor = call.args[0]  # EarlyStopping(monitor, ...); ModelCheckpoint's first is dirpath
+        if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str):
+            found.setdefault(monitor.value, (name, call.lineno))
+    return found
 
 
 def _parsed_if_it_reads_metrics(text: str, word: str) -> Optional[ast.Module]:

@@ -36,7 +36,8 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
-from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES, synced_epoch_metrics, unsynced_metrics
+from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring_callbacks, synced_epoch_metrics,
+                                                unsynced_metrics)
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -802,6 +803,20 @@ def _mapped_entry(target) -> Optional[frameworks.Entry]:
     return framework_map.entries.get(framework_map.canonical(target.qualified_name))
 
 
+_LOGGING_METHODS = frozenset({"lightning.pytorch.core.module.LightningModule.log",
+                              "lightning.pytorch.core.module.LightningModule.log_dict"})
+
+
+def _logged_keys(call: cst.Call) -> Iterator[str]:
+    """The literal keys `self.log("key", v)` or `self.log_dict({"key": v})` logs."""
+    logged = argument_value(call, 0, "name") if last_name(call.func) == "log" else argument_value(call, 0, "dictionary")
+    if isinstance(logged, cst.SimpleString):
+        yield logged.evaluated_value
+    elif isinstance(logged, cst.Dict):
+        yield from (element.key.evaluated_value for element in logged.elements
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString))
+
+
 def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
@@ -979,7 +994,7 @@ class ModuleAnalysis:
         if api is None and self._context is not None:
             api = self._partial_api(candidate) or self._prepared_iteration(candidate) or self._state_dict_hook(candidate)
         if api is not None and not _condition_holds(api, candidate.call):
-            api = self._object_condition(api, candidate)
+            api = self._object_condition(api, candidate) or self._monitored_key(api, candidate)
         if api is None or _locally_synchronised(api, candidate.call):
             return None
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
@@ -995,6 +1010,22 @@ class ModuleAnalysis:
         if value is None or self._receiver_class(value, candidate.scope) != handed.klass:
             return None
         return replace(api, inside=f"runs {handed.inside} inside ({entry.framework} {entry.version})")
+
+    def _monitored_key(self, api: apis.Api, candidate: _Candidate) -> Optional[apis.Api]:
+        """`self.log("val_auc", auc)` of a key a ModelCheckpoint or EarlyStopping of the module
+        monitors (logged_metrics.monitoring_callbacks): every rank looks the key up after
+        validation, so a rank that did not log it fails there; its Api, saying so; None otherwise."""
+        entry = _entry_of(api)
+        if entry is None or entry.name not in _LOGGING_METHODS:
+            return None
+        monitored = self.per_file(monitoring_callbacks)
+        key = next((key for key in _logged_keys(candidate.call) if key in monitored), None)
+        if key is None:
+            return None
+        callback, line = monitored[key]
+        return replace(api, inside=f"logs the key '{key}' that {callback} (line {line}) looks up on every rank after "
+                                   f"validation, failing where it is missing, before reduce_boolean_decision() "
+                                   f"({entry.framework} {entry.version})")
 
     # -- the project's own functions --------------------------------------------------------
     def _target(self, candidate: _Candidate, worth=None):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import textwrap
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -17,6 +18,19 @@ from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, tes
 
 _HANG = "the other ranks never join it and every rank hangs until the timeout"
 
+
+# A LightningModule that logs "val_auc" on rank 0 only, and a ModelCheckpoint that monitors it.
+_MONITORED_ON_RANK_ZERO = """
+            import lightning as L
+            from lightning.pytorch.callbacks import ModelCheckpoint
+            class Classifier(L.LightningModule):
+                def on_validation_epoch_end(self):
+                    if self.global_rank == 0:
+                        self.log("val_auc", compute_auc())
+            def main():
+                trainer = L.Trainer(callbacks=[ModelCheckpoint(monitor="val_auc", save_top_k=2)])
+                trainer.fit(Classifier())
+            """
 
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
@@ -155,6 +169,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The monitored key is logged on every rank; a key logged on rank 0 alone that no callback monitors.
+        Valid(_MONITORED_ON_RANK_ZERO.replace("if self.global_rank == 0:", "if True:")),
+        Valid(_MONITORED_ON_RANK_ZERO.replace('monitor="val_auc"', 'monitor="val_loss"')),
         # The whole dataset on every rank: the Trainer shards it once.
         Valid("""
             from transformers import Trainer
@@ -1001,6 +1018,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "batch of data): the Trainer's backward through DistributedDataParallel all-reduces each gradient "
                 "as the parameters get one, which never happens on those ranks, so the others wait in the gradient "
                 "all-reduce and every rank hangs until the timeout", range=(7, 13, 7, 57)),
+        # A key logged on rank 0 alone that a ModelCheckpoint of the module monitors
+        # (pytorch-lightning#15852): the other ranks raise where it is missing.
+        Invalid(_MONITORED_ON_RANK_ZERO, expected_message="self.log(), which logs the key 'val_auc' that "
+                "ModelCheckpoint (line 16) looks up on every rank after validation, failing where it is missing, "
+                "before reduce_boolean_decision() (lightning 2.6.6), runs only on ranks where 'self.global_rank == 0' "
+                "is true: the other ranks never join it and every rank hangs until the timeout (those ranks run log "
+                "(line 14) only, while the others run no collective here)", range=(6, 13, 6, 47),
+                expected_replacement=textwrap.dedent(_MONITORED_ON_RANK_ZERO).strip("\n").replace(
+                    '        self.log("val_auc", compute_auc())\n',
+                    '        pass\n        self.log("val_auc", compute_auc())\n')),
         # A metric object logged only where the batch holds positives (pytorch-lightning#20223).
         Invalid("""
             import lightning as L
