@@ -7,20 +7,36 @@ import libcst as cst
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.divergence import CONTROL
-from bcast_lint.analysis.expressions import allocation, last_name
+from bcast_lint.analysis.expressions import allocation, argument_value, last_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.number_kinds import TENSOR_DTYPES, mixed_choice, number_kind, scalar_tensor_source
 from bcast_lint.analysis.tensor_specs import (TensorSpec, byte_size, dtype_size, dtypes_differ,
                                               shape_text, shapes_differ, shapes_equal, tensor_spec)
 from bcast_lint.fixes.edits import replace_node
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
+# Collectives that need one dtype on every rank, and the position of the tensor each is handed.
+_SAME_DTYPE = {"all_reduce": 0, "reduce": 0, "broadcast": 0, "gather": 0, "all_gather": 1,
+               "all_gather_into_tensor": 1}
 # Placeholders whose shape and dtype arguments the fix may rewrite: they only allocate.
 _FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like",
             "torch.ones_like", "torch.empty_like", "torch.full_like", "Tensor.new_zeros",
             "Tensor.new_ones", "Tensor.new_empty", "Tensor.new_full"}
 
+
+# Each rank's accuracy on its own labelled rows, all-reduced as a tensor made from a Python number.
+_ACCURACY = ("def evaluate(model, loader):\n"
+             "    correct = total = 0\n"
+             "    for x, y in loader:\n"
+             "        kept = y != -100\n"
+             "        correct += int((model(x).argmax(1) == y)[kept].sum())\n"
+             "        total += int(kept.sum())\n"
+             "    acc = correct / total if total else 0\n"
+             "    t = torch.tensor(acc)\n"
+             "    dist.all_reduce(t)\n"
+             "    return t.item() / world\n")
 
 class PlaceholderMismatch(Rule):
     """
@@ -51,6 +67,12 @@ class PlaceholderMismatch(Rule):
     And it flags accelerate's recursive `broadcast` of a dict or list whose keys or items differ
     between ranks (`{key: ... for key in my_keys}` with `my_keys` a rank's own share): each rank
     walks its own structure, so the ranks' inner broadcasts pair up the wrong tensors.
+    And it flags a collective (`all_reduce`, `reduce`, `broadcast`, `gather`, `all_gather`, the
+    frameworks' methods named so) handed a tensor made from a Python number without a `dtype`
+    that is an int on some ranks and a float on the others: `torch.tensor(correct / total if
+    total else 0)` where `total` comes from the rank's own data is int64 where it falls back to
+    `0` and float32 elsewhere (also through a local, a dict of metrics, or a project helper that
+    returns one).
 
     ## Why is this bad?
     `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
@@ -90,6 +112,10 @@ class PlaceholderMismatch(Rule):
 
     code = "BCL007"
     VALID = (
+        # The tensor's dtype is given; the fallback is a float; the choice is the same on every rank.
+        Valid(_ACCURACY.replace("torch.tensor(acc)", "torch.tensor(acc, dtype=torch.float32)")),
+        Valid(_ACCURACY.replace("if total else 0", "if total else 0.0")),
+        Valid(_ACCURACY.replace("if total else 0", "if world > 1 else 0")),
         Valid("def receive_buffer(n, dtype=torch.int64):\n    return torch.zeros(n, dtype=dtype)\n"
               "def f(n):\n    if rank == 0:\n        order = torch.randperm(n)\n    else:\n"
               "        order = receive_buffer(n)\n    dist.broadcast(order, src=0)"),
@@ -119,6 +145,24 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
     )
     INVALID = (
+        # An accuracy that falls back to the int 0 on a rank whose share was empty (speculators#1116).
+        Invalid(_ACCURACY, expected_message="all_reduce() gets a tensor whose dtype can differ between ranks: "
+                "'torch.tensor(acc)' (line 16) is int64 where it takes '0' and float32 where it takes 'correct / "
+                "total', and which it takes can differ between ranks (it is computed from this rank's own batch of "
+                "data): the ranks' elements differ in size (8 against 4 bytes), so gloo aborts with a size mismatch "
+                "and NCCL reads the bytes as the wrong type", range=(9, 5, 9, 23)),
+        # The same choice made in a helper that returns a dict of metrics.
+        Invalid("def step_metrics(loss, n_rows, n_bad):\n"
+                "    return {'loss': loss, 'error_rate': torch.tensor(n_bad / n_rows if n_bad else 0)}\n"
+                "def train(loader):\n    for lines in loader:\n        n_bad = count_bad(lines)\n"
+                "        metrics = step_metrics(step(lines), len(lines), n_bad)\n"
+                "        accelerator.reduce(metrics, reduction='sum')",
+                expected_message="reduce() gets a tensor whose dtype can differ between ranks: 'torch.tensor(n_bad / "
+                "len(lines) if n_bad else 0)' (what 'step_metrics()' at line 14 returns) is int64 where it takes '0' "
+                "and float32 where it takes 'n_bad / len(lines)', and which it takes can differ between ranks (it is "
+                "computed from this rank's own batch of data): the ranks' elements differ in size (8 against 4 "
+                "bytes), so gloo aborts with a size mismatch and NCCL reads the bytes as the wrong type",
+                range=(7, 9, 7, 53)),
         # A receiver's size from what the object was constructed with: each process's own share.
         Invalid("class Balancer:\n    def __init__(self, share):\n        self.classes = sorted(set(share))\n"
                 "    def weights(self):\n        if accelerator.is_main_process:\n"
@@ -221,6 +265,7 @@ class PlaceholderMismatch(Rule):
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from filter(None, (_mixed_dtypes(analysis, site) for site in analysis.calls))
         reported: set = set()
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.source_rank is None:
@@ -295,6 +340,61 @@ class PlaceholderMismatch(Rule):
         allocated_here = tensor_spec(placeholder.call, analysis.qualified_names) is not None  # not in a helper
         fix = _fix(analysis, placeholder, source, remedy) if unanimous and allocated_here else None
         return Report(placeholder.call, message, fix, f"Allocate the placeholder with {remedy}")
+
+
+def _mixed_dtypes(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
+    """A collective's tensor made by `torch.tensor(a / b if b else 0)` where which arm is taken
+    differs between ranks: int64 on some ranks, float32 on the others (analysis/number_kinds.py)."""
+    position = _SAME_DTYPE.get(site.api.short_name)
+    tensor = argument_value(site.call, position) if position is not None and isinstance(site.call, cst.Call) else None
+    for made, at, choice in _scalar_tensors(analysis, site, tensor) if tensor is not None else ():
+        reason = analysis.divergence.value_at(site.call, choice.test)
+        if reason is None or reason == CONTROL:
+            continue
+        kinds = {number_kind(choice.body): choice.body, number_kind(choice.orelse): choice.orelse}
+        int_arm, float_arm = (analysis.code(kinds[kind]) for kind in ("int", "float"))
+        where = f"(line {analysis.position(at).start.line})" if at is made else \
+            f"(what '{analysis.code(at.func)}()' at line {analysis.position(at).start.line} returns)"
+        message = (f"{site.api.short_name}() gets a tensor whose dtype can differ between ranks: "
+                   f"'{analysis.code(made)}' {where} is {TENSOR_DTYPES['int']} where it takes '{int_arm}' and "
+                   f"{TENSOR_DTYPES['float']} where it takes '{float_arm}', and which it takes can differ between "
+                   f"ranks ({reason}): the ranks' elements differ in size (8 against 4 bytes), so gloo aborts with "
+                   f"a size mismatch and NCCL reads the bytes as the wrong type")
+        return Report(site.call, message, help="Give the tensor one dtype on every rank: pass dtype=torch.float32")
+    return None
+
+
+def _scalar_tensors(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, at=None, depth: int = 0):
+    """(`torch.tensor(...)` call, the node of the module that shows where, its int-or-float
+    choice) for each scalar tensor `expr` may be: itself, a local's values at the site, a dict
+    literal's values, or what a project function returns, its arguments put in (`step_metrics(n_bad)`
+    of `def step_metrics(n): return {"rate": torch.tensor(1 / n if n else 0)}`)."""
+    if depth > 3:
+        return
+    if isinstance(expr, cst.Name):
+        for value in _values_at(analysis, site, expr.value):
+            yield from _scalar_tensors(analysis, site, value, at, depth + 1)
+    elif isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _scalar_tensors(analysis, site, element.value, at, depth + 1)
+    elif scalar_tensor_source(expr) is not None:
+        scalar = scalar_tensor_source(expr)
+        for value in _values_at(analysis, site, scalar.value) if isinstance(scalar, cst.Name) else (scalar,):
+            choice = mixed_choice(value)
+            if choice is not None:
+                yield expr, at or expr, choice
+    elif isinstance(expr, cst.Call) and at is None:
+        inlined = analysis.inlined_return(expr)
+        if inlined is not None:
+            yield from _scalar_tensors(analysis, site, inlined, expr, depth + 1)
+
+
+def _values_at(analysis: ModuleAnalysis, site: CallSite, name: str) -> list[cst.BaseExpression]:
+    """What the assignments of the local `name` that reach `site` assign, as written (a
+    conditional expression whole)."""
+    return list({definition.value: None for definitions in analysis.definitions(site, name).values()
+                 for definition in definitions if definition.kind == ASSIGNED and definition.value is not None})
 
 
 def _helper_spec(analysis: ModuleAnalysis, value: cst.BaseExpression) -> Optional[TensorSpec]:
