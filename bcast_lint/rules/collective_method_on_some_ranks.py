@@ -48,7 +48,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) it is flagged
     only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
     Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
-    on the ranks that logged it). Hand-written entries (marked) cover what the call graph cannot
+    on the ranks that logged it), or when it logs a key that a `ModelCheckpoint(monitor=...)` or
+    `EarlyStopping(...)` of the module monitors: after each validation every rank looks the key up,
+    and the ranks that never logged it raise. Hand-written entries (marked) cover what the call graph cannot
     follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.

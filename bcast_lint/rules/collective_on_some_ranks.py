@@ -210,7 +210,9 @@ class CollectiveOnSomeRanks(Rule):
     under a decorator that turns an exception into `return None` (the skip-the-batch-on-OOM
     idiom: `if loss is None: continue`); the default of `next(it, None)` over an iterator whose
     length differs between ranks (a loader over a rank's own uneven share); a file check (`os.path.exists(p)`) on a path named after the rank or
-    written by some ranks only; the clock (`time.time() - start > limit`); a value computed from a
+    written by some ranks only (in this function, or in another of the module with no collective
+    after the write there nor in its callers: `save()` writes `d / STATE` on rank 0, `load()`
+    checks `(d / STATE).exists()` on every rank); the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
     or the next item of a rank's own iterator, or works on a rank's own data (`loss =
