@@ -151,6 +151,8 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 SORTED_APART = "it is sorted by a key that differs between ranks ({})"
 FILE_OF_RANK = "it checks a path named after the rank"
+UNROUTED_GRAD = ("'{}.forward' runs some submodules only for some batches (line {}), so their parameters have no "
+                 "gradient on the ranks whose batch skipped them")
 WRITTEN_BY_ONE_RANK = ("it checks a file that only some ranks write (line {}): a rank on another node, or whose file "
                        "system does not show the new file yet, finds something else")
 NAMED_AFTER_RANK = "{} returns a name built from the rank"
@@ -824,6 +826,10 @@ class _Pass:
             entry = _bind(entry, [_length(items.value)], reason)
         if counter is not None:  # the n-th pass counts n on every rank
             entry = _bind(entry, _target_keys(counter), None)
+        routed = self._conditions.routed_forward
+        parameter = _parameter_target(loop) if routed is not None else None
+        if parameter is not None:  # `for p in model.parameters(): if p.grad is None: continue`
+            entry = _bind(entry, [f"{parameter}.grad"], UNROUTED_GRAD.format(*routed))
         if reason is None:  # what the iterable says of its items comes first
             entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
         return self._loop(loop, entry, count)
@@ -1582,6 +1588,16 @@ def _object_state(expr: cst.BaseExpression) -> bool:
     """`self._physical_mesh_id`: what an object holds, set up alike on every rank more often than
     not; a local or a parameter holds the step's data."""
     return isinstance(expr, cst.Attribute) and root_name(expr) == "self"
+
+
+def _parameter_target(loop: cst.For) -> Optional[str]:
+    """`p` of `for p in model.parameters():` or `for name, p in model.named_parameters():`."""
+    iterable = loop.iter
+    method = last_name(iterable.func) if isinstance(iterable, cst.Call) else None
+    target = loop.target
+    if method == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value
+    return target.value if method in ("parameters", "named_parameters") and isinstance(target, cst.Name) else None
 
 
 def _checked_path(call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -41,6 +41,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
+from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.training_mode import switched_off_per_rank
 from bcast_lint.analysis.written_files import files_written_on_some_ranks
 from bcast_lint.analysis.uneven_batches import uneven_accelerators
@@ -961,6 +962,7 @@ class ModuleAnalysis:
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.signalled = self.per_file(signalled)
         self.conditions.files_written = self.per_file(files_written_on_some_ranks)
+        self.conditions.routed_forward = self.per_file(routed_forward)
         self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.training_off = self.per_file(switched_off_per_rank)
         self.conditions.uneven_accelerators = self.per_file(uneven_accelerators)

@@ -184,6 +184,8 @@ class RankConditions:
         self.counters: frozenset[str] = frozenset()
         # Files the module writes only under a test on the rank (written_files): key -> line of the write.
         self.files_written: dict[str, int] = {}
+        # (class, line) of a forward that runs a submodule for some batches only (routed_modules).
+        self.routed_forward: Optional[tuple[str, int]] = None
         # `is_main` -> `self.rank == 0` for a module's `@property def is_main(self): return ...`
         # or its one `cfg.is_main = rank == 0`: reading the attribute is the test it holds.
         self.attributes: dict[str, cst.BaseExpression] = {}

@@ -28,6 +28,28 @@ _RESUME_HELP = ("Run it where every rank runs it: after the consumer's loop or '
                 "around the 'yield'")
 
 
+# A mixture of experts and a gradient average that skips the parameters without a gradient.
+_ROUTING = "            routed = choice == i\n            if routed.any():\n                out[routed] = expert(x[routed])\n"
+_ROUTED_EXPERTS = (
+    "class Experts(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.router = torch.nn.Linear(4, 2)\n"
+    "        self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))\n"
+    "    def forward(self, x):\n"
+    "        choice = self.router(x).argmax(-1)\n"
+    "        out = torch.zeros_like(x)\n"
+    "        for i, expert in enumerate(self.experts):\n"
+    "            routed = choice == i\n"
+    "            if routed.any():\n"
+    "                out[routed] = expert(x[routed])\n"
+    "        return out\n"
+    "def average_gradients(model):\n"
+    "    for p in model.parameters():\n"
+    "        if p.grad is None:\n"
+    "            continue\n"
+    "        dist.all_reduce(p.grad)\n"
+)
 # A gather to rank 0 whose helper returns None on the other ranks, and a barrier under its result.
 _GATHER_TO_ZERO = (
     "def gather_to_zero(t):\n"
@@ -212,7 +234,10 @@ class CollectiveOnSomeRanks(Rule):
     length differs between ranks (a loader over a rank's own uneven share); a file check (`os.path.exists(p)`) on a path named after the rank or
     written by some ranks only (in this function, or in another of the module with no collective
     after the write there nor in its callers: `save()` writes `d / STATE` on rank 0, `load()`
-    checks `(d / STATE).exists()` on every rank); the clock (`time.time() - start > limit`); a value computed from a
+    checks `(d / STATE).exists()` on every rank); a parameter's `.grad` in a loop over
+    `model.parameters()` where a module of the file runs some submodules only for some batches (a
+    mixture of experts: `if routed.any(): out[routed] = expert(x[routed])`), so `if p.grad is None:
+    continue` skips a different number of all-reduces on each rank; the clock (`time.time() - start > limit`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
     there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
     or the next item of a rank's own iterator, or works on a rank's own data (`loss =
@@ -315,6 +340,11 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # The forward picks a head by a task name handed in (one choice per step, alike on every
+        # rank), or runs every expert for every batch: no parameter is left without a gradient.
+        Valid(_ROUTED_EXPERTS.replace(_ROUTING, "            out = out + expert(x)\n")),
+        Valid(_ROUTED_EXPERTS.replace("def forward(self, x):", "def forward(self, x, task):").replace(
+            _ROUTING, "            if task == i:\n                out = expert(x)\n")),
         # The helper's buckets are made on every rank: it returns them everywhere.
         Valid(_GATHER_TO_ZERO.replace(" if dist.get_rank() == 0 else None", "")),
         # The write is followed by a barrier: every rank checks for the file after rank 0 wrote it.
@@ -1778,6 +1808,13 @@ class CollectiveOnSomeRanks(Rule):
                 "checks a path that the branch then writes, and the first rank to write it changes what the others "
                 "find): the other ranks never join it and every rank hangs until the timeout (those ranks run "
                 "barrier (line 12) only, while the others run no collective here)", range=(4, 9, 4, 23)),
+        # Experts called only for the rows routed to them: after backward their parameters have no
+        # gradient on a rank whose batch skipped them (KellerJordan/Muon#37).
+        Invalid(_ROUTED_EXPERTS, expected_message="all_reduce() is skipped on ranks where 'p.grad is None' is true "
+                "('Experts.forward' runs some submodules only for some batches (line 20), so their parameters have "
+                "no gradient on the ranks whose batch skipped them): the 'continue' at line 25 is taken only there, "
+                "while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
+                "until the timeout", range=(18, 9, 18, 32)),
         # A helper that returns None off rank 0 through a conditional expression on its own local.
         Invalid(_GATHER_TO_ZERO, expected_message="barrier() runs only on ranks where 'scores is not None' is true: "
                 "the other ranks never join it and every rank hangs until the timeout (those ranks run gather_to_zero "
