@@ -13,6 +13,7 @@ item of `HfArgumentParser((..., TrainingArguments)).parse_args_into_dataclasses(
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, Optional
 
 import libcst as cst
@@ -24,6 +25,24 @@ from bcast_lint.analysis.walk import Visitor
 TESTS = {"should_save": "is_main_process", "should_log": "is_main_process"}
 _TRAINER = "transformers.trainer.Trainer"  # the framework map's name for transformers' Trainer
 _PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"})
+
+
+def best_metric(text: str) -> Optional[tuple[str, str]]:
+    """("eval_<name>", name) for the module's `metric_for_best_model="<name>"`: the key the
+    Trainer looks up in the evaluation's metrics (transformers/trainer.py, _determine_best_metric,
+    which prefixes "eval_"), or None. Read with CPython's `ast` from the whole text."""
+    if "metric_for_best_model" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for keyword in (node for node in ast.walk(tree) if isinstance(node, ast.keyword)):
+        if keyword.arg == "metric_for_best_model" and isinstance(keyword.value, ast.Constant) \
+                and isinstance(keyword.value.value, str):
+            name = keyword.value.value
+            return (name if name.startswith("eval_") else f"eval_{name}"), name
+    return None
 
 
 def _is_training_arguments(qualified: set[str]) -> bool:

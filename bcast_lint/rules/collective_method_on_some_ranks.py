@@ -10,6 +10,7 @@ from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnaly
 from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import boolean_leaves
+from bcast_lint.analysis.training_arguments import best_metric
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.unused_parameters import skipped_submodules
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
@@ -18,6 +19,21 @@ from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, tes
 
 _HANG = "the other ranks never join it and every rank hangs until the timeout"
 
+
+# A TrainerCallback that sets the best-model metric on the main process only.
+_BEST_METRIC_ON_MAIN = """
+            from transformers import Trainer, TrainerCallback, TrainingArguments
+            class Bench(TrainerCallback):
+                def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+                    gathered = [None] * args.world_size if args.process_index == 0 else None
+                    dist.gather_object(answer(), gathered, dst=0)
+                    if gathered is not None:
+                        metrics["eval_bench"] = sum(gathered) / len(gathered)
+            def main():
+                args = TrainingArguments(output_dir="out", metric_for_best_model="bench")
+                trainer = Trainer(model=make(), args=args, callbacks=[Bench()])
+                trainer.train()
+            """
 
 # A LightningModule that logs "val_auc" on rank 0 only, and a ModelCheckpoint that monitors it.
 _MONITORED_ON_RANK_ZERO = """
@@ -50,7 +66,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
     on the ranks that logged it), or when it logs a key that a `ModelCheckpoint(monitor=...)` or
     `EarlyStopping(...)` of the module monitors: after each validation every rank looks the key up,
-    and the ranks that never logged it raise. Hand-written entries (marked) cover what the call graph cannot
+    and the ranks that never logged it raise; likewise a transformers callback that sets the metric
+    `TrainingArguments(metric_for_best_model=...)` names (`metrics["eval_acc"] = ...` in
+    `on_evaluate`) under a test that differs between ranks. Hand-written entries (marked) cover what the call graph cannot
     follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.
@@ -171,6 +189,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The best-model metric set on every rank; a metric set on the main process that is not it.
+        Valid(_BEST_METRIC_ON_MAIN.replace("if gathered is not None:", "if True:")),
+        Valid(_BEST_METRIC_ON_MAIN.replace('metric_for_best_model="bench"', 'metric_for_best_model="loss"')),
         # The monitored key is logged on every rank; a key logged on rank 0 alone that no callback monitors.
         Valid(_MONITORED_ON_RANK_ZERO.replace("if self.global_rank == 0:", "if True:")),
         Valid(_MONITORED_ON_RANK_ZERO.replace('monitor="val_auc"', 'monitor="val_loss"')),
@@ -1020,6 +1041,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "batch of data): the Trainer's backward through DistributedDataParallel all-reduces each gradient "
                 "as the parameters get one, which never happens on those ranks, so the others wait in the gradient "
                 "all-reduce and every rank hangs until the timeout", range=(7, 13, 7, 57)),
+        # The metric a Trainer picks the best model by, set in a callback on the main process alone.
+        Invalid(_BEST_METRIC_ON_MAIN, expected_message="'metrics[\"eval_bench\"]' is set only on ranks where "
+                "'gathered is not None' is true, and after each evaluation the Trainer looks up "
+                "metric_for_best_model='bench' on every rank (_determine_best_metric, transformers 5.25.0): the "
+                "other ranks raise KeyError while these go on to the next collective", range=(7, 13, 7, 66)),
         # A key logged on rank 0 alone that a ModelCheckpoint of the module monitors
         # (pytorch-lightning#15852): the other ranks raise where it is missing.
         Invalid(_MONITORED_ON_RANK_ZERO, expected_message="self.log(), which logs the key 'val_auc' that "
@@ -1965,6 +1991,37 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _debug_mode_on_some_ranks(analysis)
         yield from _manual_steps_on_some_ranks(analysis)
         yield from _loads_what_rank_zero_saved(analysis)
+        yield from _best_metric_set_on_some_ranks(analysis)
+
+
+_TRANSFORMERS = frameworks.load().versions["transformers"]
+
+
+def _best_metric_set_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`metrics["eval_bench_accuracy"] = score` in a callback, under a test that differs between ranks,
+    for the key `TrainingArguments(metric_for_best_model="bench_accuracy")` names: after each
+    evaluation every rank's Trainer looks the key up (`_determine_best_metric`), and the ranks where
+    it was not set raise KeyError while the others go on (axolotl#537)."""
+    best = analysis.per_file(best_metric)
+    if best is None:
+        return
+    key, named = best
+    for assign in every_node(analysis.module, cst.Assign):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if not (isinstance(target, cst.Subscript) and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and isinstance(target.slice[0].slice.value, cst.SimpleString)
+                and target.slice[0].slice.value.evaluated_value == key):
+            continue
+        for part in reversed(path_to(analysis.module, assign) or ()):
+            if isinstance(part, cst.If) and test_varies(analysis, part.test) is not None:
+                phrase = analysis.test_phrase(part.test, assign in every_node(part.body, cst.Assign))
+                yield Report(assign, f"'{analysis.code(target)}' is set only on ranks where {phrase}, and after each "
+                             f"evaluation the Trainer looks up metric_for_best_model='{named}' on every rank "
+                             f"(_determine_best_metric, transformers {_TRANSFORMERS}): the other ranks raise "
+                             f"KeyError while these go on to the next collective",
+                             help="Set the metric on every rank: broadcast it from the rank that computes it")
+                break
 
 
 # What a LightningModule's `training_step` returns goes through the Trainer's backward, where DDP's

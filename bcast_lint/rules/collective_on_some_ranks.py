@@ -4141,15 +4141,10 @@ def _exit_condition(analysis: ModuleAnalysis, site: CallSite, exit_: Exit, layou
     return None
 
 
-def _test_reason(analysis: ModuleAnalysis, test: cst.BaseExpression) -> Optional[str]:
-    """Why the divergence analysis finds that `test` can differ between ranks, or None."""
-    return next((analysis.divergence.tests[leaf] for leaf in boolean_leaves(test)
-                 if leaf in analysis.divergence.tests), None)
-
-
 def _phrase(analysis: ModuleAnalysis, test: cst.BaseExpression, truth: bool) -> str:
     """test_phrase, with why the test can differ between ranks when no rank test decides it."""
-    reason = _test_reason(analysis, test)
+    reason = next((analysis.divergence.tests[leaf] for leaf in boolean_leaves(test)
+                   if leaf in analysis.divergence.tests), None)
     phrase = analysis.test_phrase(test, truth)
     return phrase if reason is None or reason == RANK else f"{phrase} ({reason})"
 
@@ -4201,7 +4196,7 @@ def _condition(analysis: ModuleAnalysis, site: CallSite, layout: _Layout) -> Opt
             return analysis.test_phrase(test, truth)
     # The innermost test that can differ between ranks, not a setup check inside it (`if
     # dist.is_initialized():` under `if path.exists():`).
-    varying = [arm for arm in enclosing if _test_reason(analysis, arm[0]) is not None]
+    varying = [arm for arm in enclosing if test_varies(analysis, arm[0]) is not None]
     if varying or enclosing:
         return _phrase(analysis, *(varying or enclosing)[0])
     return None
