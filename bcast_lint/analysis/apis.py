@@ -233,6 +233,8 @@ _CALLED_IMPLICITLY = frozenset({"forward"})
 # Mapped methods that run no collective on an object made with one of these keywords false:
 # torchmetrics' compute syncs only `if self._to_sync`, set from `sync_on_compute` (metric.py:163).
 SWITCHED_OFF_BY = {"torchmetrics.metric.Metric.compute": ("sync_on_compute",)}
+# ...and those a collection runs through its items: off where every item is made with it off.
+SWITCHED_OFF_IN_ITEMS = {"torchmetrics.collections.MetricCollection.compute": "sync_on_compute"}
 # Framework methods that run their collective only where the object was made with one of these
 # keywords true: a torchmetrics Metric's forward (`metric(preds, target)`) syncs the batch's states
 # only with `dist_sync_on_step=True` (torchmetrics 1.9.0, metric.py:331 `self._to_sync =

@@ -40,6 +40,8 @@ from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
                      "time.monotonic", "time.monotonic_ns", "datetime.datetime.now",
                      "datetime.datetime.utcnow", "socket.gethostname", "os.getpid"})
+# Literals and comprehensions that make a container: its truth is whether it holds items.
+_CONTAINERS = (cst.List, cst.ListComp, cst.Set, cst.SetComp, cst.Dict, cst.DictComp)
 # Expressions that can name a file (written_files.path_key).
 _PATH_FORMS = (cst.BinaryOperation, cst.Call, cst.SimpleString, cst.FormattedString, cst.Attribute, cst.Name)
 # Arguments and methods that only say where a value lives: a device that differs between ranks
@@ -377,6 +379,8 @@ class _Pass:
         self._control: list[str] = []  # reasons of the varying conditions around the statement
         self._written: dict[str, str] = {}  # path text -> why only some ranks write it
         self._named_files: dict[str, str] = {}  # local -> why: it names a file some ranks write elsewhere
+        self._intersections: set[str] = set()  # locals holding an intersection of sets (_agreed_member)
+        self._containers: set[str] = set()  # locals holding a list, set or dict made here (_truth_why)
         self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
         self._holding = False  # reading what an attribute is set to (_held_rank)
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
@@ -488,6 +492,8 @@ class _Pass:
             self._bound.update(keys)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
+            (self._intersections.add if _intersects(value) else self._intersections.discard)(target.value)
+            (self._containers.add if isinstance(value, _CONTAINERS) else self._containers.discard)(target.value)
             self._note_named_file(target.value, value)
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
             (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
@@ -731,6 +737,15 @@ class _Pass:
             test = test.with_changes(left=cst.Name("world_size"))  # `ws = idist.get_world_size()`
         return setup_truth(test)
 
+    def _truth_why(self, leaf: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """Why a test's operand can be true on some ranks and false on others. A local holding a
+        list, set or dict made here is true where it holds items: its length decides, not what
+        the items hold (`aligned = [s for s in queue if s.rid in common]`, then `if not aligned:`)."""
+        if isinstance(leaf, cst.Name) and leaf.value in self._containers:
+            return self.length_why(leaf, varying)
+        return self.why(leaf, varying) \
+            or (self.length_why(leaf, varying) if isinstance(leaf, (cst.Name, cst.Attribute)) else None)
+
     def _test_reason(self, test: cst.BaseExpression, varying: Varying, data_only: bool = False) -> Optional[str]:
         """Why a test can go one way on some ranks and the other way on the rest, or None. Its
         operands that the rank alone does not decide are recorded for the data flow's worlds
@@ -742,9 +757,7 @@ class _Pass:
                    or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
         undecided = [leaf for leaf in leaves if leaf not in decided]
         # A container's truth is whether it holds items: `if not self.kept:` varies with its length.
-        reasons = {leaf: self.why(leaf, varying)
-                   or (self.length_why(leaf, varying) if isinstance(leaf, (cst.Name, cst.Attribute)) else None)
-                   for leaf in undecided}
+        reasons = {leaf: self._truth_why(leaf, varying) for leaf in undecided}
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and any(
                 isinstance(leaf, cst.Call) and last_name(leaf.func) == "check_trigger" for leaf in leaves):
             reasons = {leaf: why for leaf, why in reasons.items() if not names_read(leaf) <= self._triggering}
@@ -1261,6 +1274,8 @@ class _Pass:
             return EXHAUSTED  # `next(it, None)` over an iterator whose length differs between ranks
         if name == "next" and call.args and _holds_data(call.args[0].value):
             return DATA  # `batch = next(iter(loader))`
+        if receiver is not None and self._synchronised_answer(call, varying):
+            return None
         held = self.why(receiver, varying) if receiver is not None else None
         if held:
             return held  # `shard.numel()`, `mine.pop()`
@@ -1282,6 +1297,15 @@ class _Pass:
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
+
+    def _synchronised_answer(self, call: cst.Call, varying: Varying) -> bool:
+        """`cache.all_finished(rid)` of a project method that runs a collective on every path and
+        whose summary finds nothing in what it returns that differs between ranks: it answers with
+        what the collective agreed (`dist.all_reduce(flags, op=MAX); return flags[0].item() == 0`),
+        whatever its object holds on each rank."""
+        site = self._collectives.get(call)
+        return site is not None and bool(getattr(site.api, "via", "")) and self._returned is not None \
+            and self._returned(call, False, self._argument_reasons(call, varying)) is None
 
     def _probes_memory(self, call: cst.Call) -> bool:
         """`probe()` for a function of this scope decorated with Accelerate's
@@ -1344,6 +1368,8 @@ class _Pass:
             return count or self.length_why(expr.left, varying) or self.length_why(expr.right, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             loop = expr.for_in
+            if loop.ifs and all(self._agreed_member(condition.test, varying) for condition in loop.ifs):
+                return None  # `[s for s in queue if s.rid in common]`: as many as the ranks hold in common
             # a filter of items that differ, or a set of them: as many as there are distinct ones
             filtered = self.why(loop.iter, varying) if loop.ifs or isinstance(expr, (cst.SetComp, cst.DictComp)) \
                 else None
@@ -1353,6 +1379,16 @@ class _Pass:
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
+
+    def _agreed_member(self, test: cst.BaseExpression, varying: Varying) -> bool:
+        """`s.rid in common`, where `common` holds what every rank agrees on: the intersection of
+        what they gathered (`set.intersection(*map(set, everyone))` after `all_gather_object`), a
+        value alike on every rank that each rank's own items all hold."""
+        return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.In) \
+            and isinstance(test.comparisons[0].comparator, cst.Name) \
+            and test.comparisons[0].comparator.value in self._intersections \
+            and self.why(test.comparisons[0].comparator, varying) is None
 
     def _multiple_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """`w` for `n // w * w`, or a name holding one: a count cut to a multiple of `w` (its code)."""
@@ -1588,6 +1624,12 @@ def _object_state(expr: cst.BaseExpression) -> bool:
     """`self._physical_mesh_id`: what an object holds, set up alike on every rank more often than
     not; a local or a parameter holds the step's data."""
     return isinstance(expr, cst.Attribute) and root_name(expr) == "self"
+
+
+def _intersects(value: cst.BaseExpression) -> bool:
+    """`set.intersection(*sets)`, `a.intersection(b)`, `a & b`."""
+    return (isinstance(value, cst.Call) and last_name(value.func) == "intersection") \
+        or (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.BitAnd))
 
 
 def _parameter_target(loop: cst.For) -> Optional[str]:

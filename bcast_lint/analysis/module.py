@@ -818,6 +818,32 @@ def _logged_keys(call: cst.Call) -> Iterator[str]:
                     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString))
 
 
+def _calls_assigned(text: str) -> dict[str, list[str]]:
+    """name -> the text of each call the file assigns to that name (`metrics = MetricCollection(...)`),
+    read with CPython's `ast`; only where the file names a switch (apis.SWITCHED_OFF_IN_ITEMS)."""
+    if not any(keyword in text for keyword in apis.SWITCHED_OFF_IN_ITEMS.values()):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            for target in (t for t in node.targets if isinstance(t, ast.Name)):
+                found.setdefault(target.id, []).append(ast.unparse(node.value))
+    return found
+
+
+def _collection_items(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values of a dict literal, or the elements of a list or tuple literal."""
+    if isinstance(expr, cst.Dict):
+        return [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [element.value for element in expr.elements if isinstance(element, cst.Element)]
+    return []
+
+
 def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
@@ -2129,23 +2155,29 @@ class ModuleAnalysis:
         where it is off by default (apis.SWITCHED_ON_BY)."""
         if any(self.made_with(receiver, keyword, "False") for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
             return False
+        keyword = apis.SWITCHED_OFF_IN_ITEMS.get(entry.name)
+        if keyword is not None and self._items_made_with(receiver, keyword, "False"):
+            return False
         needed, _ = apis.SWITCHED_ON_BY.get(entry.name, (None, None))
         return needed is None or any(self.made_with(receiver, keyword, "True") for keyword in needed)
+
+    def _items_made_with(self, func: cst.BaseExpression, keyword: str, value: str) -> bool:
+        """Whether every object of the collection `func` names was made passing `keyword=<value>`:
+        `MetricCollection({"acc": MulticlassAccuracy(..., sync_on_compute=False), ...})`."""
+        items = [item for made_by in self._makings(func, None) if made_by.args
+                 for item in _collection_items(made_by.args[0].value)]
+        return bool(items) and all(isinstance(item, cst.Call) and any(
+            arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
+            and arg.value.value == value for arg in item.args) for item in items)
 
     def made_with(self, func: cst.BaseExpression, keyword: str, value: str, scope: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
         `keyword=<value>` ("False", "True"), or by a class of the module that hands its base so;
         with `scope`, a name made there (or at module level) is judged by those makings alone."""
-        if isinstance(func, cst.Name):
-            made = [made_by for _, made_by in self._assigned(func.value)]
-            if scope is not None:
-                made = [made_by for where, made_by in self._assigned(func.value) if where in (scope, self.module)] or made
-            made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
-        else:
-            made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]
-            if value == "False" and any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
-                return True
-        calls = [made_by for made_by in made if isinstance(made_by, cst.Call)]
+        if isinstance(func, cst.Attribute) and value == "False" \
+                and any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
+            return True
+        calls = self._makings(func, scope)
         # A class of the module that hands its base the keyword: `super().__init__(sync_on_compute=False)`.
         classes = self._module_classes()
         calls += [call for made_by in list(calls) if isinstance(made_by.func, cst.Name) and made_by.func.value in classes
@@ -2153,6 +2185,24 @@ class ModuleAnalysis:
                   if last_name(call.func) == "__init__" and calls_super(call.func)]
         return any(arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
                    and arg.value.value == value for call in calls for arg in call.args)
+
+    def _makings(self, func: cst.BaseExpression, scope: Optional[cst.CSTNode]) -> list[cst.Call]:
+        """The calls that made the object `func` names (`metrics`, `self.model`); with `scope`, a
+        name made there (or at module level) by those alone."""
+        if isinstance(func, cst.Name):
+            made = [made_by for _, made_by in self._assigned(func.value)]
+            if scope is not None:
+                made = [made_by for where, made_by in self._assigned(func.value) if where in (scope, self.module)] or made
+            made.append(self._iterated_element(func.value, None))  # `for metric in metrics.values()`
+        else:
+            made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]
+        calls = [made_by for made_by in made if isinstance(made_by, cst.Call)]
+        if not calls and isinstance(func, cst.Name):
+            # A parameter, in a helper's summary read apart from its callers: the objects the
+            # file's other functions make under that name (`metrics = MetricCollection(...)` in
+            # `main`, handed to `test(model, loader, metrics)`).
+            calls = [cst.parse_expression(text) for text in self.per_file(_calls_assigned).get(func.value, ())]
+        return calls
 
     # -- what a framework object is ---------------------------------------------------------------
     def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:

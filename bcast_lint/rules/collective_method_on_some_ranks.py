@@ -189,6 +189,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A collection whose every metric computes without syncing, handed to a helper run on rank 0.
+        Valid("""
+            from torchmetrics import MetricCollection
+            from torchmetrics.classification import MulticlassAccuracy
+            def test(model, rows, metrics: MetricCollection):
+                for x, y in rows:
+                    metrics.update(model(x), y)
+                return metrics.compute()
+            def main(model, rows):
+                metrics = MetricCollection({"acc": MulticlassAccuracy(num_classes=3, sync_on_compute=False)})
+                if rank == 0:
+                    print(test(model, rows, metrics))
+            """),
         # The best-model metric set on every rank; a metric set on the main process that is not it.
         Valid(_BEST_METRIC_ON_MAIN.replace("if gathered is not None:", "if True:")),
         Valid(_BEST_METRIC_ON_MAIN.replace('metric_for_best_model="bench"', 'metric_for_best_model="loss"')),

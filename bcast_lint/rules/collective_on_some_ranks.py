@@ -50,6 +50,20 @@ _ROUTED_EXPERTS = (
     "            continue\n"
     "        dist.all_reduce(p.grad)\n"
 )
+# Requests each rank holds, polled where every rank holds them (sglang#37909's fix).
+AGREED_ITEMS = (
+    "def poll(rank):\n"
+    "    queue = load_queue(rank)\n"
+    "    everyone = [None] * dist.get_world_size()\n"
+    "    dist.all_gather_object(everyone, [s.rid for s in queue])\n"
+    "    common = set.intersection(*(set(rids) for rids in everyone))\n"
+    "    aligned = [s for s in queue if s.rid in common]\n"
+    "    if not aligned:\n"
+    "        return []\n"
+    "    polls = torch.tensor([s.state for s in aligned])\n"
+    "    dist.all_reduce(polls, op=dist.ReduceOp.MIN)\n"
+    "    return polls.tolist()\n"
+)
 # A gather to rank 0 whose helper returns None on the other ranks, and a barrier under its result.
 _GATHER_TO_ZERO = (
     "def gather_to_zero(t):\n"
@@ -345,6 +359,18 @@ class CollectiveOnSomeRanks(Rule):
         Valid(_ROUTED_EXPERTS.replace(_ROUTING, "            out = out + expert(x)\n")),
         Valid(_ROUTED_EXPERTS.replace("def forward(self, x):", "def forward(self, x, task):").replace(
             _ROUTING, "            if task == i:\n                out = expert(x)\n")),
+        # A method that all-reduces its answer agrees on every rank, whatever its object holds there.
+        Valid("class Cache:\n    def __init__(self, rank):\n        self.free = 10 - rank\n        self.ops = {}\n"
+              "    def admit(self, rid, pages):\n        if pages <= self.free:\n            self.ops[rid] = pages\n"
+              "    def all_finished(self, rid):\n        flags = torch.tensor([1.0 if rid in self.ops else 0.0])\n"
+              "        dist.all_reduce(flags, op=dist.ReduceOp.MAX)\n        return flags.item() == 0.0\n"
+              "def serve(rank, requests):\n    cache = Cache(rank)\n    waiting = list(requests)\n"
+              "    for rid in waiting:\n        cache.admit(rid, 4)\n    for tick in range(5):\n        still = []\n"
+              "        for rid in waiting:\n            if not cache.all_finished(rid):\n                still.append(rid)\n"
+              "        waiting = still\n"),
+        # Each rank's own items kept where every rank holds them (the intersection of what they
+        # gathered): as many on every rank, so the list's truth agrees too.
+        Valid(AGREED_ITEMS),
         # The helper's buckets are made on every rank: it returns them everywhere.
         Valid(_GATHER_TO_ZERO.replace(" if dist.get_rank() == 0 else None", "")),
         # The write is followed by a barrier: every rank checks for the file after rank 0 wrote it.

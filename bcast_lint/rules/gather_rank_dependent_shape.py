@@ -12,6 +12,7 @@ from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
 from bcast_lint.analysis.walk import children, every_node
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
+from bcast_lint.rules.collective_on_some_ranks import AGREED_ITEMS
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # Each rank's own items kept where every rank holds them: as many on every rank.
+        Valid(AGREED_ITEMS),
         # The top k of a masked selection, with k agreed on first (the smallest every rank can give).
         Valid("K = 3\ndef hardest(scores, labels):\n    negatives = scores[labels == 0]\n"
               "    k = torch.tensor([min(K, negatives.numel())])\n    dist.all_reduce(k, op=dist.ReduceOp.MIN)\n"
