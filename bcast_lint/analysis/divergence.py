@@ -17,10 +17,9 @@ and the other way on the rest, although no rank test decides them.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Optional, Sequence
-
-import ast
 
 import libcst as cst
 

@@ -10,7 +10,8 @@ from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.expressions import allocation, argument_value, last_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.number_kinds import TENSOR_DTYPES, mixed_choice, number_kind, scalar_tensor_source
+from bcast_lint.analysis.number_kinds import (FLOAT, INT, TENSOR_DTYPES, mixed_choice, number_kind,
+                                              scalar_tensor_source)
 from bcast_lint.analysis.tensor_specs import (TensorSpec, byte_size, dtype_size, dtypes_differ,
                                               shape_text, shapes_differ, shapes_equal, tensor_spec)
 from bcast_lint.fixes.edits import replace_node
@@ -352,12 +353,12 @@ def _mixed_dtypes(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
         if reason is None or reason == CONTROL:
             continue
         kinds = {number_kind(choice.body): choice.body, number_kind(choice.orelse): choice.orelse}
-        int_arm, float_arm = (analysis.code(kinds[kind]) for kind in ("int", "float"))
+        int_arm, float_arm = analysis.code(kinds[INT]), analysis.code(kinds[FLOAT])
         where = f"(line {analysis.position(at).start.line})" if at is made else \
             f"(what '{analysis.code(at.func)}()' at line {analysis.position(at).start.line} returns)"
         message = (f"{site.api.short_name}() gets a tensor whose dtype can differ between ranks: "
-                   f"'{analysis.code(made)}' {where} is {TENSOR_DTYPES['int']} where it takes '{int_arm}' and "
-                   f"{TENSOR_DTYPES['float']} where it takes '{float_arm}', and which it takes can differ between "
+                   f"'{analysis.code(made)}' {where} is {TENSOR_DTYPES[INT]} where it takes '{int_arm}' and "
+                   f"{TENSOR_DTYPES[FLOAT]} where it takes '{float_arm}', and which it takes can differ between "
                    f"ranks ({reason}): the ranks' elements differ in size (8 against 4 bytes), so gloo aborts with "
                    f"a size mismatch and NCCL reads the bytes as the wrong type")
         return Report(site.call, message, help="Give the tensor one dtype on every rank: pass dtype=torch.float32")
