@@ -18,6 +18,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.syntax import parsed
 from bcast_lint.analysis.walk import every_node
 from bcast_lint.analysis.words import names_rank, tests_rank
 
@@ -37,9 +38,8 @@ def set_per_rank(text: str) -> tuple[RankWrite, ...]:
     """The module's writes of environment variables under an `if` that tests the rank."""
     if not any(word in text for word in _WRITE_WORDS) or not names_rank(text):
         return ()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = parsed(text)
+    if tree is None:
         return ()
     found = []
     for function, body in _scopes(tree):

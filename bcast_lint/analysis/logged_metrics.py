@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
+from bcast_lint.analysis.syntax import called_name, parsed
+
 # The trainer's dictionaries a logged value is read back from.
 METRICS_DICTIONARIES = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
 _LOGGING = frozenset({"log", "log_dict"})
@@ -60,14 +62,12 @@ def monitoring_callbacks(text: str) -> dict[str, tuple[str, int]]:
     callbacks/early_stopping.py:175 and :238; pytorch-lightning#15852)."""
     if "monitor" not in text or not any(name in text for name in _MONITORS):
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return {}
     found: dict[str, tuple[str, int]] = {}
     for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
-        func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        name = called_name(call)
         if name not in _MONITORS:
             continue
         monitor = next((keyword.value for keyword in call.keywords if keyword.arg == "monitor"), None)
@@ -82,10 +82,7 @@ def _parsed_if_it_reads_metrics(text: str, word: str) -> Optional[ast.Module]:
     """The module's tree where its text reads a trainer's metrics and names `word`, else None."""
     if not any(name in text for name in METRICS_DICTIONARIES) or word not in text:
         return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+    return parsed(text)
 
 
 # Hooks where `self.log` defaults to on_epoch=True (lightning 2.6.6,

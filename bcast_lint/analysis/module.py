@@ -38,10 +38,11 @@ from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring_callbacks, synced_epoch_metrics,
                                                 unsynced_metrics)
+from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
+from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
-from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.training_mode import switched_off_per_rank
 from bcast_lint.analysis.written_files import files_written_on_some_ranks
 from bcast_lint.analysis.uneven_batches import uneven_accelerators
@@ -753,8 +754,7 @@ def _call_lines(tree: ast.Module, names: set[str], kept_lines: Optional[Sequence
                 continue
         for node in ast.walk(statement):
             if isinstance(node, ast.Call):
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                name = called_name(node)
                 if name in names and (kept is None or node.lineno in kept):
                     calls.append((node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset, name))
     lines: dict[str, list[int]] = {name: [] for name in names}
@@ -823,9 +823,8 @@ def _calls_assigned(text: str) -> dict[str, list[str]]:
     read with CPython's `ast`; only where the file names a switch (apis.SWITCHED_OFF_IN_ITEMS)."""
     if not any(keyword in text for keyword in apis.SWITCHED_OFF_IN_ITEMS.values()):
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return {}
     found: dict[str, list[str]] = {}
     for node in ast.walk(tree):
@@ -3025,9 +3024,8 @@ def _table_copies(text: str) -> dict[str, str]:
     the whole text (the cut may have dropped them)."""
     if "return" not in text:
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return {}
     found = {}
     for function in tree.body:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
+from bcast_lint.analysis.syntax import parsed
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -24,9 +26,8 @@ def routed_forward(text: str) -> Optional[tuple[str, int]]:
     where there is none."""
     if ".grad" not in text or "def forward" not in text:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return None
     for klass in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
         methods = {node.name: node for node in klass.body if isinstance(node, _FUNCTIONS)}

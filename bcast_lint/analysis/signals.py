@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from bcast_lint.analysis.syntax import parsed
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # Methods that raise a flag object (threading.Event, multiprocessing.Event).
 _RAISING = frozenset({"set"})
@@ -35,9 +37,8 @@ def signalled(text: str) -> Signalled:
     """What the module's signal handlers set; NOTHING where it installs none."""
     if "signal(" not in text:
         return NOTHING
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return NOTHING
     handlers = _handlers(tree)
     if not handlers:

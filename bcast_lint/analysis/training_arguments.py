@@ -19,6 +19,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import last_name
+from bcast_lint.analysis.syntax import parsed
 from bcast_lint.analysis.walk import Visitor
 
 # Each is `process_index == 0` by default (transformers/training_args.py).
@@ -33,9 +34,8 @@ def best_metric(text: str) -> Optional[tuple[str, str]]:
     which prefixes "eval_"), or None. Read with CPython's `ast` from the whole text."""
     if "metric_for_best_model" not in text:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return None
     for keyword in (node for node in ast.walk(tree) if isinstance(node, ast.keyword)):
         if keyword.arg == "metric_for_best_model" and isinstance(keyword.value, ast.Constant) \

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
+from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.words import tests_rank
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -27,9 +28,8 @@ def switched_off_per_rank(text: str) -> Optional[int]:
     with no `.train(...)` after it in the helper nor in the loop around the test; None otherwise."""
     if ".eval()" not in text:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return None
     leaving = {node.name for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)
                and _calls_method(node, "eval") and not _calls_method(node, "train")}
@@ -37,7 +37,7 @@ def switched_off_per_rank(text: str) -> Optional[int]:
         if loop is not None and _calls_method(loop, "train"):
             continue
         for call in (node for part in test.body for node in ast.walk(part) if isinstance(node, ast.Call)):
-            if _is_method_call(call, "eval") or _called_name(call) in leaving:
+            if _is_method_call(call, "eval") or called_name(call) in leaving:
                 return call.lineno
     return None
 
@@ -62,8 +62,3 @@ def _calls_method(node: ast.AST, name: str) -> bool:
 def _is_method_call(call: ast.Call, name: str) -> bool:
     """`model.eval()`, `model.train(was_training)`: a method of that name on some object."""
     return isinstance(call.func, ast.Attribute) and call.func.attr == name
-
-
-def _called_name(call: ast.Call) -> Optional[str]:
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

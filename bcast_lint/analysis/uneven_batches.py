@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import re
 
+from bcast_lint.analysis.syntax import parsed
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # `even_batches=False`, `even_batches=not cfg.exact_eval`: off, or off where a flag is on.
 _OFF = re.compile(r"\beven_batches\s*=\s*(?:False\b|not\b)")
@@ -26,9 +28,8 @@ def uneven_accelerators(text: str) -> frozenset[tuple[str, str]]:
     even batches off, or calls a module function whose text does."""
     if "even_batches" not in text or not _OFF.search(text):
         return frozenset()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return frozenset()
     makers = {node.name for node in tree.body if isinstance(node, _FUNCTIONS) and _OFF.search(ast.unparse(node))}
     found = set()

@@ -23,6 +23,7 @@ import ast
 from typing import Iterator, Optional
 
 from bcast_lint.analysis.apis import NAMED_LIKE_A_COLLECTIVE
+from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.words import tests_rank
 
 # Checks of the file system: the same on every rank of a shared file system, unless the path
@@ -44,9 +45,8 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
     of the write; empty where the module checks no file."""
     if not any(f".{check}(" in text for check in FILE_CHECKS):
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return {}
     functions = [node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)]
     waiting = _waiting_callers(functions)
@@ -55,7 +55,7 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
         if function.name in waiting:
             continue
         locals_ = _single_assignments(function)
-        waits = [call.lineno for call in _calls([function]) if _called(call) in NAMED_LIKE_A_COLLECTIVE]
+        waits = [call.lineno for call in _calls([function]) if called_name(call) in NAMED_LIKE_A_COLLECTIVE]
         for call in _calls_on_some_ranks(function):
             key = path_key(_written_path(call), locals_)
             # A collective after the write makes every rank wait until it is done: on a file system
@@ -71,8 +71,8 @@ def _waiting_callers(functions: list) -> set[str]:
     called: set[str] = set()
     for function in functions:
         calls = list(_calls([function]))
-        if any(_called(call) in NAMED_LIKE_A_COLLECTIVE for call in calls):
-            called.update(name for name in map(_called, calls) if name is not None)
+        if any(called_name(call) in NAMED_LIKE_A_COLLECTIVE for call in calls):
+            called.update(name for name in map(called_name, calls) if name is not None)
     return called
 
 
@@ -82,7 +82,7 @@ def path_key(path: Optional[ast.expr], locals_: Optional[dict] = None) -> Option
     followed (`locals_`: name -> its one value). None for anything else."""
     if isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
         return path_key(path.right, locals_)
-    if isinstance(path, ast.Call) and _called(path) in ("join", "joinpath") and path.args:
+    if isinstance(path, ast.Call) and called_name(path) in ("join", "joinpath") and path.args:
         return path_key(path.args[-1], locals_)
     if isinstance(path, ast.Constant) and isinstance(path.value, str):
         return _file_name(path.value)
@@ -103,14 +103,9 @@ def _file_name(text: str) -> Optional[str]:
     return repr(name) if "." in name.strip(".") else None
 
 
-def _called(call: ast.Call) -> Optional[str]:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-
-
 def _written_path(call: ast.Call) -> Optional[ast.expr]:
     """The file a call writes: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`."""
-    name = _called(call)
+    name = called_name(call)
     if name not in FILE_WRITES or name in _DIRECTORY_WRITES:
         return None
     if name == "open":

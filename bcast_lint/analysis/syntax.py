@@ -1,0 +1,23 @@
+"""The file's text read with CPython's `ast`, for the facts a module reads from its whole text
+(signal handlers, literal tables, files written on some ranks, ...): the cut may have dropped the
+code they need from the tree LibCST parses."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+
+def parsed(text: str) -> Optional[ast.Module]:
+    """The text's tree, or None where it does not parse (a syntax error, a null byte, nesting
+    deeper than the parser's recursion allows): such a file has no fact to give."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def called_name(call: ast.Call) -> Optional[str]:
+    """`save` for `torch.save(...)` and for `save(...)`; None for `f()(...)` and the like."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
