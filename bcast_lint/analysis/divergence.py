@@ -32,7 +32,7 @@ from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
                                        names_world_size)
-from bcast_lint.analysis.written_files import FILE_CHECKS, FILE_WRITES, path_key
+from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, path_key
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
@@ -1657,7 +1657,7 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
         mode = argument_value(call, 1, "mode")
         writing = isinstance(mode, cst.SimpleString) and any(c in mode.evaluated_value for c in "wax")
         return argument_value(call, 0) if writing else None
-    return None if name in ("makedirs", "mkdir", "save_pretrained", "save_checkpoint") else _file_target(call)
+    return None if name in DIRECTORY_WRITES else _file_target(call)
 
 
 def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:

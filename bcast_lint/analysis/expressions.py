@@ -130,16 +130,22 @@ def last_name(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def literal_items(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values of a dict literal, or the elements of a list or tuple literal (not `*rest` nor
+    `**rest`); [] for anything else."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [element.value for element in expr.elements if isinstance(element, cst.Element)]
+    if isinstance(expr, cst.Dict):
+        return [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
+    return []
+
+
 def payload_leaves(expr: cst.BaseExpression, nested: bool) -> list[cst.BaseExpression]:
     """What a broadcast sends: the argument itself, or with `nested` (accelerate walks lists,
     tuples and dicts) the leaves of a literal container."""
-    if nested and isinstance(expr, (cst.List, cst.Tuple)):
-        elements = [e.value for e in expr.elements if isinstance(e, cst.Element)]
-    elif nested and isinstance(expr, cst.Dict):
-        elements = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
-    else:
+    if not (nested and isinstance(expr, (cst.List, cst.Tuple, cst.Dict))):
         return [expr]
-    return [leaf for element in elements for leaf in payload_leaves(element, nested)]
+    return [leaf for element in literal_items(expr) for leaf in payload_leaves(element, nested)]
 
 
 def names_in_payload(expr: cst.BaseExpression, nested: bool) -> list[cst.Name]:

@@ -29,7 +29,7 @@ from bcast_lint.analysis.divergence import (COMPUTED_FROM_RANK, COUNTED_FROM_RAN
                                             makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
-                                             last_name, names_in_payload, payload_attributes, self_name)
+                                             last_name, literal_items, names_in_payload, payload_attributes, self_name)
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
                                       merge_envs, walk_scope)
@@ -832,15 +832,6 @@ def _calls_assigned(text: str) -> dict[str, list[str]]:
             for target in (t for t in node.targets if isinstance(t, ast.Name)):
                 found.setdefault(target.id, []).append(ast.unparse(node.value))
     return found
-
-
-def _collection_items(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The values of a dict literal, or the elements of a list or tuple literal."""
-    if isinstance(expr, cst.Dict):
-        return [element.value for element in expr.elements if isinstance(element, cst.DictElement)]
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return [element.value for element in expr.elements if isinstance(element, cst.Element)]
-    return []
 
 
 def _passes(call: cst.Call, keyword: str) -> bool:
@@ -2164,7 +2155,7 @@ class ModuleAnalysis:
         """Whether every object of the collection `func` names was made passing `keyword=<value>`:
         `MetricCollection({"acc": MulticlassAccuracy(..., sync_on_compute=False), ...})`."""
         items = [item for made_by in self._makings(func, None) if made_by.args
-                 for item in _collection_items(made_by.args[0].value)]
+                 for item in literal_items(made_by.args[0].value)]
         return bool(items) and all(isinstance(item, cst.Call) and any(
             arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
             and arg.value.value == value for arg in item.args) for item in items)

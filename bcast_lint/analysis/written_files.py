@@ -34,7 +34,7 @@ FILE_WRITES = {"save": 1, "open": 0, "write_text": None, "write_bytes": None, "s
                "save_checkpoint": 0, "makedirs": 0, "mkdir": None, "touch": None, "copy": 1,
                "copyfile": 1, "copy2": 1}
 # Of those, the ones that make or fill a directory: its name says nothing of the files in it.
-_DIRECTORY_WRITES = frozenset({"makedirs", "mkdir", "save_pretrained", "save_checkpoint"})
+DIRECTORY_WRITES = frozenset({"makedirs", "mkdir", "save_pretrained", "save_checkpoint"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Decorators that run a function on the main process only (Lightning's, accelerate's).
 _ONE_RANK_DECORATORS = ("rank_zero_only", "on_main_process", "on_local_main_process", "main_process_only")
@@ -106,7 +106,7 @@ def _file_name(text: str) -> Optional[str]:
 def _written_path(call: ast.Call) -> Optional[ast.expr]:
     """The file a call writes: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`."""
     name = called_name(call)
-    if name not in FILE_WRITES or name in _DIRECTORY_WRITES:
+    if name not in FILE_WRITES or name in DIRECTORY_WRITES:
         return None
     if name == "open":
         mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)

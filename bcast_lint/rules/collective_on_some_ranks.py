@@ -29,7 +29,8 @@ _RESUME_HELP = ("Run it where every rank runs it: after the consumer's loop or '
 
 
 # A mixture of experts and a gradient average that skips the parameters without a gradient.
-_ROUTING = "            routed = choice == i\n            if routed.any():\n                out[routed] = expert(x[routed])\n"
+_ROUTING = ("            routed = choice == i\n            if routed.any():\n"
+            "                out[routed] = expert(x[routed])\n")
 _ROUTED_EXPERTS = (
     "class Experts(torch.nn.Module):\n"
     "    def __init__(self):\n"
@@ -245,17 +246,18 @@ class CollectiveOnSomeRanks(Rule):
     length, followed through helpers and generators that yield per item; what a function returns
     under a decorator that turns an exception into `return None` (the skip-the-batch-on-OOM
     idiom: `if loss is None: continue`); the default of `next(it, None)` over an iterator whose
-    length differs between ranks (a loader over a rank's own uneven share); a file check (`os.path.exists(p)`) on a path named after the rank or
-    written by some ranks only (in this function, or in another of the module with no collective
-    after the write there nor in its callers: `save()` writes `d / STATE` on rank 0, `load()`
-    checks `(d / STATE).exists()` on every rank); a parameter's `.grad` in a loop over
-    `model.parameters()` where a module of the file runs some submodules only for some batches (a
-    mixture of experts: `if routed.any(): out[routed] = expert(x[routed])`), so `if p.grad is None:
-    continue` skips a different number of all-reduces on each rank; the clock (`time.time() - start > limit`); a value computed from a
-    rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many
-    there are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file
-    or the next item of a rank's own iterator, or works on a rank's own data (`loss =
-    compute_loss(model, batch)`), whose handler then exits. A value
+    length differs between ranks (a loader over a rank's own uneven share); a file check
+    (`os.path.exists(p)`) on a path named after the rank or written by some ranks only (in this
+    function, or in another of the module with no collective after the write there nor in its
+    callers: `save()` writes `d / STATE` on rank 0, `load()` checks `(d / STATE).exists()` on every
+    rank); a parameter's `.grad` in a loop over `model.parameters()` where a module of the file runs
+    some submodules only for some batches (a mixture of experts: `if routed.any(): out[routed] =
+    expert(x[routed])`), so `if p.grad is None: continue` skips a different number of all-reduces on
+    each rank; the clock (`time.time() - start > limit`); a value computed from a rank's own batch
+    of data (what a loader's items hold: a loss, a NaN check; not how many there are, nor the step
+    count of `enumerate(loader)`); a `try` whose body reads such a file or the next item of a rank's
+    own iterator, or works on a rank's own data (`loss = compute_loss(model, batch)`), whose handler
+    then exits. A value
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
     setup check (`dist.is_initialized()`, `world_size > 1`) or what an unknown function returns.

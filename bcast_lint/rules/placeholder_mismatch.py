@@ -7,7 +7,7 @@ import libcst as cst
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.divergence import CONTROL
-from bcast_lint.analysis.expressions import allocation, argument_value, last_name
+from bcast_lint.analysis.expressions import allocation, argument_value, last_name, literal_items
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.number_kinds import (FLOAT, INT, TENSOR_DTYPES, mixed_choice, number_kind,
@@ -376,9 +376,8 @@ def _scalar_tensors(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpr
         for value in _values_at(analysis, site, expr.value):
             yield from _scalar_tensors(analysis, site, value, at, depth + 1)
     elif isinstance(expr, cst.Dict):
-        for element in expr.elements:
-            if isinstance(element, cst.DictElement):
-                yield from _scalar_tensors(analysis, site, element.value, at, depth + 1)
+        for value in literal_items(expr):
+            yield from _scalar_tensors(analysis, site, value, at, depth + 1)
     elif scalar_tensor_source(expr) is not None:
         scalar = scalar_tensor_source(expr)
         for value in _values_at(analysis, site, scalar.value) if isinstance(scalar, cst.Name) else (scalar,):
