@@ -182,6 +182,8 @@ EXHAUSTED = RankKind("it is the default 'next' returns once the iterator runs ou
 # as in a test of the split) counts.
 UNEVEN_ENTRY = RankKind("each rank takes its own entry of a table whose entries differ in length")
 OWN_SHARE = RankKind("it holds this process's own share of the items")
+ODD_SHARE = ("each process takes its own share of the {} items of '{}', and an odd number of items "
+             "splits unevenly over any even number of processes")
 UNEVEN_PIECE = RankKind("each rank takes its own share of the items, and the shares differ in length unless they "
                         "divide evenly")
 
@@ -391,6 +393,8 @@ class _Pass:
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._branches = 0  # the `if` statements around the statement walked
+        self._exited_under: Optional[str] = None  # why the `if` just walked left the block on some ranks
+        self._exit_control: list[str] = []  # per exit on some ranks before the statement: why (_why_escaping)
         self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
         self._sized: set[str] = set()  # names holding a list or tensor of a size set when made (`[0] * n`)
         self._counters: set[str] = set()  # names holding a Counter or defaultdict
@@ -402,12 +406,21 @@ class _Pass:
 
     # -- statements ------------------------------------------------------------------------
     def block(self, statements: Sequence[cst.CSTNode], varying: Varying) -> Varying:
-        for index, statement in enumerate(statements):
-            self._following.append(statements[index + 1:])
-            try:
-                varying = self.statement(statement, varying)
-            finally:
-                self._following.pop()
+        depth = len(self._exit_control)
+        try:
+            for index, statement in enumerate(statements):
+                self._following.append(statements[index + 1:])
+                self._exited_under = None
+                try:
+                    varying = self.statement(statement, varying)
+                finally:
+                    self._following.pop()
+                if self._exited_under is not None:
+                    # `if pages > self.free: return False`: what follows runs on the other ranks only
+                    self._exit_control.append(self._exited_under)
+                    self._exited_under = None
+        finally:
+            del self._exit_control[depth:]
         return varying
 
     def statement(self, statement: cst.CSTNode, varying: Varying) -> Varying:
@@ -437,7 +450,7 @@ class _Pass:
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             varying = self._assign(small.target, small.value, varying)
         elif isinstance(small, cst.AugAssign):
-            reason = self.why(small.value, varying) or self._why_controlled()
+            reason = self.why(small.value, varying) or self._why_escaping(small.target)
             key = _key(small.target)
             if isinstance(small.target, cst.Subscript):
                 varying = self._augment_item(small.target, small.value, varying)
@@ -448,6 +461,8 @@ class _Pass:
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
                 and isinstance(small.value.value, cst.BaseExpression):
             self._note_item(small.value.value, varying)
+            if self._exit_control:  # `if not row: continue`, then `yield row`: as many items as pass
+                self._note_length(self._exit_control[-1])
         elif isinstance(small, cst.Return):
             self._note_return(small.value, varying)
             self._note_held(varying)
@@ -471,7 +486,7 @@ class _Pass:
         if isinstance(target, cst.Subscript):
             # `d[key] = v`: which keys d has varies under a varying condition or with the key;
             # a varying `v` alone leaves its keys and length alike on every rank.
-            reason = self._key_reason(target, varying) or self._why_controlled()
+            reason = self._key_reason(target, varying) or self._why_escaping(target)
             key = _key(target.value)
             if key in self._sized or any(isinstance(e.slice, cst.Index) and self._is_mask(e.slice.value)
                                          for e in target.slice):
@@ -481,8 +496,8 @@ class _Pass:
         if self._uniform_result(value):
             reason = length = None
         else:
-            reason = self.why(value, varying) or self._why_controlled()
-            length = self.length_why(value, varying) or self._why_controlled()
+            reason = self.why(value, varying) or self._why_escaping(target)
+            length = self.length_why(value, varying) or self._why_escaping(target)
             if reason == RANK and self._own_slice(value, varying):
                 reason = LOCAL_DATA  # `share = rows[rank::world]`: the rank's own rows, as a loop over it says
         keys = _target_keys(target)
@@ -536,7 +551,7 @@ class _Pass:
             item_length = counted(self.length_why(call.args[0].value, varying))
             if item_length is not None:
                 varying = _bind(varying, [_items_length(key)], item_length)
-        reason = self._why_controlled()
+        reason = self._why_escaping(func.value)
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
             reason = self.why(call.args[0].value, varying) or reason
         if key is None and isinstance(func.value, cst.Subscript):
@@ -677,6 +692,8 @@ class _Pass:
             self._note_length(reason)  # `if sum(row) > 3: yield row`: as many items as the test lets through
         if reason == RANK and self._tried and (calls_in(statement.body) or statement.orelse is not None):
             self._tried[-1] = True  # only the ranks a rank test picks do this work of the `try`: they alone can fail
+        exits = _arms_exit(statement)
+        exited = reason if reason and any(exits) and not all(exits) else None
         self._branches += 1
         try:
             body = self._under(reason, lambda: self.block(_statements(statement.body), varying))
@@ -698,6 +715,7 @@ class _Pass:
             apart = _set_apart(statement)
             body, orelse = _forget_shared(body, orelse, varying, keep=frozenset(apart))
             body = {**body, **{name: why for name, why in apart.items() if name in body}}
+        self._exited_under = exited
         return self._pad(statement.test, statement.body, _merge(body, orelse))
 
     def _note_checked_then_written(self, statement: cst.If) -> None:
@@ -1040,6 +1058,7 @@ class _Pass:
                 # own items; their number differs by one at most, and not at all where it divides
                 # evenly, which the world size decides: what is kept of them (a filter) is judged.
                 varying = _bind(varying, keys, OWN_SHARE)
+                varying = _bind(varying, [_length(key) for key in keys], self._odd_share(item.item))
             else:
                 varying = _bind(varying, keys, self.why(item.item, varying))
         end = self.block(_statements(statement.body), varying)
@@ -1055,6 +1074,16 @@ class _Pass:
                 self.found.scopes.add(self._scope)
                 self.found.data_scopes.add(self._scope)
         return end
+
+    def _odd_share(self, split: cst.Call) -> Optional[str]:
+        """ODD_SHARE for `split_between_processes(IMAGES)` of a module's table of an odd number of
+        items, without `apply_padding=True`: the shares differ by one for any even number of processes."""
+        items = argument_value(split, 0, "inputs")
+        padded = argument_value(split, 1, "apply_padding")
+        count = self._conditions.table_lengths.get(items.value) if isinstance(items, cst.Name) else None
+        if count is None or count % 2 == 0 or (padded is not None and _code(padded) != "False"):
+            return None
+        return RankKind(ODD_SHARE.format(count, _code(items)))
 
     def _suppressed(self, statement: cst.With) -> set[str]:
         """The exceptions a `with contextlib.suppress(...)` of the statement swallows."""
@@ -1106,6 +1135,15 @@ class _Pass:
             # set under a test on a parameter (a summary's marker), or by the ranks that lost a race
             return self._control[-1]
         return CONTROL if self._control else None
+
+    def _why_escaping(self, target: cst.BaseExpression) -> Optional[str]:
+        """Why what is written into `target` can differ between ranks by where it is written: under
+        a condition that differs, or after an exit some ranks took (`if pages > self.free: return`,
+        then `self.ongoing[rid] = op`). Past an exit only what outlives the block counts: an object's
+        attribute or a container, never a local name, which only the ranks that went on read."""
+        if self._exit_control and not isinstance(target, cst.Name):
+            return self._why_controlled() or CONTROL
+        return self._why_controlled()
 
     # -- expressions -----------------------------------------------------------------------
     def why(self, expr: cst.CSTNode, varying: Varying) -> Optional[str]:
@@ -1443,6 +1481,12 @@ class _Pass:
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
         arguments = [arg.value for arg in call.args if arg.keyword is None and not _is_placement(arg)]
+        if name == "split" and not isinstance(argument_value(call, 0 if isinstance(call.func, cst.Attribute)
+                                                             else 1, "split_size_or_sections"), (cst.List, cst.Tuple)):
+            # `x.split(8)`: as many pieces of 8 as the rows of `x` make
+            whole = call.func.value if isinstance(call.func, cst.Attribute) and not self._qualified_names(call) \
+                else arguments[0] if arguments else None
+            return self.length_why(whole, varying) if whole is not None else None
         if name == "topk":  # `x.topk(k)`, `torch.topk(x, k)`: as many as `k` says
             count = argument_value(call, 0 if isinstance(call.func, cst.Attribute) and not self._qualified_names(call)
                                    else 1, "k")
@@ -1731,6 +1775,20 @@ def _bind(varying: Varying, keys: list, reason: Optional[str]) -> Varying:
     if not any(key in varying for key in keys):
         return varying
     return {name: why for name, why in varying.items() if name not in keys}
+
+
+def _arms_exit(statement: cst.If) -> list[bool]:
+    """Per arm of the `if` and its `elif`s (a missing `else` counts as one), whether it ends by
+    leaving the block: `return`, `raise`, `continue` or `break`."""
+    exits, orelse = [_exits(statement.body)], statement.orelse
+    while isinstance(orelse, cst.If):
+        exits.append(_exits(orelse.body))
+        orelse = orelse.orelse
+    return [*exits, orelse is not None and _exits(orelse.body)]
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    return any(ends_in(body, kind) for kind in (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
 def _raises(statement: cst.If) -> bool:

@@ -393,6 +393,7 @@ class _CandidateCollector(Visitor):
 # What `len(x)` and `iter(x)` call of x's class.
 _DUNDERS = {"len": "__len__", "iter": "__iter__"}
 _TORCH = frameworks.load().versions["torch"]
+_DDP = "torch.nn.parallel.distributed.DistributedDataParallel"
 _ACCELERATE = frameworks.load().versions["accelerate"]
 
 
@@ -431,6 +432,16 @@ def _container_key(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Name):
         return expr.value
     return f"self.{expr.attr.value}" if _is_self_attribute(expr) else None
+
+
+# Context managers under which DDP shadows its own collectives for ranks that ran out of batches:
+# `ddp.join()` and `Join([ddp, ...])` (torch distributed/algorithms/join.py; DDP's `_DDPJoinHook`
+# all-reduces zeros for the gradients and the buffers), Accelerate's `join_uneven_inputs([model])`.
+_JOINING = frozenset({"join", "Join", "join_uneven_inputs"})
+
+
+def _joins_uneven_inputs(statement: cst.With) -> bool:
+    return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _JOINING for item in statement.items)
 
 
 def _syncs_off(statement: cst.With) -> bool:
@@ -2107,7 +2118,8 @@ class ModuleAnalysis:
             runs = apis.SWITCHED_ON_BY[entry.name][1]
             return _called_on(replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})"),
                               func)
-        if owner is None:
+        if owner is None or owner == _DDP and any(isinstance(s, cst.With) and _joins_uneven_inputs(s)
+                                                  for s in candidate.statements):
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
@@ -2123,7 +2135,7 @@ class ModuleAnalysis:
         reducer all-reduces the gradients in autograd hooks, unless inside `with ddp.no_sync():`."""
         func = candidate.call.func
         if candidate.name != "backward" or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
-                or any(isinstance(s, cst.With) and _syncs_off(s) for s in candidate.statements):
+                or any(isinstance(s, cst.With) and (_syncs_off(s) or _joins_uneven_inputs(s)) for s in candidate.statements):
             return None
         values = [value for where, value in self._assigned(func.value.value) if where is candidate.scope]
         values += [inner for value in values for name in names_read(value)
@@ -2137,7 +2149,7 @@ class ModuleAnalysis:
         func = call.func
         if not isinstance(func, cst.Name) and not _self_attribute(func):
             return False
-        return self._receiver_class(func, scope) == "torch.nn.parallel.distributed.DistributedDataParallel"
+        return self._receiver_class(func, scope) == _DDP
 
     def _switched_on(self, entry, receiver: cst.BaseExpression) -> bool:
         """Whether the object `receiver` names runs the collective of `entry`: not made with a
@@ -3002,10 +3014,26 @@ def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
 
 def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
     """Names assigned once in the whole module, at its top level, a list or tuple literal without
-    starred items -> how many items it holds."""
-    return {name: len(value.elements) for name, value in _bound_once_at_top(module, assignments)
-            if isinstance(value, (cst.List, cst.Tuple))
-            and not any(isinstance(element, cst.StarredElement) for element in value.elements)}
+    starred items, or a list made from `range(N)` (`[f"img{i}" for i in range(9)]`) -> how many
+    items it holds."""
+    found = {}
+    for name, value in _bound_once_at_top(module, assignments):
+        if isinstance(value, (cst.List, cst.Tuple)) \
+                and not any(isinstance(element, cst.StarredElement) for element in value.elements):
+            found[name] = len(value.elements)
+        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs:
+            count = _range_count(value.for_in.iter)
+            if count is not None:
+                found[name] = count
+    return found
+
+
+def _range_count(expr: cst.BaseExpression) -> Optional[int]:
+    """N for `range(N)` with N an integer literal."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
+            and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Integer):
+        return int(expr.args[0].value.evaluated_value)
+    return None
 
 
 def _table_copies(text: str) -> dict[str, str]:

@@ -48,6 +48,13 @@ _MONITORED_ON_RANK_ZERO = """
                 trainer.fit(Classifier())
             """
 
+_JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
+                 "from torch.nn.parallel import DistributedDataParallel as DDP\nROWS = {0: 40, 1: 24}\n"
+                 "def train(rank):\n    x = torch.randn(ROWS[rank], 4)\n    model = DDP(torch.nn.Linear(4, 1))\n"
+                 "    with model.join():\n        for piece in x.split(8):\n"
+                 "            loss = model(piece).sum()\n            loss.backward()\n")
+
+
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
     ## What it does
@@ -189,6 +196,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
+        # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
+        Valid(_JOINED_STEPS),
+        Valid(_JOINED_STEPS.replace("with model.join():", "with Join([model]):")),
         # A collection whose every metric computes without syncing, handed to a helper run on rank 0.
         Valid("""
             from torchmetrics import MetricCollection
@@ -1039,6 +1050,14 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # The same uneven steps outside the join: the forward's broadcast pairs with nothing.
+        Invalid(_JOINED_STEPS.replace("    with model.join():\n", "    if True:\n")
+                .replace("            loss.backward()\n", ""),
+                expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 16 "
+                "iterates over 'x.split(8)', whose length can differ between ranks (it holds the data of the rank "
+                "it was given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 20, 9, 32)),
         # A detached zero loss for a batch without targets (pytorch-lightning#12190).
         Invalid("""
             import lightning.pytorch as pl

@@ -356,6 +356,20 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A local name set past an early `continue` is read only by the ranks that went on: the
+        # list handed to the gather holds one tensor everywhere.
+        Valid("def step(groups, rank):\n    for group in groups:\n        params = [p for p in group if p.use_muon]\n"
+              "        if not params:\n            continue\n        local = group[rank].grad\n"
+              "        out = torch.empty(8)\n        dist.all_gather_into_tensor(out, torch.cat([local]))\n"),
+        # `x.split(8)` of a tensor whose rows are alike everywhere: as many pieces on every rank.
+        Valid("def f(rows):\n    x = torch.randn(rows, 4)\n    for piece in x.split(8):\n        dist.all_reduce(piece)\n"),
+        # An even table, or an odd one padded to one length per process: the shares are alike.
+        Valid("IMAGES = [f'img{i}' for i in range(8)]\ndef f():\n"
+              "    with accelerator.split_between_processes(IMAGES) as mine:\n        local = list(mine)\n"
+              "    for step in range(len(local)):\n        accelerator.gather(torch.ones(1))\n"),
+        Valid("IMAGES = [f'img{i}' for i in range(9)]\ndef f():\n"
+              "    with accelerator.split_between_processes(IMAGES, apply_padding=True) as mine:\n"
+              "        local = list(mine)\n    for step in range(len(local)):\n        accelerator.gather(torch.ones(1))\n"),
         # The forward picks a head by a task name handed in (one choice per step, alike on every
         # rank), or runs every expert for every batch: no parameter is left without a gradient.
         Valid(_ROUTED_EXPERTS.replace(_ROUTING, "            out = out + expert(x)\n")),
@@ -1399,6 +1413,50 @@ class CollectiveOnSomeRanks(Rule):
             """),
     )
     INVALID = (
+        # A dict filled past an early return on a test of the rank's own state: which keys it
+        # holds differs, and so does the `or` that decides whether the all-reduce runs (sglang#38273).
+        Invalid("class Cache:\n    def __init__(self, rank):\n        self.free = 1000 // (rank + 1)\n"
+                "        self.ongoing = {}\n    def admit(self, rid, pages):\n        if pages > self.free:\n"
+                "            return False\n        self.ongoing[rid] = pages\n        return True\n"
+                "    def finished(self, rid):\n        flags = torch.tensor([1.0])\n        dist.all_reduce(flags)\n"
+                "        return flags.item() == 0.0\n    def check(self, rid):\n"
+                "        return rid not in self.ongoing or self.finished(rid)\n",
+                expected_message="finished() is skipped on ranks where 'rid not in self.ongoing' is true: 'or' does not "
+                "evaluate "
+                "it there, and 'rid not in self.ongoing' can differ between ranks (it is set under a condition "
+                "that differs between ranks), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(15, 43, 15, 61)),
+        # Pieces of 8 rows of a tensor made with the rank's own number of rows.
+        Invalid("ROWS = {0: 40, 1: 24}\ndef f(rank):\n    x = torch.randn(ROWS[rank], 4)\n"
+                "    for piece in x.split(8):\n        dist.all_reduce(piece.sum())\n",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 12 "
+                "iterates "
+                "over 'x.split(8)', whose length can differ between ranks (it holds the data of the rank it was "
+                "given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(5, 9, 5, 37)),
+        # DDP's join shadows the wrapper's own collectives for ranks out of batches, not the
+        # loop's all-reduce.
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\nROWS = {0: 40, 1: 24}\n"
+                "def f(rank):\n    x = torch.randn(ROWS[rank], 4)\n    model = DDP(torch.nn.Linear(4, 1))\n"
+                "    with model.join():\n        for piece in x.split(8):\n"
+                "            model(piece).sum().backward()\n            dist.all_reduce(torch.ones(1))\n",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 15 "
+                "iterates "
+                "over 'x.split(8)', whose length can differ between ranks (it holds the data of the rank it was "
+                "given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 13, 9, 43)),
+        # An odd table split between the processes without padding (SimpleTuner#1391).
+        Invalid("import math\nIMAGES = [f'img{i}' for i in range(9)]\ndef f():\n"
+                "    with accelerator.split_between_processes(IMAGES) as mine:\n        local = list(mine)\n"
+                "    steps = math.ceil(len(local) / 2)\n    for step in range(steps):\n"
+                "        accelerator.gather(torch.ones(1))\n",
+                expected_message="gather() runs a different number of times on different ranks: the loop at line 15 "
+                "iterates over "
+                "'range(steps)', whose length can differ between ranks (each process takes its own share of the 9 "
+                "items of 'IMAGES', and an odd number of items splits unevenly over any even number of "
+                "processes), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(8, 9, 8, 42)),
         # Work that can fail on a rank's own batch between two barriers of a `try` whose handler
         # carries on: the failing rank jumps past the second (flashinfer's autotuner).
         Invalid("""
