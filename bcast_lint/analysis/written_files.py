@@ -10,6 +10,10 @@ calls it runs one, the ranks wait for each other, and on one machine's file syst
 agree: such a write is not counted (that gives up
 KempnerForge's own case, whose `save()` ends in a barrier and whose trouble was a network file
 system's cache, for silence on programs that are correct wherever the file system is shared).
+A directory named after the node (`node{GROUP_RANK}`, the host name) is shared by no other node:
+a write there by a process one test picks in the whole job (`is_main_process`, not
+`is_local_main_process`) counts whatever follows it (accelerate#2488's teacher fetched to local disk).
+A call of one of the module's functions that writes the path it is handed counts as the write.
 
 A written file is known by the last part of its path: a string (`"train_state.pt"`, the tail of
 `f"{d}/meta.json"`), a module constant (`_TRAIN_STATE_FILE`) or an attribute of `self`
@@ -50,19 +54,65 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
         return {}
     functions = [node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)]
     waiting = _waiting_callers(functions)
+    writers = _path_writers(tree)
+    per_node = _naming_the_node(tree)
     found: dict[str, int] = {}
     for function in functions:
-        if function.name in waiting:
-            continue
         locals_ = _single_assignments(function)
         waits = [call.lineno for call in _calls([function]) if called_name(call) in NAMED_LIKE_A_COLLECTIVE]
-        for call in _calls_on_some_ranks(function):
-            key = path_key(_written_path(call), locals_)
+        for call, local_main in _calls_on_some_ranks(function):
+            path = _written_path(call) or _handed_path(call, writers)
+            key = path_key(path, locals_)
             # A collective after the write makes every rank wait until it is done: on a file system
-            # the ranks share, their checks after that agree.
-            if key is not None and not any(line > call.lineno for line in waits):
+            # the ranks share, their checks after that agree. A directory of each node's own
+            # (`node{GROUP_RANK}`) is shared by no other node: there only the writer's node has it.
+            on_its_node = not local_main and _names_the_node(path, locals_, per_node)
+            if key is not None and (on_its_node or function.name not in waiting
+                                    and not any(line > call.lineno for line in waits)):
                 found.setdefault(key, call.lineno)
     return found
+
+
+# What differs between nodes only: the node's index as a launcher sets it, or its host name.
+_NODE_WORDS = ("GROUP_RANK", "NODE_RANK", "node_rank", "gethostname")
+
+
+def _naming_the_node(tree: ast.Module) -> set[str]:
+    """The module's functions whose body reads the node's index or host name (`node_dir()`)."""
+    return {node.name for node in tree.body if isinstance(node, _FUNCTIONS)
+            and any(word in ast.unparse(node) for word in _NODE_WORDS)}
+
+
+def _names_the_node(path: Optional[ast.expr], locals_: dict, per_node: set[str]) -> bool:
+    """`os.path.join(node_dir(), "teacher.pt")`: a path in a directory of the node's own."""
+    if path is None:
+        return False
+    if isinstance(path, ast.Name) and path.id in locals_:
+        path = locals_[path.id]
+    text = ast.unparse(path)
+    return any(word in text for word in _NODE_WORDS) or any(
+        called_name(call) in per_node for call in ast.walk(path) if isinstance(call, ast.Call))
+
+
+def _path_writers(tree: ast.Module) -> dict[str, int]:
+    """The module's functions that write a file named by one of their parameters
+    (`def fetch(path): torch.save(x, path)`) -> that parameter's position."""
+    found = {}
+    for function in tree.body:
+        if not isinstance(function, _FUNCTIONS):
+            continue
+        names = [argument.arg for argument in function.args.args]
+        for call in _calls(function.body):
+            path = _written_path(call)
+            if isinstance(path, ast.Name) and path.id in names:
+                found.setdefault(function.name, names.index(path.id))
+    return found
+
+
+def _handed_path(call: ast.Call, writers: dict[str, int]) -> Optional[ast.expr]:
+    """The path handed to one of the module's writers (`fetch_teacher(teacher_path)`)."""
+    position = writers.get(called_name(call)) if isinstance(call.func, ast.Name) else None
+    return call.args[position] if position is not None and len(call.args) > position else None
 
 
 def _waiting_callers(functions: list) -> set[str]:
@@ -118,33 +168,41 @@ def _written_path(call: ast.Call) -> Optional[ast.expr]:
     return call.args[position] if len(call.args) > position else None
 
 
-def _calls_on_some_ranks(function: ast.AST) -> Iterator[ast.Call]:
+def _calls_on_some_ranks(function: ast.AST) -> Iterator[tuple[ast.Call, bool]]:
     """The calls of `function` that run only where a test on the rank lets them: under an `if`
-    on the rank, after `if not is_main: return`, or in a function decorated to run on one rank."""
-    if any(word in ast.unparse(decorator) for decorator in getattr(function, "decorator_list", ())
-           for word in _ONE_RANK_DECORATORS):
-        yield from _calls(function.body)
+    on the rank, after `if not is_main: return`, or in a function decorated to run on one rank;
+    each with whether the test picks one process per node (`is_local_main_process`)."""
+    decorators = [ast.unparse(decorator) for decorator in getattr(function, "decorator_list", ())]
+    if any(word in text for text in decorators for word in _ONE_RANK_DECORATORS):
+        local = any("local" in text for text in decorators)
+        yield from ((call, local) for call in _calls(function.body))
         return
     for index, statement in enumerate(function.body):
         if isinstance(statement, ast.If) and tests_rank(ast.unparse(statement.test)):
+            local = _per_node(statement.test)
             if _returns(statement.body) and not statement.orelse:
-                yield from _calls(function.body[index + 1:])  # the ranks that get past the guard
+                # the ranks that get past the guard
+                yield from ((call, local) for call in _calls(function.body[index + 1:]))
                 return
-            yield from _calls(statement.body)
-            yield from _calls(statement.orelse)
+            yield from ((call, local) for call in _calls(statement.body + statement.orelse))
         elif not isinstance(statement, _FUNCTIONS):
             yield from _guarded_calls(statement)
 
 
-def _guarded_calls(node: ast.AST) -> Iterator[ast.Call]:
+def _guarded_calls(node: ast.AST) -> Iterator[tuple[ast.Call, bool]]:
     """The calls under an `if` on the rank anywhere inside `node` (a loop's body, a `with`)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, _FUNCTIONS):
             continue
         if isinstance(child, ast.If) and tests_rank(ast.unparse(child.test)):
-            yield from _calls(child.body + child.orelse)
+            yield from ((call, _per_node(child.test)) for call in _calls(child.body + child.orelse))
         else:
             yield from _guarded_calls(child)
+
+
+def _per_node(test: ast.expr) -> bool:
+    """`is_local_main_process`, `local_rank == 0`: one process on each node passes."""
+    return "local" in ast.unparse(test).lower()
 
 
 def _calls(statements: list) -> Iterator[ast.Call]:

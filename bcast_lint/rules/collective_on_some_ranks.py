@@ -97,6 +97,20 @@ _CHECKPOINT_MANAGER = (
     "        return None\n"
 )
 _CHECKPOINTS = _CHECKPOINT_MANAGER.format(wait="")
+# A file fetched into a directory of each node's own, by the process the test picks (accelerate#2488).
+_NODE_LOCAL_FETCH = (
+    "def node_dir():\n"
+    "    return os.path.join('/scratch', f\"node{os.environ['GROUP_RANK']}\")\n"
+    "def fetch(path):\n"
+    "    torch.save(torch.ones(1), path)\n"
+    "def main():\n"
+    "    path = os.path.join(node_dir(), 'teacher.pt')\n"
+    "    if dist.get_rank() == 0:\n"
+    "        fetch(path)\n"
+    "    dist.barrier()\n"
+    "    if os.path.exists(path):\n"
+    "        dist.all_reduce(torch.ones(1))\n"
+)
 
 
 class CollectiveOnSomeRanks(Rule):
@@ -356,6 +370,8 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Each node's local main process fetches the file into its node's directory: every rank finds it.
+        Valid(_NODE_LOCAL_FETCH.replace("dist.get_rank() == 0", "local_rank == 0")),
         # A local name set past an early `continue` is read only by the ranks that went on: the
         # list handed to the gather holds one tensor everywhere.
         Valid("def step(groups, rank):\n    for group in groups:\n        params = [p for p in group if p.use_muon]\n"
@@ -1413,6 +1429,15 @@ class CollectiveOnSomeRanks(Rule):
             """),
     )
     INVALID = (
+        # Only the global main process fetches into its node's directory; the barrier after it
+        # does not put the file on the other nodes' disks.
+        Invalid(_NODE_LOCAL_FETCH,
+                expected_message="all_reduce() runs only on ranks where 'os.path.exists(path)' is true (it "
+                "checks a file that only some ranks write (line 16): a rank on another node, or whose file system "
+                "does not show the new file yet, finds something else): the other ranks never join it and every "
+                "rank hangs until the timeout (those ranks run barrier (line 17) then all_reduce (line 19), while "
+                "the others run barrier (line 17) only)",
+                range=(11, 9, 11, 39)),
         # A dict filled past an early return on a test of the rank's own state: which keys it
         # holds differs, and so does the `or` that decides whether the all-reduce runs (sglang#38273).
         Invalid("class Cache:\n    def __init__(self, rank):\n        self.free = 1000 // (rank + 1)\n"
