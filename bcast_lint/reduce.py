@@ -49,7 +49,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text))
-                     | _lines_steering(lines, source.text) | _lines_setting_levels(lines, source.text)
+                     | _lines_steering(lines, source.text) | _lines_collating(lines, source.text)
+                     | _lines_setting_levels(lines, source.text)
                      | _lines_registering(lines, helpers) | _lines_defining_gathered_hooks(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
@@ -189,6 +190,17 @@ def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
 
 
 _STEERS_TRAINER = re.compile(STEERS_TRAINER)
+_COLLATE_FN = re.compile(r"\bcollate_fn[ \t]*=[ \t]*(\w+)")
+
+
+def _lines_collating(lines: list[Optional[str]], text: str) -> set[int]:
+    """In a file that trains with Lightning, the lines handing a loader its `collate_fn=` and the
+    `def` of that function: a batch it drops skips the Trainer's step on that process only."""
+    if "collate_fn" not in text or "lightning" not in text:
+        return set()
+    named = set(_COLLATE_FN.findall(text))
+    return {number for number, line in enumerate(lines, start=1) if line and (
+        _COLLATE_FN.search(line) or any(re.match(rf"\s*def[ \t]+{name}[ \t]*\(", line) for name in named))}
 _TRAINING_STEP = re.compile(TRAINING_STEP)
 
 

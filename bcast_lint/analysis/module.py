@@ -455,13 +455,26 @@ def _own_property_methods(analysis: "ModuleAnalysis") -> dict[tuple, cst.Functio
             if any(last_name(d.decorator) in ("property", "cached_property") for d in method.decorators)}
 
 
+def _handed_collators(analysis: "ModuleAnalysis") -> list:
+    """What the module hands a loader or a Trainer as `collate_fn=` or `data_collator=`."""
+    return [arg.value for call in every_call(analysis.module) for arg in call.args
+            if arg.keyword is not None and arg.keyword.value in ("collate_fn", "data_collator")]
+
+
+def collator_functions(analysis: "ModuleAnalysis") -> frozenset[str]:
+    """The module's own functions a loader calls with each batch of samples it collates
+    (`DataLoader(ds, collate_fn=drop_corrupt)`): their first parameter holds this rank's samples."""
+    functions = {node.name.value for node in analysis.module.body if isinstance(node, cst.FunctionDef)}
+    return frozenset(expr.value for expr in analysis.once(_handed_collators)
+                     if isinstance(expr, cst.Name) and expr.value in functions)
+
+
 def _collator_classes(analysis: "ModuleAnalysis") -> frozenset[str]:
     """The classes of the module whose objects a loader calls with each batch it collates: handed as
     `collate_fn=` or `data_collator=` (`Trainer(..., data_collator=collator)`, `collator =
     CountingCollator()`)."""
     classes = analysis._module_classes()
-    handed = [arg.value for call in every_call(analysis.module) for arg in call.args
-              if arg.keyword is not None and arg.keyword.value in ("collate_fn", "data_collator")]
+    handed = analysis.once(_handed_collators)
     made = [value for expr in handed for value in ([expr] if isinstance(expr, cst.Call) else
             [v for _, v in analysis._assigned(expr.value)] if isinstance(expr, cst.Name) else [])]
     return frozenset(value.func.value for value in made if isinstance(value, cst.Call)
@@ -2584,6 +2597,8 @@ class ModuleAnalysis:
         if method.name.value == "__call__" and len(params) > 1 and klass is not None \
                 and klass.name.value in self.once(_collator_classes):
             names = (params[1].name.value,)  # a collator is called with each batch of this rank's loader
+        elif klass is None and params and method.name.value in self.once(collator_functions):
+            names = (params[0].name.value,)
         parameters = {param.name.value for param in params}
         return {name: (DATA, None) for name in names if name in parameters}
 

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
-from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis
+from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnalysis, collator_functions
 from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import boolean_leaves
@@ -47,6 +47,30 @@ _MONITORED_ON_RANK_ZERO = """
                 trainer = L.Trainer(callbacks=[ModelCheckpoint(monitor="val_auc", save_top_k=2)])
                 trainer.fit(Classifier())
             """
+
+# A Lightning module whose loader's collate function drops the records its dataset could not read
+# (pytorch-lightning#6753).
+_DROPPING_COLLATOR = """
+    import lightning as L
+    from torch.utils.data import DataLoader, Dataset
+    class Records(Dataset):
+        def __len__(self):
+            return 16
+        def __getitem__(self, idx):
+            if idx in BAD:
+                return None
+            return torch.ones(4)
+    def drop_bad(samples):
+        samples = [s for s in samples if s is not None]
+        if not samples:
+            return None
+        return torch.stack(samples)
+    class Model(L.LightningModule):
+        def training_step(self, batch, batch_idx):
+            return self.net(batch).sum()
+        def train_dataloader(self):
+            return DataLoader(Records(), batch_size=2, collate_fn=drop_bad)
+    """
 
 _JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
                  "from torch.nn.parallel import DistributedDataParallel as DDP\nROWS = {0: 40, 1: 24}\n"
@@ -199,6 +223,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
         # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
         Valid(_JOINED_STEPS),
+        # The dataset hands a readable record in place of a bad one: no batch is ever empty.
+        Valid(_DROPPING_COLLATOR.replace("                return None\n", "                idx = idx + 1\n", 1)),
         Valid(_JOINED_STEPS.replace("with model.join():", "with Join([model]):")),
         # A collection whose every metric computes without syncing, handed to a helper run on rank 0.
         Valid("""
@@ -1050,6 +1076,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        Invalid(_DROPPING_COLLATOR,
+                expected_message="drop_bad() collates this process's batches and returns None where 'not "
+                "samples' holds (it is computed from this rank's own batch of data): the Trainer skips a None "
+                "batch on that process only (lightning 2.6.6, loops/training_epoch_loop.py:330), so its gradient "
+                "all-reduce for the step never starts while the other processes wait in it, and every rank hangs "
+                "until the timeout",
+                range=(13, 9, 13, 20)),
         # The same uneven steps outside the join: the forward's broadcast pairs with nothing.
         Invalid(_JOINED_STEPS.replace("    with model.join():\n", "    if True:\n")
                 .replace("            loss.backward()\n", ""),
@@ -2018,6 +2051,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
         yield from _losses_apart_from_the_model(analysis)
+        yield from _batches_dropped_by_the_collator(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
@@ -2084,6 +2118,48 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"others wait in the gradient all-reduce and every rank hangs until the timeout",
                          help="Return a loss computed from the model on every rank: multiply it by zero where "
                               "the batch has nothing to learn from (`loss = model_loss * 0`)")
+
+
+def _batches_dropped_by_the_collator(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A collate function of a module that trains a LightningModule, returning None under a test on
+    the rank's own samples (every record of the batch failed to decode): the Trainer skips a None
+    batch on that process (lightning 2.6.6, loops/training_epoch_loop.py:330), so its DDP gradient
+    all-reduce for the step never starts while the others wait in it (pytorch-lightning#6753)."""
+    if not any(True for _ in _lightning_hooks(analysis, "training_step")):
+        return
+    names = analysis.once(collator_functions) & _collating_records_that_fail(analysis)
+    for function in analysis.module.body:
+        if not (isinstance(function, cst.FunctionDef) and function.name.value in names):
+            continue
+        dropped = [node for node in _own_returns(function) if node.value is None or is_none(node.value)]
+        for node, test, why in _under_a_varying_test(analysis, function, dropped):
+            yield Report(node, f"{function.name.value}() collates this process's batches and returns None where "
+                         f"'{analysis.code(test)}' holds ({why}): the Trainer skips a None batch on that process "
+                         f"only (lightning {_LIGHTNING}, loops/training_epoch_loop.py:330), so its gradient all-reduce "
+                         f"for the step never starts while the other processes wait in it, and every rank hangs "
+                         f"until the timeout",
+                         help="Return a batch on every process: keep the bad records with a mask the loss "
+                              "multiplies by zero, or filter the records before the sampler shards them")
+
+
+def _collating_records_that_fail(analysis: ModuleAnalysis) -> set[str]:
+    """The names handed as `collate_fn=` to a DataLoader of one of the module's datasets whose
+    `__getitem__` returns None for some records (a record that fails to decode): only then can a
+    batch hold nothing to collate on one process."""
+    classes = {node.name.value: node for node in analysis.module.body if isinstance(node, cst.ClassDef)}
+    found = set()
+    for call in every_node(analysis.module, cst.Call):
+        collate = argument_value(call, None, "collate_fn")
+        dataset = argument_value(call, 0, "dataset")
+        if last_name(call.func) != "DataLoader" or not isinstance(collate, cst.Name) \
+                or not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
+            continue
+        klass = classes.get(dataset.func.value)
+        items = [m for m in (klass.body.body if klass is not None else ()) if isinstance(m, cst.FunctionDef)
+                 and m.name.value == "__getitem__"]
+        if any(node.value is None or is_none(node.value) for item in items for node in _own_returns(item)):
+            found.add(collate.value)
+    return found
 
 
 def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
