@@ -1134,17 +1134,22 @@ class ModuleAnalysis:
 
     def _control_flag(self, flag: cst.Attribute, candidate: _Candidate) -> Optional[apis.Api]:
         """`control.should_training_stop = True` in a hook of a transformers TrainerCallback (the
-        hook's `control` parameter): the process's Trainer acts on it, the others' do not unless
-        they set it too (apis.CONTROL_FLAGS). Setting it is the site."""
+        hook's `control` parameter), or `self.control.should_save = True` in a method of a Trainer
+        subclass (the Trainer's own TrainerControl): the process's Trainer acts on it, the others'
+        do not unless they set it too (apis.CONTROL_FLAGS). Setting it is the site."""
         effect = apis.CONTROL_FLAGS.get(flag.attr.value)
         scope = candidate.scope
-        if effect is None or not isinstance(flag.value, cst.Name) or not isinstance(scope, cst.FunctionDef):
+        if effect is None or not isinstance(scope, cst.FunctionDef) or not _sets_true(candidate.statement, flag):
             return None
-        if flag.value.value not in {param.name.value for param in scope.params.params} \
-                or not _sets_true(candidate.statement, flag) \
-                or not self.derives_from(self._method_classes.get(scope), ("transformers",), ("TrainerCallback",)):
+        klass = self._method_classes.get(scope)
+        hook_parameter = isinstance(flag.value, cst.Name) \
+            and flag.value.value in {param.name.value for param in scope.params.params} \
+            and self.derives_from(klass, ("transformers",), ("TrainerCallback",))
+        own_control = _self_attribute(flag.value) and flag.value.attr.value == "control" \
+            and self.derives_from(klass, ("transformers",), ("Trainer",))
+        if not (hook_parameter or own_control):
             return None
-        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=flag.value.value, read=True,
+        return apis.Api(flag.attr.value, apis.HIDDEN, inside=effect, receiver=self.code(flag.value), read=True,
                         steers="is set")
 
     def _lightning_flag(self, flag: cst.Attribute, candidate: _Candidate) -> Optional[apis.Api]:

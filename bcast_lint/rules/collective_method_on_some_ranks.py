@@ -72,6 +72,21 @@ _DROPPING_COLLATOR = """
             return DataLoader(Records(), batch_size=2, collate_fn=drop_bad)
     """
 
+# A Trainer subclass that asks its own Trainer to save by the tokens this process has seen
+# (speechbrain#2192's token-interval checkpoints).
+_TOKEN_INTERVAL_SAVE = """
+    from transformers import Trainer
+    class TokenTrainer(Trainer):
+        tokens_seen = 0
+        next_save = 100
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            self.tokens_seen += int(inputs["attention_mask"].sum())
+            if self.tokens_seen >= self.next_save:
+                self.next_save += 100
+                self.control.should_save = True
+            return super().training_step(model, inputs, num_items_in_batch)
+    """
+
 _JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
                  "from torch.nn.parallel import DistributedDataParallel as DDP\nROWS = {0: 40, 1: 24}\n"
                  "def train(rank):\n    x = torch.randn(ROWS[rank], 4)\n    model = DDP(torch.nn.Linear(4, 1))\n"
@@ -223,6 +238,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
         # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
         Valid(_JOINED_STEPS),
+        # The step count is the same on every process: they all save together.
+        Valid(_TOKEN_INTERVAL_SAVE.replace("self.tokens_seen >= self.next_save", "self.state.global_step % 50 == 0")),
         # The dataset hands a readable record in place of a bad one: no batch is ever empty.
         Valid(_DROPPING_COLLATOR.replace("                return None\n", "                idx = idx + 1\n", 1)),
         Valid(_JOINED_STEPS.replace("with model.join():", "with Join([model]):")),
@@ -1076,6 +1093,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        Invalid(_TOKEN_INTERVAL_SAVE, expected_message="self.control.should_save, which makes this process's Trainer save a "
+                "checkpoint, which runs save_model() and a barrier (transformers 5.25.0, trainer.py:2322), is set "
+                "only on ranks where 'self.tokens_seen >= self.next_save' is true (it is computed from this "
+                "rank's own batch of data): the other processes' Trainers go on without it, and every rank hangs "
+                "until the timeout",
+                range=(9, 13, 9, 37)),
         Invalid(_DROPPING_COLLATOR,
                 expected_message="drop_bad() collates this process's batches and returns None where 'not "
                 "samples' holds (it is computed from this rank's own batch of data): the Trainer skips a None "
