@@ -25,7 +25,7 @@ import libcst as cst
 
 from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
-                                             last_name, positional_arguments, self_name)
+                                             last_name, positional_arguments, range_span, self_name)
 from bcast_lint.analysis.names import root_name
 from bcast_lint.analysis.environment import read_variable
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
@@ -1493,6 +1493,8 @@ class _Pass:
             return self.why(count, varying) if count is not None else None
         if name == "range" or name in _SIZED_CONSTRUCTORS:
             sizes = arguments[_SIZE_ARGUMENTS.get(name, slice(None))]  # not `full`'s fill value
+            if name == "range" and range_span(call) is not None:
+                sizes = range_span(call)  # `range(rank * 4, rank * 4 + 4)`: four on every rank
             return next(filter(None, (self.why(arg, varying) for arg in sizes)), None)
         if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args) \
                 and (isinstance(call.func, cst.Attribute) or self._qualified_names(call)):  # not a function of one's own

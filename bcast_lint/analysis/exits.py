@@ -22,7 +22,7 @@ import dataclasses
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import even_strides, is_exit_call
+from bcast_lint.analysis.expressions import even_strides, is_exit_call, range_span
 from bcast_lint.analysis.ranks import GROUP_RANK, RankConditions
 from bcast_lint.analysis.walk import ScopeVisitor, Visitor, holds_own
 
@@ -257,7 +257,10 @@ class _RankedLength(Visitor):
                 self.found = self.found or node
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "range" and self._mentions_rank(node) \
+        if not (isinstance(node.func, cst.Name) and node.func.value == "range"):
+            return
+        span = range_span(node)  # `range(rank * 4, rank * 4 + 4)`: four items on every rank
+        if (any(map(self._mentions_rank, span)) if span is not None else self._mentions_rank(node)) \
                 and not self._conditions.sized_for_the_job(node):
             self.found = self.found or node
 

@@ -171,3 +171,46 @@ def even_strides(index: cst.Slice, multiple_of=cut_to_multiple) -> bool:
     them. A literal step may be below the rank: not counted."""
     return index.step is not None and index.upper is not None and not isinstance(index.step, cst.Integer) \
         and multiple_of(index.upper) == cst.Module([]).code_for_node(index.step)
+
+
+def range_span(call: cst.Call) -> Optional[list[cst.BaseExpression]]:
+    """What the length of `range(start, stop[, step])` depends on: the operands left in `stop -
+    start` once like terms cancel (`range(rank * 4, rank * 4 + 4)`: none; `range(rank * n,
+    (rank + 1) * n)`: `n`), and the step. None where the bounds are not sums of products."""
+    arguments = positional_arguments(call)
+    if len(arguments) not in (2, 3):
+        return None
+    atoms: dict[str, cst.BaseExpression] = {}
+    stop, start = _linear(arguments[1], atoms), _linear(arguments[0], atoms)
+    if stop is None or start is None:
+        return None
+    span = {term: stop.get(term, 0) - start.get(term, 0) for term in {*stop, *start}}
+    left = {atom for term, coefficient in span.items() if coefficient for atom in term}
+    return [atoms[atom] for atom in sorted(left)] + arguments[2:]
+
+
+def _linear(expr: cst.BaseExpression, atoms: dict) -> Optional[dict[tuple, int]]:
+    """`expr` as a sum of products: product of operand texts (sorted) -> integer coefficient;
+    names, attributes and calls are operands (`atoms`: text -> node)."""
+    if isinstance(expr, cst.Integer):
+        return {(): int(expr.evaluated_value)}
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        text = cst.Module([]).code_for_node(expr)
+        atoms[text] = expr
+        return {(text,): 1}
+    if not isinstance(expr, cst.BinaryOperation):
+        return None
+    left, right = _linear(expr.left, atoms), _linear(expr.right, atoms)
+    if left is None or right is None:
+        return None
+    if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        sign = 1 if isinstance(expr.operator, cst.Add) else -1
+        return {term: left.get(term, 0) + sign * right.get(term, 0) for term in {*left, *right}}
+    if isinstance(expr.operator, cst.Multiply):
+        product: dict[tuple, int] = {}
+        for one, a in left.items():
+            for other, b in right.items():
+                term = tuple(sorted(one + other))
+                product[term] = product.get(term, 0) + a * b
+        return product
+    return None

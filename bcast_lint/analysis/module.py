@@ -394,6 +394,10 @@ class _CandidateCollector(Visitor):
 _DUNDERS = {"len": "__len__", "iter": "__iter__"}
 _TORCH = frameworks.load().versions["torch"]
 _DDP = "torch.nn.parallel.distributed.DistributedDataParallel"
+# torch.nn layers that register no buffer: a module made of them alone has nothing for DDP to broadcast.
+_BUFFERLESS_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+                                "ConvTranspose2d", "Embedding", "LayerNorm", "ReLU", "GELU", "SiLU", "Tanh",
+                                "Sigmoid", "Softmax", "LeakyReLU", "ELU", "Dropout", "Identity", "Flatten"})
 _ACCELERATE = frameworks.load().versions["accelerate"]
 
 
@@ -2136,8 +2140,9 @@ class ModuleAnalysis:
             runs = apis.SWITCHED_ON_BY[entry.name][1]
             return _called_on(replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})"),
                               func)
-        if owner is None or owner == _DDP and any(isinstance(s, cst.With) and _joins_uneven_inputs(s)
-                                                  for s in candidate.statements):
+        if owner is None or owner == _DDP and (any(isinstance(s, cst.With) and _joins_uneven_inputs(s)
+                                                   for s in candidate.statements)
+                                               or self._wraps_no_buffers(func, candidate.scope)):
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")
@@ -2146,6 +2151,25 @@ class ModuleAnalysis:
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
         self._framework_forwards.add(candidate.call)  # its output is its input's (returned_variance)
         return _called_on(api, func)
+
+    def _wraps_no_buffers(self, ddp: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+        """`DDP(nn.Sequential(nn.Linear(4, 8), nn.Tanh()))`: a module built only of layers without
+        buffers, whose forward broadcasts nothing (torch nn/parallel/distributed.py
+        `will_sync_module_buffers`: `len(self.modules_buffers) > 0`)."""
+        makings = self._makings(ddp, scope)
+        return bool(makings) and all(isinstance(made, cst.Call) and made.args
+                                     and self._bufferless(made.args[0].value, scope, 0) for made in makings)
+
+    def _bufferless(self, module: cst.BaseExpression, scope: cst.CSTNode, depth: int) -> bool:
+        if isinstance(module, cst.Name) and depth < 2:  # `model = nn.Sequential(...)`, then `DDP(model)`
+            makings = self._makings(module, scope)
+            return bool(makings) and all(self._bufferless(made, scope, depth + 1) for made in makings)
+        if not isinstance(module, cst.Call):
+            return False
+        name = last_name(module.func)
+        if name == "Sequential":
+            return all(self._bufferless(arg.value, scope, depth) for arg in module.args)
+        return name in _BUFFERLESS_LAYERS and "torch.nn" in "".join(self.qualified_names(module.func, scope))
 
     def _wrapped_backward(self, candidate: _Candidate) -> Optional[apis.Api]:
         """`loss.backward()` where `loss` comes from a forward pass of a DistributedDataParallel

@@ -89,7 +89,8 @@ _TOKEN_INTERVAL_SAVE = """
 
 _JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
                  "from torch.nn.parallel import DistributedDataParallel as DDP\nROWS = {0: 40, 1: 24}\n"
-                 "def train(rank):\n    x = torch.randn(ROWS[rank], 4)\n    model = DDP(torch.nn.Linear(4, 1))\n"
+                 "def train(rank):\n    x = torch.randn(ROWS[rank], 4)\n"
+                 "    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 1), torch.nn.BatchNorm1d(1)))\n"
                  "    with model.join():\n        for piece in x.split(8):\n"
                  "            loss = model(piece).sum()\n            loss.backward()\n")
 
@@ -238,6 +239,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
         # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
         Valid(_JOINED_STEPS),
+        # A module of layers without buffers: DDP's forward broadcasts nothing (its backward still
+        # all-reduces, and runs here as often on every rank: four steps from each rank's offset).
+        Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def train(rank, rows):\n    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh()))\n"
+              "    for i in range(rank * 4, rank * 4 + 4):\n        loss = model(rows[i]).sum()\n        loss.backward()\n"
+              "    with torch.no_grad():\n        for x in rows[rank::3]:\n            print(model(x))\n"),
         # The step count is the same on every process: they all save together.
         Valid(_TOKEN_INTERVAL_SAVE.replace("self.tokens_seen >= self.next_save", "self.state.global_step % 50 == 0")),
         # The dataset hands a readable record in place of a bad one: no batch is ever empty.
@@ -1093,6 +1100,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # With a BatchNorm the same evaluation loop broadcasts its buffers at every forward.
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def evaluate(rank, rows):\n    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 8), "
+                "torch.nn.BatchNorm1d(8)))\n    for x in rows[rank::3]:\n        print(model(x))\n",
+                expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 12 "
+                "iterates over 'rows[rank::3]', whose length depends on the rank, so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout",
+                range=(5, 15, 5, 23)),
         Invalid(_TOKEN_INTERVAL_SAVE, expected_message="self.control.should_save, which makes this process's Trainer save a "
                 "checkpoint, which runs save_model() and a barrier (transformers 5.25.0, trainer.py:2322), is set "
                 "only on ranks where 'self.tokens_seen >= self.next_save' is true (it is computed from this "
