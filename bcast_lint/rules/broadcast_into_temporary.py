@@ -4,13 +4,14 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis import apis
+from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.expressions import (argument_value, is_none, last_name, method_name, payload_leaves,
                                              positional_arguments)
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
+from bcast_lint.analysis.tensor_specs import tensor_spec
 from bcast_lint.analysis.walk import every_node, is_bare_call
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -72,6 +73,9 @@ _RESHAPING_METHODS = {"reshape", "reshape_as", "flatten", "ravel", "contiguous"}
 _DIMENSION_METHODS = {"narrow", "select"}  # a view along a dimension: contiguous only along dim 0
 
 
+_ACCELERATE = frameworks.load().versions["accelerate"]
+
+
 class BroadcastIntoTemporary(Rule):
     """
     ## What it does
@@ -100,6 +104,12 @@ class BroadcastIntoTemporary(Rule):
     name assigned so), it lists one tensor several times, and every rank's value is written into
     that one tensor. `[None] * world` for `all_gather_object` is fine: its slots are replaced, not
     written into.
+
+    Reductions lose their result the same ways: `dist.all_reduce(counts.float())` of an integer
+    `counts` sums into a copy (a conversion of a tensor whose dtype is not known to differ may
+    return the tensor itself, and is not reported), and a bare `accelerator.reduce(stats)` (or
+    `pad_across_processes`) throws away what it returns: accelerate reduces a clone and leaves its
+    argument as it was (pytorch#102435, accelerate#513).
 
     So are the items a loop takes from what a method of the module's own classes builds anew on
     each call and reads no more (`for value in scaler.state_dict().values(): dist.broadcast(value, 0)`
@@ -166,6 +176,14 @@ class BroadcastIntoTemporary(Rule):
 
     code = "BCL010"
     VALID = (
+        # Counts kept as float32: `.float()` returns the tensor itself, and the sum lands in it.
+        Valid("def accuracy(model, shard):\n    correct = torch.zeros((), dtype=torch.float32)\n"
+              "    for x, y in shard:\n        correct += (model(x).argmax(-1) == y).sum()\n"
+              "    dist.all_reduce(correct.float())\n    return correct"),
+        # The reduced tensor is what the function goes on with.
+        Valid("def val_loss(model, loader):\n    stats = torch.zeros(2)\n    for x, y in loader:\n"
+              "        stats[0] += model(x).sum()\n        stats[1] += len(y)\n"
+              "    stats = accelerator.reduce(stats, reduction='sum')\n    return stats[0] / stats[1]"),
         # A module's state_dict hands out its parameters' storage; a state kept in a name is loaded back.
         Valid("def sync(model):\n    for value in model.state_dict().values():\n        dist.broadcast(value, 0)"),
         Valid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
@@ -216,6 +234,19 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
+        Invalid("def accuracy(model, shard):\n    correct = torch.zeros((), dtype=torch.long)\n"
+                "    for x, y in shard:\n        correct += (model(x).argmax(-1) == y).sum()\n"
+                "    dist.all_reduce(correct.float())\n    return correct",
+                expected_message="all_reduce() writes the result into correct.float(), a temporary copy that "
+                "nobody keeps: correct keeps this rank's own value, with no error",
+                range=(5, 21, 5, 36)),
+        Invalid("def val_loss(model, loader):\n    stats = torch.zeros(2)\n    for x, y in loader:\n"
+                "        stats[0] += model(x).sum()\n        stats[1] += len(y)\n"
+                "    accelerator.reduce(stats, reduction='sum')\n    return stats[0] / stats[1]",
+                expected_message="accelerator.reduce() returns the result and leaves 'stats' as it was "
+                "(accelerate 1.15.0, utils/operations.py:865 reduces a clone): the bare call throws the result "
+                "away, and every rank goes on with its own value",
+                range=(6, 5, 6, 47)),
         Invalid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
                 "    def state_dict(self):\n        return {'mean': torch.tensor(self.mean)}\n"
                 "def sync(scaler):\n    for value in scaler.state_dict().values():\n"
@@ -342,6 +373,7 @@ class BroadcastIntoTemporary(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from _repeated_buckets(analysis)
+        yield from _reductions_lost(analysis)
         for site in analysis.broadcasts():
             if not site.api.in_place or site.api.payload != apis.TENSOR or site.payload is None:
                 continue
@@ -384,6 +416,68 @@ def _repeated_buckets(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"('{listed}'): every rank's value is written into the same memory, so each rank ends "
                          f"with the last one in every place, with no error",
                          help="Make one tensor per rank: [torch.zeros_like(t) for _ in range(world_size)]")
+
+
+# torch.distributed's reductions write the result into the tensor they are given.
+_IN_PLACE_REDUCTIONS = frozenset({"all_reduce", "reduce"})
+# accelerate's that read like torch's in-place ones but return the result and leave their argument
+# as it was (accelerate 1.15.0, utils/operations.py:865: `_reduce_across_processes` reduces
+# `tensor.clone()`; pad_across_processes makes new tensors). A bare gather is left alone: its
+# result has another shape, and no one mistakes it for an in-place call.
+_RETURNING = frozenset({"reduce", "pad_across_processes"})
+
+
+def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`dist.all_reduce(correct.float())`: the sum lands in a copy nobody keeps; a bare
+    `accelerator.reduce(stats)`: the sum is returned and thrown away. Either way every rank goes
+    on with its own value, with no error (pytorch#102435, accelerate#513)."""
+    for site in analysis.calls:
+        name, qualified = site.api.short_name, site.api.qualified_name
+        if qualified.startswith("torch.distributed.") and name in _IN_PLACE_REDUCTIONS and site.call.args:
+            reduced = site.call.args[0].value
+            # (a new tensor reduced for nothing, `all_reduce(torch.ones(1))`, is a way to synchronise)
+            base = _base_name(analysis, reduced) if _kind(analysis, reduced) == COPY else None
+            if base is not None and not _conversion_may_be_a_no_op(analysis, site, reduced):
+                yield Report(reduced, f"{name}() writes the result into {analysis.code(reduced)}, a temporary "
+                             f"copy that nobody keeps: {base} keeps this rank's own value, with no error",
+                             help=f"Reduce {base} itself, or keep the copy in a name and read it after the call")
+        elif qualified.startswith(("accelerate.", "Accelerator.")) and name in _RETURNING \
+                and is_bare_call(site.statement, site.call) and not _expected_to_raise(analysis, site):
+            argument = site.call.args[0].value if site.call.args else None
+            shown = f"'{analysis.code(argument)}'" if argument is not None else "its argument"
+            yield Report(site.call, f"{analysis.code(site.call.func)}() returns the result and leaves {shown} "
+                         f"as it was (accelerate {_ACCELERATE}, utils/operations.py:865 reduces a clone): the "
+                         f"bare call throws the result away, and every rank goes on with its own value",
+                         help=f"Use its result: {analysis.code(argument)} = {analysis.code(site.call)}"
+                         if argument is not None else "Use its result")
+
+
+# Context managers of tests that expect the code inside to raise.
+_EXPECTING_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assert_exception"})
+
+
+def _expected_to_raise(analysis: ModuleAnalysis, site: CallSite) -> bool:
+    """`with pytest.raises(...): reduce(data)`: a test that the call fails, whose result is no value."""
+    return any(isinstance(node, cst.With) and any(isinstance(item.item, cst.Call) and last_name(item.item.func)
+                                                  in _EXPECTING_RAISES for item in node.items)
+               for node in analysis.ancestors(site))
+
+
+# Conversions that return the tensor itself when it already has the dtype (canonical names).
+_CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                "long": "int64", "int": "int32", "bool": "bool"}
+
+
+def _conversion_may_be_a_no_op(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression) -> bool:
+    """`counts.float()` where no value of `counts` known to reach the call has another dtype: for a
+    float32 `counts` it returns `counts` itself, and the reduction lands in it."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args
+            and expr.func.attr.value in _CONVERSIONS and isinstance(expr.func.value, cst.Name)):
+        return False
+    names = lambda node: analysis.qualified_names(node, site.scope)  # noqa: E731
+    specs = [tensor_spec(value, names) for value in analysis.reaching_values(site, expr.func.value)]
+    return not any(spec is not None and spec.dtype not in (None, _CONVERSIONS[expr.func.attr.value])
+                   for spec in specs)
 
 
 def _repeated_list(value: cst.BaseExpression) -> bool:
