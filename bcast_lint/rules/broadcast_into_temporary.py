@@ -432,6 +432,8 @@ def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
     `accelerator.reduce(stats)`: the sum is returned and thrown away. Either way every rank goes
     on with its own value, with no error (pytorch#102435, accelerate#513)."""
     for site in analysis.calls:
+        if not isinstance(site.call, cst.Call):  # a property read
+            continue
         name, qualified = site.api.short_name, site.api.qualified_name
         if qualified.startswith("torch.distributed.") and name in _IN_PLACE_REDUCTIONS and site.call.args:
             reduced = site.call.args[0].value

@@ -7,6 +7,7 @@ import libcst as cst
 
 from bcast_lint.analysis import apis
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
+from bcast_lint.analysis.walk import every_node
 from bcast_lint.fixes.object_list import object_list_fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
@@ -36,6 +37,11 @@ class NonTensorBroadcast(Rule):
     of those. Accelerate walks lists, tuples and dicts, so a container is flagged only for such a
     leaf (`broadcast([a, b])` of tensors is fine); `torch.distributed.broadcast` takes a single
     tensor, so any list, tuple or dict is flagged.
+
+    It also flags `torch.distributed.all_reduce`/`reduce` of a local name that starts as a number
+    (`eval_loss = 0.0`) and becomes a tensor only in a loop over the rank's data
+    (`for x, y in loader: eval_loss += loss.detach()`): on a rank whose shard yields no batch it is
+    still the number when the reduction runs (llama-cookbook#297).
 
     ## Why is this bad?
     Only tensors can be broadcast. Once distributed, accelerate raises on each rank that passes one
@@ -72,6 +78,13 @@ class NonTensorBroadcast(Rule):
 
     code = "BCL008"
     VALID = (
+        # A tensor from the start: a rank without batches reduces its zero.
+        Valid("def evaluate(model, loader):\n    eval_loss = torch.zeros(())\n    for x, y in loader:\n"
+              "        eval_loss += F.mse_loss(model(x), y).detach()\n    dist.all_reduce(eval_loss)"),
+        # Made a tensor after the loop, whatever it holds.
+        Valid("def evaluate(model, loader):\n    eval_loss = 0.0\n    for x, y in loader:\n"
+              "        eval_loss += F.mse_loss(model(x), y).item()\n    eval_loss = torch.tensor(eval_loss)\n"
+              "    dist.all_reduce(eval_loss)"),
         Valid("name = 'abc'\nobj = broadcast_object_list([name])"),
         Valid("a = torch.zeros(2)\nb = torch.ones(3)\na, b = broadcast([a, b])"),
         Valid("x = ['a', 'b']\nn = broadcast(torch.tensor(len(x)))"),
@@ -82,6 +95,14 @@ class NonTensorBroadcast(Rule):
         Valid("n = len(data)\ncount = torch.tensor([n])\ndist.broadcast(count, 0)"),
     )
     INVALID = (
+        Invalid("def evaluate(model, loader):\n    eval_loss = 0.0\n    with torch.no_grad():\n"
+                "        for x, y in loader:\n            eval_loss += F.mse_loss(model(x), y).detach()\n"
+                "    dist.all_reduce(eval_loss)\n    return eval_loss",
+                expected_message="all_reduce() is handed 'eval_loss', the number 0.0 until the loop at line 12 "
+                "adds a tensor to it: on a rank whose 'loader' yields nothing it is still a number, and the call "
+                "raises TypeError there (\"Invalid function argument. Expected parameter `tensor` of type "
+                "torch.Tensor\") while the other ranks wait",
+                range=(6, 5, 6, 31)),
         Invalid("run = f'run-{rank}'\nrun = broadcast(run)",
                 expected_message="broadcast() is given 'run' (f'run-{rank}'), a str, not a tensor: "
                 "accelerate raises TypeError for <class 'str'> once distributed, while a single process "
@@ -116,6 +137,7 @@ class NonTensorBroadcast(Rule):
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from _numbers_until_a_loop_runs(analysis)
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.payload is None:
                 continue
@@ -123,6 +145,76 @@ class NonTensorBroadcast(Rule):
             if found is not None:
                 message, remedy = _message(analysis, site, found)
                 yield Report(site.call, message, object_list_fix(analysis, site), remedy)
+
+
+# torch.distributed's reductions, which take the tensor they reduce into.
+_REDUCTIONS = frozenset({"all_reduce", "reduce"})
+
+
+def _numbers_until_a_loop_runs(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`eval_loss = 0.0`, then `eval_loss += loss` over the rank's loader, then
+    `dist.all_reduce(eval_loss)`: a tensor only once the loop ran, still the float on a rank whose
+    shard has no batch, where the reduction raises TypeError (llama-cookbook#297)."""
+    for site in analysis.calls:
+        call = site.call if isinstance(site.call, cst.Call) else None  # (not a property read)
+        payload = call.args[0].value if call is not None and call.args else None
+        if not (site.api.qualified_name.startswith("torch.distributed.") and site.api.short_name in _REDUCTIONS
+                and isinstance(payload, cst.Name) and isinstance(site.scope, cst.FunctionDef)):
+            continue
+        found = _started_as_number(analysis, site.scope, site.statement, payload.value)
+        if found is not None:
+            number, loop = found
+            yield Report(site.call, f"{site.api.short_name}() is handed '{payload.value}', the number "
+                         f"{analysis.code(number)} until the loop at line {analysis.position(loop).start.line} adds "
+                         f"a tensor to it: on a rank whose '{analysis.code(loop.iter)}' yields nothing it is still a "
+                         f"number, and the call raises TypeError there (\"Invalid function argument. Expected "
+                         f"parameter `tensor` of type torch.Tensor\") while the other ranks wait",
+                         help=f"Start it as a tensor: {payload.value} = torch.zeros(())")
+
+
+def _started_as_number(analysis: ModuleAnalysis, scope: cst.FunctionDef, statement: cst.CSTNode,
+                       name: str) -> Optional[tuple[cst.BaseExpression, cst.For]]:
+    """(the number, the loop) where, among the statements of `scope`'s body before `statement`, the
+    last two that bind `name` are `name = <number>` and a `for` over the rank's data whose body
+    adds to it (`name += ...`)."""
+    body = list(scope.body.body)
+    if statement not in body:
+        return None
+    binding = [s for s in body[:body.index(statement)] if name in _bound_in(s)]
+    loop = binding[-1] if binding else None
+    while isinstance(loop, cst.With):  # `with torch.no_grad(): for x, y in loader: ...`
+        loop = next((s for s in reversed(loop.body.body) if name in _bound_in(s)), None)
+    if len(binding) < 2 or not isinstance(loop, cst.For) or _bound_in(loop).get(name) != "+=" \
+            or not all(_adds_a_tensor(node) for node in every_node(loop, cst.AugAssign)
+                       if isinstance(node.target, cst.Name) and node.target.value == name):
+        return None
+    start = binding[-2]
+    value = start.body[0].value if isinstance(start, cst.SimpleStatementLine) \
+        and isinstance(start.body[0], cst.Assign) and len(start.body[0].targets) == 1 else None
+    words = analysis.code(loop.iter)
+    if not isinstance(value, (cst.Integer, cst.Float)) or not any(word in words for word in apis.DATA_LOOP_WORDS):
+        return None
+    return value, loop
+
+
+def _adds_a_tensor(augment: cst.AugAssign) -> bool:
+    """`+= F.mse_loss(...).detach()`: a call's result, not a number (`loss.item()`, `len(y)`)."""
+    value = augment.value
+    return isinstance(value, cst.Call) and not (isinstance(value.func, cst.Attribute) and value.func.attr.value
+                                                in _METHOD_RESULTS) \
+        and not (isinstance(value.func, cst.Name) and value.func.value in ("len", "float", "int", "sum"))
+
+
+def _bound_in(statement: cst.CSTNode) -> dict[str, str]:
+    """The names a statement binds (its loop targets aside): name -> "=" or "+=" (how, the last time)."""
+    bound: dict[str, str] = {}
+    nodes = [node for kind in (cst.Assign, cst.AugAssign, cst.AnnAssign) for node in every_node(statement, kind)]
+    for node in sorted(nodes, key=lambda node: isinstance(node, cst.AugAssign)):  # (order within is not kept)
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, cst.Name):
+                bound[target.value] = "+=" if isinstance(node, cst.AugAssign) else "="
+    return bound
 
 
 def _non_tensor(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression,
