@@ -2149,8 +2149,8 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
         if len(detached) == len(returns):
             continue
         for node, test, why in _under_a_varying_test(analysis, method, detached):
-            what = "None, which skips the backward and the optimizer step" if node.value is None or is_none(
-                node.value) else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
+            what = "None, which skips the backward and the optimizer step" if _returns_none(node) \
+                else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
             yield Report(node, f"training_step() returns {what}, only where '{analysis.code(test)}' holds "
                          f"({why}): the Trainer's backward through DistributedDataParallel all-reduces each "
                          f"gradient as the parameters get one, which never happens on those ranks, so the "
@@ -2170,7 +2170,7 @@ def _batches_dropped_by_the_collator(analysis: ModuleAnalysis) -> Iterator[Repor
     for function in analysis.module.body:
         if not (isinstance(function, cst.FunctionDef) and function.name.value in names):
             continue
-        dropped = [node for node in _own_returns(function) if node.value is None or is_none(node.value)]
+        dropped = [node for node in _own_returns(function) if _returns_none(node)]
         for node, test, why in _under_a_varying_test(analysis, function, dropped):
             yield Report(node, f"{function.name.value}() collates this process's batches and returns None where "
                          f"'{analysis.code(test)}' holds ({why}): the Trainer skips a None batch on that process "
@@ -2196,7 +2196,7 @@ def _collating_records_that_fail(analysis: ModuleAnalysis) -> set[str]:
         klass = classes.get(dataset.func.value)
         items = [m for m in (klass.body.body if klass is not None else ()) if isinstance(m, cst.FunctionDef)
                  and m.name.value == "__getitem__"]
-        if any(node.value is None or is_none(node.value) for item in items for node in _own_returns(item)):
+        if any(_returns_none(node) for item in items for node in _own_returns(item)):
             found.add(collate.value)
     return found
 
@@ -2309,6 +2309,10 @@ def _own_returns(method: cst.FunctionDef) -> list[cst.Return]:
     """The method's returns, not those of functions defined inside it."""
     return [node for node in every_node(method.body, cst.Return)
             if not any(isinstance(part, cst.FunctionDef) for part in path_to(method.body, node) or ())]
+
+
+def _returns_none(node: cst.Return) -> bool:
+    return node.value is None or is_none(node.value)
 
 
 def _under_a_varying_test(analysis: ModuleAnalysis, method: cst.FunctionDef,
