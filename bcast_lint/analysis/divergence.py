@@ -1493,8 +1493,9 @@ class _Pass:
             return self.why(count, varying) if count is not None else None
         if name == "range" or name in _SIZED_CONSTRUCTORS:
             sizes = arguments[_SIZE_ARGUMENTS.get(name, slice(None))]  # not `full`'s fill value
-            if name == "range" and range_span(call) is not None:
-                sizes = range_span(call)  # `range(rank * 4, rank * 4 + 4)`: four on every rank
+            span = range_span(call) if name == "range" else None
+            if span is not None:
+                sizes = span  # `range(rank * 4, rank * 4 + 4)`: four on every rank
             return next(filter(None, (self.why(arg, varying) for arg in sizes)), None)
         if name in _SHARES and any(self._names_rank(arg.value) for arg in call.args) \
                 and (isinstance(call.func, cst.Attribute) or self._qualified_names(call)):  # not a function of one's own

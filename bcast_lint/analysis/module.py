@@ -846,9 +846,9 @@ def _logged_keys(call: cst.Call) -> Iterator[str]:
                     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString))
 
 
-def _calls_assigned(text: str) -> dict[str, list[str]]:
-    """name -> the text of each call the file assigns to that name (`metrics = MetricCollection(...)`),
-    read with CPython's `ast`; only where the file names a switch (apis.SWITCHED_OFF_IN_ITEMS)."""
+def _calls_assigned(text: str) -> dict[str, list[cst.BaseExpression]]:
+    """name -> each call the file assigns to that name (`metrics = MetricCollection(...)`), found
+    with CPython's `ast` and parsed once; only where the file names a switch (apis.SWITCHED_OFF_IN_ITEMS)."""
     if not any(keyword in text for keyword in apis.SWITCHED_OFF_IN_ITEMS.values()):
         return {}
     tree = parsed(text)
@@ -858,12 +858,24 @@ def _calls_assigned(text: str) -> dict[str, list[str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             for target in (t for t in node.targets if isinstance(t, ast.Name)):
-                found.setdefault(target.id, []).append(ast.unparse(node.value))
+                found.setdefault(target.id, []).append(cst.parse_expression(ast.unparse(node.value)))
     return found
 
 
 def _passes(call: cst.Call, keyword: str) -> bool:
     return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
+
+
+def _passes_name(call: cst.BaseExpression, keyword: str, value: str) -> bool:
+    """`call` passes `keyword=<value>` for a name `value` ("False", "True")."""
+    return isinstance(call, cst.Call) and any(
+        arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
+        and arg.value.value == value for arg in call.args)
+
+
+def _under_a_with(candidate: "_Candidate", manages: Callable[[cst.With], bool]) -> bool:
+    """The call sits in a `with` statement that `manages` picks (`with ddp.no_sync():`)."""
+    return any(isinstance(statement, cst.With) and manages(statement) for statement in candidate.statements)
 
 
 _COMPUTING: dict = {}  # a module's own pass under way (ModuleAnalysis._globals_read)
@@ -2140,8 +2152,7 @@ class ModuleAnalysis:
             runs = apis.SWITCHED_ON_BY[entry.name][1]
             return _called_on(replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})"),
                               func)
-        if owner is None or owner == _DDP and (any(isinstance(s, cst.With) and _joins_uneven_inputs(s)
-                                                   for s in candidate.statements)
+        if owner is None or owner == _DDP and (_under_a_with(candidate, _joins_uneven_inputs)
                                                or self._wraps_no_buffers(func, candidate.scope)):
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
@@ -2177,7 +2188,7 @@ class ModuleAnalysis:
         reducer all-reduces the gradients in autograd hooks, unless inside `with ddp.no_sync():`."""
         func = candidate.call.func
         if candidate.name != "backward" or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
-                or any(isinstance(s, cst.With) and (_syncs_off(s) or _joins_uneven_inputs(s)) for s in candidate.statements):
+                or _under_a_with(candidate, _syncs_off) or _under_a_with(candidate, _joins_uneven_inputs):
             return None
         values = [value for where, value in self._assigned(func.value.value) if where is candidate.scope]
         values += [inner for value in values for name in names_read(value)
@@ -2210,9 +2221,7 @@ class ModuleAnalysis:
         `MetricCollection({"acc": MulticlassAccuracy(..., sync_on_compute=False), ...})`."""
         items = [item for made_by in self._makings(func, None) if made_by.args
                  for item in literal_items(made_by.args[0].value)]
-        return bool(items) and all(isinstance(item, cst.Call) and any(
-            arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
-            and arg.value.value == value for arg in item.args) for item in items)
+        return bool(items) and all(_passes_name(item, keyword, value) for item in items)
 
     def made_with(self, func: cst.BaseExpression, keyword: str, value: str, scope: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
@@ -2227,8 +2236,7 @@ class ModuleAnalysis:
         calls += [call for made_by in list(calls) if isinstance(made_by.func, cst.Name) and made_by.func.value in classes
                   for call in every_node(classes[made_by.func.value], cst.Call)
                   if last_name(call.func) == "__init__" and calls_super(call.func)]
-        return any(arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
-                   and arg.value.value == value for call in calls for arg in call.args)
+        return any(_passes_name(call, keyword, value) for call in calls)
 
     def _makings(self, func: cst.BaseExpression, scope: Optional[cst.CSTNode]) -> list[cst.Call]:
         """The calls that made the object `func` names (`metrics`, `self.model`); with `scope`, a
@@ -2245,7 +2253,7 @@ class ModuleAnalysis:
             # A parameter, in a helper's summary read apart from its callers: the objects the
             # file's other functions make under that name (`metrics = MetricCollection(...)` in
             # `main`, handed to `test(model, loader, metrics)`).
-            calls = [cst.parse_expression(text) for text in self.per_file(_calls_assigned).get(func.value, ())]
+            calls = list(self.per_file(_calls_assigned).get(func.value, ()))
         return calls
 
     # -- what a framework object is ---------------------------------------------------------------
