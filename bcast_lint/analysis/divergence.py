@@ -27,6 +27,7 @@ from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERI
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, range_span, self_name)
 from bcast_lint.analysis.names import root_name
+from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.environment import read_variable
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
@@ -537,7 +538,7 @@ class _Pass:
         disable = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "disable"),
                        None)
         why = self.why(disable, varying) if disable is not None else None
-        return f"the progress bar is disabled on some ranks ('disable={_code(disable)}'), and counts nothing there" \
+        return f"the progress bar is disabled on some ranks ('disable={node_code(disable)}'), and counts nothing there" \
             if why else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
@@ -655,7 +656,7 @@ class _Pass:
         for call in calls:
             path = _file_target(call)
             if path is not None:
-                text = _code(path)
+                text = node_code(path)
                 self._written.setdefault(text, written_by_some(text))
 
     def _note_named_file(self, name: str, value: cst.BaseExpression) -> None:
@@ -674,7 +675,7 @@ class _Pass:
         if isinstance(path, cst.Name) and path.value in self._named_files:
             return self._named_files[path.value]
         try:
-            key = path_key(ast.parse(_code(path).strip(), mode="eval").body)
+            key = path_key(ast.parse(node_code(path).strip(), mode="eval").body)
         except (SyntaxError, ValueError, RecursionError):
             return None
         return WRITTEN_BY_ONE_RANK.format(written[key]) if key in written else None
@@ -725,18 +726,18 @@ class _Pass:
         the one rank that checks and writes.)"""
         if self._branches:
             return
-        checked = {_code(path) for call in calls_in(statement.test) if last_name(call.func) in FILE_CHECKS
+        checked = {node_code(path) for call in calls_in(statement.test) if last_name(call.func) in FILE_CHECKS
                    for path in [_checked_path(call)] if path is not None}
         for call in calls_in(statement.body) if checked else ():
             path = _written_path(call)
-            if path is not None and _code(path) in checked:
-                self._written.setdefault(_code(path), CHECKED_THEN_WRITTEN)
+            if path is not None and node_code(path) in checked:
+                self._written.setdefault(node_code(path), CHECKED_THEN_WRITTEN)
         # `if path.exists(): return ...`, then a write of it before any collective (a cache that
         # rank 0 fills): a rank that gets to the check after the write finds the file.
         for call in self._writes_before_a_collective() if checked else ():
             path = _written_path(call)
-            if path is not None and _code(path) in checked:
-                self._written.setdefault(_code(path), WRITTEN_AFTER)
+            if path is not None and node_code(path) in checked:
+                self._written.setdefault(node_code(path), WRITTEN_AFTER)
 
     def _writes_before_a_collective(self) -> Iterator[cst.Call]:
         """The calls of the statements after the current one in its block, up to the first that
@@ -1008,7 +1009,7 @@ class _Pass:
                 continue
             if isinstance(call.func, cst.Attribute):
                 paths.append(call.func.value)  # `Path(p).read_text()`
-            if any(self.why(path, varying) or _code(path) in self._written for path in paths):
+            if any(self.why(path, varying) or node_code(path) in self._written for path in paths):
                 return RAISES
         return None
 
@@ -1016,7 +1017,7 @@ class _Pass:
         """`os.makedirs(run_dir)` (no `exist_ok=True`), `os.remove(lock)`, `open(p, "x")` on a
         path every rank names alike: the ranks race, and only the winner does not raise."""
         path = self._exclusive_path(call)
-        return path is not None and self.why(path, varying) is None and _code(path) not in self._written
+        return path is not None and self.why(path, varying) is None and node_code(path) not in self._written
 
     def _exclusive_path(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The path `call` creates or removes in a way that fails when another process did so first."""
@@ -1081,9 +1082,9 @@ class _Pass:
         items = argument_value(split, 0, "inputs")
         padded = argument_value(split, 1, "apply_padding")
         count = self._conditions.table_lengths.get(items.value) if isinstance(items, cst.Name) else None
-        if count is None or count % 2 == 0 or (padded is not None and _code(padded) != "False"):
+        if count is None or count % 2 == 0 or (padded is not None and node_code(padded) != "False"):
             return None
-        return RankKind(ODD_SHARE.format(count, _code(items)))
+        return RankKind(ODD_SHARE.format(count, node_code(items)))
 
     def _suppressed(self, statement: cst.With) -> set[str]:
         """The exceptions a `with contextlib.suppress(...)` of the statement swallows."""
@@ -1300,7 +1301,7 @@ class _Pass:
         if name in FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:
-                why = self._written.get(_code(path)) or self.why(path, varying)
+                why = self._written.get(node_code(path)) or self.why(path, varying)
                 return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _PLACEMENT_METHODS:
@@ -1476,7 +1477,7 @@ class _Pass:
                 and selected is not None and not _object_state(selected):
             return DATA_SIZED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
         if name in _PREPARING and _prepares_a_loader(call) and self._made_uneven(call.func):
-            return UNEVEN_BATCHES.format(_code(call.func.value))
+            return UNEVEN_BATCHES.format(node_code(call.func.value))
         if name in _BALANCED or self._uniform_result(call) or (
                 name == "DataLoader" and any(last_name(arg.value) in _BALANCED for arg in call.args)):
             return None
@@ -1505,7 +1506,7 @@ class _Pass:
         if name == "next" and arguments:  # a batch of a loader over a rank's own, uneven share
             return self.length_why(arguments[0], varying)
         if name in _LISTINGS and arguments:  # `os.listdir(node_dir)`: what is in a directory of its own
-            why = self._written.get(_code(arguments[0])) or self.why(arguments[0], varying)
+            why = self._written.get(node_code(arguments[0])) or self.why(arguments[0], varying)
             return FILE_OF_RANK if why == RANK else why
         if name in _DEDUPLICATING and arguments:  # `set(labels)`: as many as there are distinct values
             return self.why(arguments[0], varying) or self.length_why(arguments[0], varying)
@@ -1729,9 +1730,6 @@ def _break_tests(loop: cst.For) -> Iterator[cst.BaseExpression]:
             yield statement.test
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
 
 def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body
@@ -1832,7 +1830,7 @@ def _set_apart(statement: cst.If) -> dict:
     for name in body.keys() & orelse.keys():
         placeholders = [value for value in (body[name], orelse[name]) if _is_placeholder(value)]
         if len(placeholders) == 1:
-            apart[name] = RankKind(f"it is computed on some ranks and set to '{_code(placeholders[0])}' on the others")
+            apart[name] = RankKind(f"it is computed on some ranks and set to '{node_code(placeholders[0])}' on the others")
     return apart
 
 

@@ -7,6 +7,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.positions import node_code
+
 # Methods that return a (converted or moved) copy: the allocation underneath still decides
 # what the value holds and where it lives.
 _PASS_THROUGH_METHODS = {"to", "cuda", "cpu", "contiguous", "pin_memory", "float", "half", "double",
@@ -159,8 +161,8 @@ def cut_to_multiple(expr: cst.BaseExpression) -> Optional[str]:
         return None
     for quotient, factor in ((expr.left, expr.right), (expr.right, expr.left)):
         if isinstance(quotient, cst.BinaryOperation) and isinstance(quotient.operator, cst.FloorDivide):
-            code = cst.Module([]).code_for_node(factor)
-            if code == cst.Module([]).code_for_node(quotient.right):
+            code = node_code(factor)
+            if code == node_code(quotient.right):
                 return code
     return None
 
@@ -170,7 +172,7 @@ def even_strides(index: cst.Slice, multiple_of=cut_to_multiple) -> bool:
     of what a bound is one): every start below `world` takes as many items, the rank's own among
     them. A literal step may be below the rank: not counted."""
     return index.step is not None and index.upper is not None and not isinstance(index.step, cst.Integer) \
-        and multiple_of(index.upper) == cst.Module([]).code_for_node(index.step)
+        and multiple_of(index.upper) == node_code(index.step)
 
 
 def range_span(call: cst.Call) -> Optional[list[cst.BaseExpression]]:
@@ -195,7 +197,7 @@ def _linear(expr: cst.BaseExpression, atoms: dict) -> Optional[dict[tuple, int]]
     if isinstance(expr, cst.Integer):
         return {(): int(expr.evaluated_value)}
     if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-        text = cst.Module([]).code_for_node(expr)
+        text = node_code(expr)
         atoms[text] = expr
         return {(text,): 1}
     if not isinstance(expr, cst.BinaryOperation):

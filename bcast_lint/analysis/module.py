@@ -13,10 +13,10 @@ import textwrap
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Mapping, Optional, Sequence, TypeVar
+from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange
 
 from bcast_lint.analysis import apis, frameworks, hooks
 from bcast_lint.analysis.attributes import ClassAttributes
@@ -35,6 +35,7 @@ from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env,
                                       merge_envs, walk_scope)
 from bcast_lint.analysis.ranks import (LOCAL_RANK, RankConditions, World, group_key, other_rank_names,
                                        integer_literal, make_worlds)
+from bcast_lint.analysis.positions import StatementPositions, node_code
 from bcast_lint.analysis.project import FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring_callbacks, synced_epoch_metrics,
                                                 unsynced_metrics)
@@ -624,7 +625,7 @@ def _calls_only_under_rank_test(wrapper: cst.FunctionDef, wrapped: str) -> bool:
     """Whether `wrapper` calls `wrapped`, and only inside `if` statements whose test names a rank."""
     calls = [call for call in calls_in(wrapper.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
     gated = [call for part in wrapper.body.body
-             if isinstance(part, cst.If) and names_rank(cst.Module([]).code_for_node(part.test))
+             if isinstance(part, cst.If) and names_rank(node_code(part.test))
              for call in calls_in(part.body) if isinstance(call.func, cst.Name) and call.func.value == wrapped]
     return bool(calls) and len(gated) == len(calls)
 
@@ -927,7 +928,7 @@ class ModuleAnalysis:
         self.worlds: dict[cst.CSTNode, tuple[World, ...]] = {}
         self.exits: dict[cst.CSTNode, ScopeExits] = {}  # scope -> its exits, for scopes with calls
         self.divergence = Divergence()  # what differs between ranks in the scopes with calls
-        self._positions = _StatementPositions(module)
+        self._positions = StatementPositions(module)
         self._context = context
         self._targets: dict[cst.Call, object] = {}  # project call -> what it reaches
         # The divergence passes this analysis keeps call back into it: weakly, or the tree stays
@@ -2937,7 +2938,7 @@ class ModuleAnalysis:
             yield from self._choose(expr.orelse, world)
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        return node_code(node, self.module)
 
     def test_phrase(self, test: cst.BaseExpression, truth: bool) -> str:
         """"'accelerator.is_main_process' is false": a condition and its value, as messages say it."""
@@ -3200,88 +3201,6 @@ def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
         return None
     only = body[0].body[0]
     return only.value if isinstance(only, cst.Return) and only.value is not None else None
-
-
-NEWLINE = re.compile(r"\r\n?|\n")  # what ends a line for LibCST's positions, as for Source
-
-
-class _StatementPositions:
-    """Nodes' places in the parsed text, found from the top-level statement that holds them
-    alone: its positions, resolved with the module's indentation and newline, shifted by the
-    lines before it. Resolving the whole module's positions cost more than the rules on a large
-    file with findings, and kept a range for each of its nodes."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self._module = module
-        self._relative: dict[cst.CSTNode, CodeRange] = {}  # node -> its place in its statement
-        self._offset: dict[cst.CSTNode, int] = {}  # node -> the lines before its statement
-        self._top_of: dict[cst.CSTNode, cst.CSTNode] = {}  # calls and statements around them
-        self._lines_before: Optional[dict[cst.CSTNode, int]] = None
-        self._resolved: set[cst.CSTNode] = set()
-        self._search: Optional[Iterator[cst.CSTNode]] = None
-        self._whole: Optional[Mapping[cst.CSTNode, CodeRange]] = None
-
-    def hint(self, candidates: Sequence[_Candidate]) -> None:
-        """The top-level statement around each candidate call and its statements: where most
-        nodes asked about are."""
-        for candidate in candidates:
-            top = candidate.statements[0]
-            self._top_of[candidate.call] = top
-            for statement in candidate.statements:
-                self._top_of[statement] = top
-
-    def of(self, node: cst.CSTNode) -> CodeRange:
-        if node not in self._relative:
-            self._find(node)
-        if node not in self._relative:  # the module itself, or a comment of its header or footer
-            if self._whole is None:
-                self._whole = positions(self._module)
-            return self._whole[node]
-        where, offset = self._relative[node], self._offset[node]
-        if not offset:
-            return where
-        return CodeRange(CodePosition(where.start.line + offset, where.start.column),
-                         CodePosition(where.end.line + offset, where.end.column))
-
-    def _find(self, node: cst.CSTNode) -> None:
-        top = self._top_of.get(node)
-        if top is not None and top not in self._resolved:
-            self._resolve(top)
-            if node in self._relative:
-                return
-        if self._search is None:  # the statements with calls first: reports point near them
-            with_calls = dict.fromkeys(self._top_of.values())
-            self._search = iter([*with_calls, *(s for s in self._module.body if s not in with_calls)])
-        for statement in self._search:
-            if statement not in self._resolved:
-                self._resolve(statement)
-                if node in self._relative:
-                    return
-
-    def _resolve(self, statement: cst.CSTNode) -> None:
-        self._resolved.add(statement)
-        alone = self._module.with_changes(header=(), body=(statement,), footer=())
-        places = positions(alone)
-        self._relative.update(places)
-        self._offset.update(dict.fromkeys(places, self._lines_before_statements()[statement]))
-
-    def _lines_before_statements(self) -> dict[cst.CSTNode, int]:
-        if self._lines_before is None:
-            code, lines, self._lines_before = self._module.code_for_node, 0, {}
-            for line in self._module.header:
-                lines += len(NEWLINE.findall(code(line)))
-            for statement in self._module.body:
-                self._lines_before[statement] = lines
-                lines += len(NEWLINE.findall(code(statement)))
-        return self._lines_before
-
-
-def positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """PositionProvider's ranges of `module`'s nodes, as MetadataWrapper.resolve gives them.
-    resolve() also runs the batch of batchable providers, empty here, as a visit of every node
-    (libcst 1.9, metadata/wrapper.py `_resolve_impl`): a tenth of the lint of a large file. The
-    provider's own entry point skips it; tests/test_positions.py checks both agree."""
-    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
 
 
 # What iterating a prepared, shuffled DataLoader runs (accelerate 1.15.0, data_loader.py:579).

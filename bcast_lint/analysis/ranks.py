@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
+from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.signals import NOTHING
 from bcast_lint.analysis.walk import Visitor
 
@@ -543,7 +544,7 @@ def group_key(expr: cst.BaseExpression) -> str:
         getter = re.match(r"get_(\w+)_group$", last_name(expr.func) or "")
         if getter:
             return getter.group(1)
-    return cst.Module([]).code_for_node(expr)
+    return node_code(expr)
 
 
 def _is_own_group_rank(group: str) -> bool:

@@ -35,6 +35,7 @@ from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, none_test, walk_scope
 from bcast_lint.analysis.graphs import components
+from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, ends_in, every_node, holds_own, path_to
@@ -537,7 +538,7 @@ def _early_returns(func: cst.FunctionDef, site, positions: dict) -> tuple:
             break
         if isinstance(statement, cst.If) and statement.orelse is None and ends_in(statement.body, cst.Return):
             names = {leaf.value for leaf in _names_in(statement.test)} & set(positions)
-            found.extend((name, positions[name], cst.Module([]).code_for_node(statement.test)) for name in sorted(names))
+            found.extend((name, positions[name], node_code(statement.test)) for name in sorted(names))
     return tuple(found)
 
 
@@ -650,7 +651,7 @@ def _lazy_attribute(statement: cst.If) -> Optional[str]:
 
 
 def _is_setup_guard(test: cst.BaseExpression) -> bool:
-    text = cst.Module([]).code_for_node(test)
+    text = node_code(test)
     return any(word in text for word in _SETUP_WORDS)
 
 

@@ -20,6 +20,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument, argument_value, positional_arguments
+from bcast_lint.analysis.positions import node_code
 
 Dim = Union[int, str]  # a literal size, or the source text of a size expression
 QualifiedNames = Callable[[cst.CSTNode], set]
@@ -371,7 +372,7 @@ def _leading_positionals(call: cst.Call) -> list[cst.BaseExpression]:
 def _dim(expr: cst.BaseExpression) -> Dim:
     if isinstance(expr, cst.Integer):
         return int(expr.value, 0)
-    return cst.Module([]).code_for_node(expr)
+    return node_code(expr)
 
 
 def _sequence_shape(expr: cst.BaseExpression) -> tuple[Optional[tuple[Dim, ...]], bool]:
