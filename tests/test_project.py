@@ -304,6 +304,51 @@ def test_a_summary_in_a_cycle_does_not_depend_on_where_the_cycle_was_entered(pac
     assert summaries.of(pong).api is not None
 
 
+NAMED_IN_COMMENTS = """\
+import torch
+
+
+def is_scalar(x):
+    return torch.is_tensor(x) and x.dim() == 0
+
+
+def ping(x):  # pong(x) sends it back
+    torch.distributed.barrier()
+
+
+def pong(x):  # ping(x) sent it
+    torch.distributed.barrier()
+"""
+
+
+def test_a_function_is_not_its_own_callee_by_its_def_line(package):
+    from bcast_lint.analysis.project import FunctionRef
+
+    path = str(package / "mylib" / "named.py")
+    Path(path).write_text(NAMED_IN_COMMENTS)
+    ref = FunctionRef(path, "mylib.named", "is_scalar")
+    assert list(Project().callees(ref)) == []
+
+
+def test_a_cycle_whose_round_reads_none_of_its_values_is_summarised_once(package, monkeypatch):
+    # The text names each function in the other's comment: one component for the call graph,
+    # but no analysis reads the other's summary, so the first round's answers stand.
+    from bcast_lint.analysis.module import run_summaries
+    from bcast_lint.analysis.project import FunctionRef
+    from bcast_lint.analysis.summaries import Summaries
+
+    path = str(package / "mylib" / "named.py")
+    Path(path).write_text(NAMED_IN_COMMENTS)
+    computed = []
+    compute = Summaries._compute
+    monkeypatch.setattr(Summaries, "_compute", lambda self, ref, *rest: computed.append(ref.qualname)
+                        or compute(self, ref, *rest))
+    summaries = run_summaries(Project())
+    ping = FunctionRef(path, "mylib.named", "ping")
+    assert summaries.of(ping).api is not None
+    assert computed == ["ping", "pong"]
+
+
 def test_recursive_helpers_terminate(package):
     found = findings(package, "train.py", """\
         import torch.distributed as dist

@@ -35,6 +35,7 @@ _MAX_BASE_HOPS = 4  # base classes followed up from a class, for an inherited me
 _TOP_LEVEL = re.compile(rb"[\r\n](?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
+DEFINED = re.compile(r"\bdef\s+[A-Za-z_]\w*\s*\(")  # `def f(`, which CALLED would take for a call
 
 
 @dataclass(frozen=True)
@@ -409,7 +410,7 @@ class Project:
         function = self.function_index(ref)
         if index is None or function is None:
             return
-        for called in set(CALLED.findall(index.text(function))):
+        for called in set(CALLED.findall(DEFINED.sub("", index.text(function)))):
             head = called.split(".", 1)[0]
             if head == "self" or head in index.functions or head in index.bindings:
                 target = self.resolve_in_module(index, called, function.qualname, names_collective)

@@ -134,6 +134,7 @@ class Summaries:
         # being solved (a call the text-level call graph missed): its answers are not kept.
         self._provisional: dict[FunctionRef, tuple[Optional[Summary], int]] = {}
         self._unsettled: list[bool] = []
+        self._read_provisional: list[bool] = []  # per depth: whether a round read its own values
 
     def _key(self, ref: FunctionRef) -> Optional[tuple[str, str, str]]:
         """What an answer about `ref` is kept under; None when the project has no such function."""
@@ -167,6 +168,7 @@ class Summaries:
             return summary
         if ref in self._provisional:  # solving its component: the value of this round
             summary, depth = self._provisional[ref]
+            self._read_provisional[depth] = True
             for inner in range(depth + 1, len(self._unsettled)):
                 self._unsettled[inner] = True
             return summary
@@ -198,9 +200,12 @@ class Summaries:
 
     def _solve(self, members: tuple[FunctionRef, ...]) -> dict[FunctionRef, Optional[Summary]]:
         """The summaries of one component: computed once, or, for a cycle, from "runs nothing"
-        again and again, in a fixed order, until a round changes none (or _MAX_ROUNDS)."""
+        again and again, in a fixed order, until a round changes none or reads none of the values
+        of the round before (a function that only seems to call itself: `def save(self): ...
+        self.engine.save()`), or _MAX_ROUNDS."""
         depth = len(self._unsettled)
         self._unsettled.append(False)
+        self._read_provisional.append(False)
         self._provisional.update({member: (None, depth) for member in members})
         try:
             solved, read = self._tracked(lambda: self._rounds(members, depth))
@@ -208,6 +213,7 @@ class Summaries:
             for member in members:
                 del self._provisional[member]
             unsettled = self._unsettled.pop()
+            self._read_provisional.pop()
         if not unsettled:
             for member, summary in solved.items():
                 self._done[self._key(member)] = (summary, read)
@@ -216,14 +222,14 @@ class Summaries:
     def _rounds(self, members: tuple[FunctionRef, ...], depth: int) -> dict[FunctionRef, Optional[Summary]]:
         cyclic = len(members) > 1 or members[0] in self._callees(members[0])
         for _ in range(_MAX_ROUNDS if cyclic else 1):
-            changed = False
+            changed, self._read_provisional[depth] = False, False
             for member in members:
                 index = self.project.index(member.path)
                 summary = self._compute(member, index, index.functions[member.qualname])
                 changed = changed or _settled_form(summary) != _settled_form(self._provisional[member][0])
                 self._provisional[member] = (summary, depth)
-            if not changed:
-                break
+            if not changed or not self._read_provisional[depth]:
+                break  # the same again, or made without reading any value of this round
         return {member: self._provisional[member][0] for member in members}
 
     # -- cheap tests before any LibCST parse -------------------------------------------------
