@@ -74,6 +74,7 @@ _DIMENSION_METHODS = {"narrow", "select"}  # a view along a dimension: contiguou
 
 
 _ACCELERATE = frameworks.load().versions["accelerate"]
+_LIGHTNING = frameworks.load().versions["lightning"]
 
 
 class BroadcastIntoTemporary(Rule):
@@ -109,7 +110,9 @@ class BroadcastIntoTemporary(Rule):
     `counts` sums into a copy (a conversion of a tensor whose dtype is not known to differ may
     return the tensor itself, and is not reported), and a bare `accelerator.reduce(stats)` (or
     `pad_across_processes`) throws away what it returns: accelerate reduces a clone and leaves its
-    argument as it was (pytorch#102435, accelerate#513).
+    argument as it was (pytorch#102435, accelerate#513). So does a bare `fabric.broadcast(run_id)`
+    (or `trainer.strategy.broadcast`): Lightning sends a new one-item list and returns its item,
+    and `run_id` stays each rank's own (httomo#721).
 
     So are the items a loop takes from what a method of the module's own classes builds anew on
     each call and reads no more (`for value in scaler.state_dict().values(): dist.broadcast(value, 0)`
@@ -184,6 +187,11 @@ class BroadcastIntoTemporary(Rule):
         Valid("def val_loss(model, loader):\n    stats = torch.zeros(2)\n    for x, y in loader:\n"
               "        stats[0] += model(x).sum()\n        stats[1] += len(y)\n"
               "    stats = accelerator.reduce(stats, reduction='sum')\n    return stats[0] / stats[1]"),
+        # Lightning's broadcast returns what the source sent: kept in the name it sends.
+        Valid("import lightning as L\nimport uuid\ndef run(fabric: L.Fabric):\n    run_id = uuid.uuid4().hex\n"
+              "    run_id = fabric.broadcast(run_id, src=0)\n    return run_id"),
+        Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_fit_start(self):\n"
+              "        self.tag = self.trainer.strategy.broadcast(self.tag)"),
         # A module's state_dict hands out its parameters' storage; a state kept in a name is loaded back.
         Valid("def sync(model):\n    for value in model.state_dict().values():\n        dist.broadcast(value, 0)"),
         Valid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
@@ -247,6 +255,18 @@ class BroadcastIntoTemporary(Rule):
                 "(accelerate 1.15.0, utils/operations.py:865 reduces a clone): the bare call throws the result "
                 "away, and every rank goes on with its own value",
                 range=(6, 5, 6, 47)),
+        Invalid("import lightning as L\nimport uuid\ndef run(fabric: L.Fabric):\n    run_id = uuid.uuid4().hex\n"
+                "    fabric.broadcast(run_id, src=0)\n    return run_id",
+                expected_message="fabric.broadcast() returns what the source rank sent and leaves 'run_id' as "
+                "it was (lightning 2.6.6, fabric/strategies/ddp.py:181 sends a new list): the bare call throws "
+                "the result away, and every rank goes on with its own value",
+                range=(5, 5, 5, 36)),
+        Invalid("import lightning as L\nclass M(L.LightningModule):\n    def on_fit_start(self):\n"
+                "        self.trainer.strategy.broadcast(self.tag)",
+                expected_message="self.trainer.strategy.broadcast() returns what the source rank sent and "
+                "leaves 'self.tag' as it was (lightning 2.6.6, fabric/strategies/ddp.py:181 sends a new list): "
+                "the bare call throws the result away, and every rank goes on with its own value",
+                range=(4, 9, 4, 50)),
         Invalid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
                 "    def state_dict(self):\n        return {'mean': torch.tensor(self.mean)}\n"
                 "def sync(scaler):\n    for value in scaler.state_dict().values():\n"
@@ -425,6 +445,11 @@ _IN_PLACE_REDUCTIONS = frozenset({"all_reduce", "reduce"})
 # `tensor.clone()`; pad_across_processes makes new tensors). A bare gather is left alone: its
 # result has another shape, and no one mistakes it for an in-place call.
 _RETURNING = frozenset({"reduce", "pad_across_processes"})
+# Lightning's broadcasts send `[obj]`, a new list, and return its item: the argument stays as it
+# was on every rank, tensors too (lightning 2.6.6, fabric/strategies/ddp.py:181, pytorch/strategies/ddp.py:311).
+_RETURNING_BROADCASTS = frozenset({"lightning.fabric.fabric.Fabric.broadcast",
+                                   "lightning.fabric.strategies.strategy.Strategy.broadcast",
+                                   "lightning.pytorch.strategies.strategy.Strategy.broadcast"})
 
 
 def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -443,15 +468,24 @@ def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
                 yield Report(reduced, f"{name}() writes the result into {analysis.code(reduced)}, a temporary "
                              f"copy that nobody keeps: {base} keeps this rank's own value, with no error",
                              help=f"Reduce {base} itself, or keep the copy in a name and read it after the call")
-        elif qualified.startswith(("accelerate.", "Accelerator.")) and name in _RETURNING \
-                and is_bare_call(site.statement, site.call) and not _expected_to_raise(analysis, site):
-            argument = site.call.args[0].value if site.call.args else None
-            shown = f"'{analysis.code(argument)}'" if argument is not None else "its argument"
-            yield Report(site.call, f"{analysis.code(site.call.func)}() returns the result and leaves {shown} "
-                         f"as it was (accelerate {_ACCELERATE}, utils/operations.py:865 reduces a clone): the "
-                         f"bare call throws the result away, and every rank goes on with its own value",
-                         help=f"Use its result: {analysis.code(argument)} = {analysis.code(site.call)}"
-                         if argument is not None else "Use its result")
+        elif qualified.startswith(("accelerate.", "Accelerator.")) and name in _RETURNING:
+            yield from _result_thrown_away(analysis, site, f"returns the result and leaves {{}} as it was (accelerate "
+                                           f"{_ACCELERATE}, utils/operations.py:865 reduces a clone)")
+        elif qualified in _RETURNING_BROADCASTS:
+            yield from _result_thrown_away(analysis, site, f"returns what the source rank sent and leaves {{}} as it "
+                                           f"was (lightning {_LIGHTNING}, fabric/strategies/ddp.py:181 sends a new list)")
+
+
+def _result_thrown_away(analysis: ModuleAnalysis, site: CallSite, returns: str) -> Iterator[Report]:
+    """A bare call of a collective that returns its result and leaves its argument alone."""
+    if not is_bare_call(site.statement, site.call) or _expected_to_raise(analysis, site):
+        return
+    argument = site.call.args[0].value if site.call.args else None
+    shown = f"'{analysis.code(argument)}'" if argument is not None else "its argument"
+    yield Report(site.call, f"{analysis.code(site.call.func)}() {returns.format(shown)}: the bare call throws "
+                 f"the result away, and every rank goes on with its own value",
+                 help=f"Use its result: {analysis.code(argument)} = {analysis.code(site.call)}"
+                 if argument is not None else "Use its result")
 
 
 # Context managers of tests that expect the code inside to raise.
