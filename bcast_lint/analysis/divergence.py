@@ -1383,6 +1383,8 @@ class _Pass:
             return varying.get(_length(_key(expr) or ""))
         if self._conditions.sized_for_the_job(expr):  # `ROWS[rank::world]` of an even literal table
             return None
+        if isinstance(expr, cst.Subscript) and self._cycled_to_a_count(expr, varying):
+            return None
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
@@ -1417,6 +1419,19 @@ class _Pass:
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
+
+    def _cycled_to_a_count(self, expr: cst.Subscript, varying: Varying) -> bool:
+        """`(mine * n)[:n]`: the rank's own items repeated `n` times and cut to `n`, a count alike
+        on every rank (one that holds any item at all)."""
+        cut = expr.slice[0].slice if len(expr.slice) == 1 else None
+        repeated = expr.value
+        if not isinstance(cut, cst.Slice) or cut.upper is None or cut.step is not None \
+                or not (cut.lower is None or (isinstance(cut.lower, cst.Integer) and cut.lower.evaluated_value == 0)):
+            return False
+        if not (isinstance(repeated, cst.BinaryOperation) and isinstance(repeated.operator, cst.Multiply)):
+            return False
+        count = node_code(cut.upper)
+        return count in (node_code(repeated.left), node_code(repeated.right)) and self.why(cut.upper, varying) is None
 
     def _agreed_member(self, test: cst.BaseExpression, varying: Varying) -> bool:
         """`s.rid in common`, where `common` holds what every rank agrees on: the intersection of

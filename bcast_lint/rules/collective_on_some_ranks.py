@@ -1382,6 +1382,17 @@ class CollectiveOnSomeRanks(Rule):
                 for batch in make_batches(rank, world):
                     dist.all_reduce(batch)
             """),
+        # A rank's share of a list, repeated and cut to one count: as many steps on every rank.
+        Valid("""
+            import torch.distributed as dist
+            def train(shards, model):
+                rank, world = dist.get_rank(), dist.get_world_size()
+                mine = shards[rank::world]
+                per_rank = -(-len(shards) // world)
+                mine = (mine * per_rank)[:per_rank]
+                for shard in mine:
+                    dist.all_reduce(model(shard))
+            """),
         # The same preview restoring the mode, or a loop that sets training mode at every step.
         Valid("""
             import torch.distributed as dist
@@ -2913,6 +2924,20 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="observe() runs only on ranks where 'norm.frozen' is false (line 23 passes 'obs', "
                 "and it is computed from the rank): observe() calls self.accelerator.reduce() (case.py:15), and "
                 "the other ranks never join it and every rank hangs until the timeout", range=(15, 13, 15, 30)),
+        # The same share cut to the count without repeating it: a shorter share stays shorter.
+        Invalid("""
+            import torch.distributed as dist
+            def train(shards, model):
+                rank, world = dist.get_rank(), dist.get_world_size()
+                mine = shards[rank::world]
+                per_rank = -(-len(shards) // world)
+                mine = mine[:per_rank]
+                for shard in mine:
+                    dist.all_reduce(model(shard))
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 15 iterates over 'mine', whose length can differ between ranks (it is computed from the "
+                "rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(8, 9, 8, 38)),
         # The same helper over an odd table: at two processes one rank gets a batch more.
         Invalid("""
             import torch.distributed as dist
