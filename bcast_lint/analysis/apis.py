@@ -365,6 +365,13 @@ READS_THEN_WAITS = {
     "lightning.fabric.fabric.Fabric.load": ("path", 0, "fabric/fabric.py:909, :915"),
 }
 
+# accelerate's save_state writes the model and optimizer files on the main process alone (accelerate
+# 1.15.0, checkpointing.py:114 through utils.save) and load_state reads them on every process
+# (checkpointing.py:247), with no barrier in either: the parameter naming the path (keyword,
+# position), and the line.
+MAIN_PROCESS_SAVES = {"accelerate.accelerator.Accelerator.save_state": ("output_dir", 0, "checkpointing.py:114")}
+EVERY_PROCESS_LOADS = {"accelerate.accelerator.Accelerator.load_state": ("input_dir", 0, "checkpointing.py:247")}
+
 # nn.Module.state_dict() calls `_save_to_state_dict` of the module and of every submodule, and
 # load_state_dict() `_load_from_state_dict` (torch 2.13.0, nn/modules/module.py): a class that
 # overrides one with a collective runs it wherever a module holding it is saved or loaded.

@@ -39,7 +39,7 @@ from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, ends_in, every_node, holds_own, path_to
-from bcast_lint.analysis.words import calls_collective, names_rank
+from bcast_lint.analysis.words import calls_collective, names_rank, reads_clock
 from bcast_lint.source import Source
 
 WorldKey = tuple  # (rank, local rank): a World without its size
@@ -289,7 +289,7 @@ class Summaries:
         if function is None:
             return False
         text = index.text(function)
-        return names_rank(text) or reads_environment(text)
+        return names_rank(text) or reads_environment(text) or reads_clock(text)
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)

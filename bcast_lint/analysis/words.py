@@ -87,6 +87,15 @@ def seeds_per_rank(text: Text) -> bool:
                                      for word in _PER_RANK[type(text)])
 
 
+# What the calls of divergence's clocks contain: a helper that reads one returns each process's own
+# value (`run-20261206-214455-123456`), so it is summarised as a helper that tests the rank is.
+CLOCK_WORDS = ("time.time", "time_ns", "perf_counter", "monotonic", ".now(", "utcnow", "gethostname", "getpid")
+
+
+def reads_clock(text: str) -> bool:
+    return any(word in text for word in CLOCK_WORDS)
+
+
 def mentions_collective(text: Text) -> bool:
     """Whether a word named like a collective occurs at all (substring tests only)."""
     return any(word in text for word in _COLLECTIVE_FORMS[type(text)])

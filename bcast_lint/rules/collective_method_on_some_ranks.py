@@ -177,7 +177,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     that derives from no mapped class is not judged: it is the framework's own code, or a subclass's.
     `fabric.load(path)` reads the file on every rank before its barrier: where `fabric.save` (rank 0
     alone writes) saved the same path in the same function and the path differs between ranks (a run
-    directory named after each process's clock), the other ranks find no file and fail.
+    directory named after each process's clock), the other ranks find no file and fail. So with
+    accelerate's `save_state` (the main process alone writes the model) and `load_state`.
     transformers' `TrainingArguments.should_save` and `should_log` are rank tests (`process_index == 0`)
     where the receiver is a TrainingArguments: `self.args` in a `Trainer` subclass, a `TrainerCallback`
     hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
@@ -236,6 +237,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The run directory named on the main process and sent to the others before the save.
+        Valid("""
+            import os, time
+            def main(model):
+                names = ["run-" + str(time.time_ns())]
+                broadcast_object_list(names)
+                accelerator.save_state(os.path.join(names[0], "ckpt"))
+                accelerator.wait_for_everyone()
+                accelerator.load_state(os.path.join(names[0], "ckpt"))
+            """),
         # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
         # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
         Valid(_JOINED_STEPS),
@@ -1499,6 +1510,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
                 "length can differ between ranks (it is set under a condition that differs between ranks), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+        # accelerate alike: save_state writes the model on the main process alone, load_state reads everywhere.
+        Invalid("""
+            import os, time
+            def run_dir():
+                return "run-" + time.strftime("%H%M%S") + str(time.time_ns())
+            def main(model):
+                out = run_dir()
+                accelerator.save_state(os.path.join(out, "ckpt"))
+                accelerator.wait_for_everyone()
+                accelerator.load_state(os.path.join(out, "ckpt"))
+            """, expected_message="accelerator.load_state(), which runs load_fsdp_model() inside (accelerate "
+                "1.15.0), reads 'os.path.join(out, \"ckpt\")' on every rank (checkpointing.py:247), but that path "
+                "differs between ranks ('run_dir()' returns something else on some ranks, as it reads the clock, "
+                "which differs between ranks) and accelerator.save_state() at line 14 wrote the model there on "
+                "the main process alone (checkpointing.py:114): the other ranks find no file there and fail, and "
+                "the main process waits in its next collective until the timeout",
+                range=(8, 5, 8, 54)),
         # Each process names the run directory after its own clock; rank 0 alone saves into its own.
         Invalid("""
             from datetime import datetime
@@ -2426,26 +2454,43 @@ def _loads_what_rank_zero_saved(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`fabric.save(run_dir / "best.ckpt", state)`, then `fabric.load(run_dir / "best.ckpt", state)`
     in the same function, where the path differs between ranks (a run directory named after each
     process's clock): the save wrote on global rank 0 alone, every rank reads, and the others find
-    no file and fail before the barrier rank 0 waits in (pytorch-lightning#5512, OpenTau#396)."""
+    no file and fail before the barrier rank 0 waits in (pytorch-lightning#5512, OpenTau#396).
+    accelerate's `save_state`/`load_state` alike, with no barrier: the main process goes on to its
+    next collective (Diffusion-Planner#429)."""
     saved: dict = {}
     for site in analysis.calls:
-        if site.api.qualified_name in apis.WRITES_THEN_WAITS:
-            path = argument_value(site.call, 0, "path") or argument_value(site.call, 0, "filepath")
+        keyword, position, _ = apis.MAIN_PROCESS_SAVES.get(site.api.qualified_name, ("path", 0, None))
+        if site.api.qualified_name in apis.WRITES_THEN_WAITS or site.api.qualified_name in apis.MAIN_PROCESS_SAVES:
+            path = argument_value(site.call, position, keyword) or argument_value(site.call, 0, "filepath")
             if path is not None:
                 saved.setdefault((site.scope, analysis.code(path)), site)
     for site in analysis.calls:
-        keyword, position, where = apis.READS_THEN_WAITS.get(site.api.qualified_name, (None, None, None))
+        keyword, position, where = apis.READS_THEN_WAITS.get(site.api.qualified_name) \
+            or apis.EVERY_PROCESS_LOADS.get(site.api.qualified_name, (None, None, None))
         path = argument_value(site.call, position, keyword) if keyword is not None else None
         writer = saved.get((site.scope, analysis.code(path))) if path is not None else None
         why = analysis.divergence.value_at(site.call, path) if writer is not None else None
         if why:
-            line = analysis.position(writer.call).start.line
-            yield Report(site.call, f"{site.api.called} reads '{analysis.code(path)}' on every rank, then waits at a "
-                         f"barrier ({where}), but that path differs between ranks ({why}) and "
-                         f"{analysis.code(writer.call.func)}() at line {line} wrote it on global rank 0 alone: the other ranks "
-                         f"find no file there and fail before the barrier, where rank 0 waits until the timeout",
-                         help="Name the directory once, on rank 0, and broadcast it (fabric.broadcast(path)) "
-                              "before anything is saved or loaded")
+            yield _load_report(analysis, site, writer, path, why, where)
+
+
+def _load_report(analysis: ModuleAnalysis, site: CallSite, writer: CallSite, path: cst.BaseExpression, why: str,
+                 where: str) -> Report:
+    line, saver = analysis.position(writer.call).start.line, analysis.code(writer.call.func)
+    if site.api.qualified_name in apis.EVERY_PROCESS_LOADS:
+        _, _, written = apis.MAIN_PROCESS_SAVES[writer.api.qualified_name]
+        return Report(site.call, f"{site.api.called} reads '{analysis.code(path)}' on every rank ({where}), but that "
+                      f"path differs between ranks ({why}) and {saver}() at line {line} wrote the model there on the "
+                      f"main process alone ({written}): the other ranks find no file there and fail, and the main "
+                      f"process waits in its next collective until the timeout",
+                      help="Name the directory once, on the main process, and broadcast it "
+                           "(broadcast_object_list) before anything is saved or loaded")
+    return Report(site.call, f"{site.api.called} reads '{analysis.code(path)}' on every rank, then waits at a "
+                  f"barrier ({where}), but that path differs between ranks ({why}) and "
+                  f"{saver}() at line {line} wrote it on global rank 0 alone: the other ranks "
+                  f"find no file there and fail before the barrier, where rank 0 waits until the timeout",
+                  help="Name the directory once, on rank 0, and broadcast it (fabric.broadcast(path)) "
+                       "before anything is saved or loaded")
 
 
 def _swallowing_handler(site: CallSite) -> Optional[cst.ExceptHandler]:
