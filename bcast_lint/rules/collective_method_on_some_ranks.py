@@ -178,7 +178,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `fabric.load(path)` reads the file on every rank before its barrier: where `fabric.save` (rank 0
     alone writes) saved the same path in the same function and the path differs between ranks (a run
     directory named after each process's clock), the other ranks find no file and fail. So with
-    accelerate's `save_state` (the main process alone writes the model) and `load_state`.
+    accelerate's `save_state` (the main process alone writes the model) and `load_state`. A
+    torchmetrics metric made with `dist_sync_on_step=True` checks each rank's batch in `update()`
+    before its sync: called in a `try` whose handler swallows what the check raises, a rank whose
+    batch it rejects skips the sync the others wait in.
     transformers' `TrainingArguments.should_save` and `should_log` are rank tests (`process_index == 0`)
     where the receiver is a TrainingArguments: `self.args` in a `Trainer` subclass, a `TrainerCallback`
     hook's `args`, an annotation, `TrainingArguments(...)`, or its place in
@@ -237,6 +240,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The same metric synced at the end only: its forward runs no collective to skip.
+        Valid("""
+            from torchmetrics.classification import MulticlassAccuracy
+            def evaluate(model, loader):
+                metric = MulticlassAccuracy(num_classes=3)
+                for x, y in loader:
+                    try:
+                        metric(model(x), y)
+                    except RuntimeError:
+                        continue
+                return metric.compute()
+            """),
+
         # The run directory named on the main process and sent to the others before the save.
         Valid("""
             import os, time
@@ -1510,6 +1526,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
                 "length can differ between ranks (it is set under a condition that differs between ranks), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+        # A metric synced at every step, its rejected batches skipped by a handler on that rank alone.
+        Invalid("""
+            from torchmetrics.classification import MulticlassAccuracy
+            def evaluate(model, loader):
+                metric = MulticlassAccuracy(num_classes=3, dist_sync_on_step=True)
+                for x, y in loader:
+                    try:
+                        metric(model(x), y)
+                    except RuntimeError:
+                        continue
+                return metric.compute()
+            """, expected_message="metric.forward(), which syncs the batch's metric states across ranks (it was "
+                "made with dist_sync_on_step=True) (torchmetrics 1.9.0), checks the rank's own batch in update() "
+                "before that sync (metric.py:344, :345), and the handler at line 15 lets a rank whose batch it "
+                "rejects skip the sync the other ranks wait in: every rank hangs until the timeout",
+                range=(6, 13, 6, 32)),
         # accelerate alike: save_state writes the model on the main process alone, load_state reads everywhere.
         Invalid("""
             import os, time
@@ -2116,6 +2148,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             yield report
         yield from _prepared_loops_on_some_ranks(analysis)
         yield from (report for report in _failed_writes_swallowed(analysis) if report.node not in reported)
+        yield from (report for report in _rejected_batches_swallowed(analysis) if report.node not in reported)
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
         yield from _losses_apart_from_the_model(analysis)
         yield from _batches_dropped_by_the_collator(analysis)
@@ -2450,6 +2483,29 @@ def _failed_writes_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
                           "after the save), and check the path on every rank before saving")
 
 
+# Where a metric's forward checks the batch before it syncs (torchmetrics 1.9.0, metric.py:344 calls
+# `update`, which validates its input, and :345 `compute`, which syncs with dist_sync_on_step=True).
+_CHECKS_THEN_SYNCS = {"torchmetrics.metric.Metric.forward": "metric.py:344, :345"}
+_CATCHES_CHECK_ERRORS = frozenset({"RuntimeError", "ValueError", "Exception", "BaseException"})
+
+
+def _rejected_batches_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`try: metric(preds, target)` / `except RuntimeError: skip` for a metric made with
+    dist_sync_on_step=True: its update rejects a rank's own batch (a label out of range) before
+    the sync, and the handler lets that rank skip the sync the others wait in (ludwig#3562)."""
+    for site in analysis.calls:
+        where = _CHECKS_THEN_SYNCS.get(site.api.qualified_name)
+        handler = _swallowing_handler(site, _CATCHES_CHECK_ERRORS) if where is not None else None
+        if handler is None:
+            continue
+        line = analysis.position(handler).start.line
+        yield Report(site.call, f"{site.api.called} checks the rank's own batch in update() before that sync "
+                     f"({where}), and the handler at line {line} lets a rank whose batch it rejects skip the sync the "
+                     f"other ranks wait in: every rank hangs until the timeout",
+                     help="Drop what the metric would reject before the call, on every rank, or let the error "
+                          "propagate")
+
+
 def _loads_what_rank_zero_saved(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`fabric.save(run_dir / "best.ckpt", state)`, then `fabric.load(run_dir / "best.ckpt", state)`
     in the same function, where the path differs between ranks (a run directory named after each
@@ -2493,24 +2549,24 @@ def _load_report(analysis: ModuleAnalysis, site: CallSite, writer: CallSite, pat
                        "before anything is saved or loaded")
 
 
-def _swallowing_handler(site: CallSite) -> Optional[cst.ExceptHandler]:
-    """The handler of the innermost `try` whose body holds the call, where it catches a write's
-    error and does not raise again."""
+def _swallowing_handler(site: CallSite, errors: frozenset = _CATCHES_WRITE_ERRORS) -> Optional[cst.ExceptHandler]:
+    """The handler of the innermost `try` whose body holds the call, where it catches one of
+    `errors` (a write's, by default) and does not raise again."""
     path = path_to(site.scope, site.call) or ()
     for index in range(len(path) - 1, -1, -1):
         node = path[index]
         if isinstance(node, cst.Try) and index + 1 < len(path) and path[index + 1] is node.body:
-            return next((handler for handler in node.handlers if _catches_write_error(handler)
+            return next((handler for handler in node.handlers if _catches(handler, errors)
                          and not ends_in(handler.body, cst.Raise)), None)
     return None
 
 
-def _catches_write_error(handler: cst.ExceptHandler) -> bool:
+def _catches(handler: cst.ExceptHandler, errors: frozenset) -> bool:
     caught = handler.type
     if caught is None:
         return True
     names = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return any(last_name(name) in _CATCHES_WRITE_ERRORS for name in names)
+    return any(last_name(name) in errors for name in names)
 
 
 def _prepared_loops_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
