@@ -81,3 +81,14 @@ def test_the_cut_keeps_every_deferring_call_the_hooks_read():
 
     assert hooks.DEFERRALS.keys() == words.DEFERRING_CALLS
     assert hooks.REGISTRATIONS == words.HOOK_REGISTRATIONS
+
+
+@pytest.mark.parametrize(("text", "unseeded"), [
+    ("import random\nif __name__ == '__main__':\n    torch.manual_seed(0)\n", {"random", "numpy.random"}),
+    ("import random\nif __name__ == '__main__':\n    random.seed(0)\n", {"numpy.random"}),
+    ("if __name__ == '__main__':\n    np.random.seed(1)\n    random.seed(0)\n", set()),
+    ("if __name__ == '__main__':\n    L.seed_everything(7)\n", set()),  # frameworks seed all of them
+    ("import random\ndef draw():\n    return random.random()\n", set()),  # a library: whoever runs it seeds
+])
+def test_unseeded_generators_of_a_script(text, unseeded):
+    assert words.unseeded_generators(text) == unseeded

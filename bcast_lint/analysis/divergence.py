@@ -3,8 +3,9 @@
 The worlds of ranks.py decide tests on the rank itself (`rank == 0`, `is_main_process`). Real code
 also diverges through values that merely come from something that differs between ranks: a
 length computed from the rank (`len(items[rank::world])`), a per-rank file check on a path that
-only some ranks write, the wall clock, an exception raised by work only some ranks do, a value set
-in a rank-conditional branch. This pass follows such values through one scope's statements, in
+only some ranks write, the wall clock, a draw from Python's or NumPy's generator that a script
+never seeds, an exception raised by work only some ranks do, a value set in a rank-conditional
+branch. This pass follows such values through one scope's statements, in
 order, as PARCOACH does for MPI: every value is rank-varying or not known to vary. A value stops
 varying where a collective makes it the same on every rank (`all_reduce(flag)`, `broadcast(x)`,
 `broadcast_object_list(objs)`, `x = accelerate.utils.broadcast(x)`, `accelerator.gather(x)`).
@@ -163,6 +164,7 @@ COMPUTED_FROM_RANK = "{} returns a value computed from the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 OWN_ITEM_LENGTH = "each item the rank was given is as long as its own data"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
+UNSEEDED = "it is drawn from a random generator the script never seeds, which each process seeds on its own"
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
@@ -1294,6 +1296,8 @@ class _Pass:
             return CLOCK
         if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
             return RANDOM
+        if _draws_from_the_process(call, qualified, self._conditions.unseeded):
+            return UNSEEDED
         if self._probes_memory(call):
             return MEMORY
         if name in LEVEL_QUERIES and self._conditions.logging_per_rank:
@@ -1662,14 +1666,15 @@ def _decorator_called(decorator: cst.BaseExpression) -> cst.BaseExpression:
     return decorator.func if isinstance(decorator, cst.Call) else decorator
 
 
-def _draws_from_the_process(call: cst.Call, qualified: set) -> bool:
+def _draws_from_the_process(call: cst.Call, qualified: set, modules: frozenset = _GLOBAL_RANDOM_MODULES) -> bool:
     """A draw from the process's own generators (`torch.rand(())`, `random.random()`,
-    `np.random.rand()`, `x.bernoulli_(p)`), not from a `generator=` handed to it."""
+    `np.random.rand()`, `x.bernoulli_(p)`, torch's), not from a `generator=` handed to it; with
+    `modules`, from those generators only."""
     if any(arg.keyword is not None and arg.keyword.value == "generator" for arg in call.args):
         return False
-    if any(name.rpartition(".")[0] in _GLOBAL_RANDOM_MODULES and name.rpartition(".")[2] in _DRAWS for name in qualified):
+    if any(name.rpartition(".")[0] in modules and name.rpartition(".")[2] in _DRAWS for name in qualified):
         return True
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _IN_PLACE_DRAWS
+    return "torch" in modules and isinstance(call.func, cst.Attribute) and call.func.attr.value in _IN_PLACE_DRAWS
 
 
 def _tests_structure(test: cst.BaseExpression) -> bool:

@@ -48,7 +48,7 @@ from bcast_lint.analysis.training_mode import switched_off_per_rank
 from bcast_lint.analysis.written_files import files_written_on_some_ranks
 from bcast_lint.analysis.uneven_batches import uneven_accelerators
 from bcast_lint.analysis.walk import Visitor, calls_in, every_call, every_node, is_bare_call, names_read, path_to
-from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank
+from bcast_lint.analysis.words import names_collective, names_rank, seeds_per_rank, unseeded_generators
 from bcast_lint.source import Source
 
 # `name(`: the names a text calls, found once (analysis.environment).
@@ -1017,6 +1017,7 @@ class ModuleAnalysis:
         self.conditions.other_ranks = other_rank_names(module, self.conditions)
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
+        self.conditions.unseeded = self.per_file(unseeded_generators)
         self.conditions.signalled = self.per_file(signalled)
         self.conditions.files_written = self.per_file(files_written_on_some_ranks)
         self.conditions.routed_forward = self.per_file(routed_forward)

@@ -157,6 +157,8 @@ class RankConditions:
         self.table_copies: dict[str, str] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
+        # The global generators the script never seeds, which differ per process (words.unseeded_generators).
+        self.unseeded: frozenset[str] = frozenset()
         # The line where the module sets a logging level that differs between ranks, or None.
         self.logging_per_rank: Optional[int] = None
         # Where the process sets an environment variable under a test on the rank, or None

@@ -87,6 +87,22 @@ def seeds_per_rank(text: Text) -> bool:
                                      for word in _PER_RANK[type(text)])
 
 
+# Python's `random` and NumPy's global generator are seeded by each process from the OS, unlike
+# torch's default generator (a fixed seed); frameworks' seeding helpers seed all three.
+_SEEDS_EVERY_GENERATOR = ("seed_everything(", "set_seed(", "enable_full_determinism(")
+_SEEDS = {"random": re.compile(r"(?<![\w.])random\.seed\("),
+          "numpy.random": re.compile(r"(?<![\w])(?:np|numpy)\.random\.seed\(")}
+
+
+def unseeded_generators(text: str) -> frozenset[str]:
+    """The global generators ("random", "numpy.random") a script (it runs under `__main__`) never
+    seeds: each process draws its own values from them. A library's draws are left alone, since
+    whoever runs it may seed them alike on every rank."""
+    if "__main__" not in text or any(word in text for word in _SEEDS_EVERY_GENERATOR):
+        return frozenset()
+    return frozenset(module for module, seeding in _SEEDS.items() if not seeding.search(text))
+
+
 # What the calls of divergence's clocks contain: a helper that reads one returns each process's own
 # value (`run-20261206-214455-123456`), so it is summarised as a helper that tests the rank is.
 CLOCK_WORDS = ("time.time", "time_ns", "perf_counter", "monotonic", ".now(", "utcnow", "gethostname", "getpid")

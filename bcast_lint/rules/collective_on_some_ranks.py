@@ -1382,6 +1382,22 @@ class CollectiveOnSomeRanks(Rule):
                 for batch in make_batches(rank, world):
                     dist.all_reduce(batch)
             """),
+        # Python's generator seeded alike on every rank, or a library's draw (whoever runs it seeds it).
+        Valid("""
+            import random
+            def step(usage):
+                if random.random() > 0.5:
+                    dist.all_reduce(usage)
+            if __name__ == "__main__":
+                random.seed(0)
+                step(torch.ones(1))
+            """),
+        Valid("""
+            import random
+            def step(usage):
+                if random.random() > 0.5:
+                    dist.all_reduce(usage)
+            """),
         # A rank's share of a list, repeated and cut to one count: as many steps on every rank.
         Valid("""
             import torch.distributed as dist
@@ -2924,6 +2940,20 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="observe() runs only on ranks where 'norm.frozen' is false (line 23 passes 'obs', "
                 "and it is computed from the rank): observe() calls self.accelerator.reduce() (case.py:15), and "
                 "the other ranks never join it and every rank hangs until the timeout", range=(15, 13, 15, 30)),
+        # A script that never seeds Python's generator: each process draws its own (FastGen#34).
+        Invalid("""
+            import random
+            def step(usage):
+                if random.random() > 0.5:
+                    dist.all_reduce(usage)
+            if __name__ == "__main__":
+                torch.manual_seed(0)
+                step(torch.ones(1))
+            """, expected_message="all_reduce() runs only on ranks where 'random.random() > 0.5' is true (it is "
+                "drawn from a random generator the script never seeds, which each process seeds on its own): the "
+                "other ranks never join it and every rank hangs until the timeout (those ranks run all_reduce "
+                "(line 12) only, while the others run no collective here)",
+                range=(4, 9, 4, 31)),
         # The same share cut to the count without repeating it: a shorter share stays shorter.
         Invalid("""
             import torch.distributed as dist
