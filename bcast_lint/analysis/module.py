@@ -2265,6 +2265,9 @@ class ModuleAnalysis:
             if expr.value == "self":
                 return self._mapped_base(self._method_classes.get(scope))
             return self._class_of_name(expr.value, scope, depth)
+        if isinstance(expr, cst.Call) and expr.args and depth < 3 \
+                and set(self.qualified_names(expr.func, scope)) & _COPIES_OF_THEIR_ARGUMENT:
+            return self._receiver_class(expr.args[0].value, scope, depth + 1)  # `AveragedModel(ddp)`: a DDP copy
         if isinstance(expr, cst.Call):  # made in place: `Saver(ZeroRedundancyOptimizer(...))`
             return self._mapped_class(expr.func, scope) or self._local_subclass(expr.func)
         if isinstance(expr, cst.Attribute) and depth < 3:
@@ -2307,8 +2310,8 @@ class ModuleAnalysis:
         param = _parameter(name, scope)
         if param is not None:
             # A parameter bound again in its function (`model = DDP(model)`) is what it is bound to.
-            return self._parameter_class(param, scope, depth) or self._made_in(name, (scope,))
-        mapped = self._made_in(name, (scope, self.module))
+            return self._parameter_class(param, scope, depth) or self._made_in(name, (scope,), depth)
+        mapped = self._made_in(name, (scope, self.module), depth)
         if mapped is not None:
             return mapped
         element = self._iterated_element(name, scope)
@@ -2322,13 +2325,15 @@ class ModuleAnalysis:
                   if where is scope and tested == name)
         return next((mapped for mapped in tested if mapped is not None), None) or self._mapped_instance(name)
 
-    def _made_in(self, name: str, places: tuple) -> Optional[str]:
+    def _made_in(self, name: str, places: tuple, depth: int = 0) -> Optional[str]:
         """The mapped class (or the module's subclass of one) an assignment of `name` in one of
-        `places` constructs."""
+        `places` constructs, or copies (`swa = AveragedModel(ddp)`)."""
         for where, value in self._assigned(name):
             if any(where is place for place in places) and isinstance(value, cst.Call):
+                copied = value.args and set(self.qualified_names(value.func, where)) & _COPIES_OF_THEIR_ARGUMENT
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func) \
-                    or self._sharded_class(value.func, where)
+                    or self._sharded_class(value.func, where) \
+                    or (self._receiver_class(value.args[0].value, where, depth + 1) if copied and depth < 3 else None)
                 if mapped is not None:
                     return mapped
         return None
@@ -3202,6 +3207,11 @@ def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
         return None
     only = body[0].body[0]
     return only.value if isinstance(only, cst.Return) and only.value is not None else None
+
+
+# Calls that return a deep copy of their first argument, or a module whose forward calls one
+# (torch 2.13.0, optim/swa_utils.py AveragedModel: `self.module = deepcopy(model)`, forward calls it).
+_COPIES_OF_THEIR_ARGUMENT = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
 
 
 # What iterating a prepared, shuffled DataLoader runs (accelerate 1.15.0, data_loader.py:579).

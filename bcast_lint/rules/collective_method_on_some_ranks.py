@@ -161,7 +161,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     a framework object hands out (`self.trainer` is a Trainer). Calling a `DistributedDataParallel`
     wrapper (`ddp = DDP(model)`, `self.model = DDP(model)`, then `ddp(x)`) runs its forward, which
     broadcasts the module's buffers (`nn/parallel/distributed.py:1782` `_sync_buffers`) unless it was
-    made with `broadcast_buffers=False` or `forward_sync_buffers=False`; so does a module FSDP2 shards in
+    made with `broadcast_buffers=False` or `forward_sync_buffers=False` (a copy of the wrapper,
+    `copy.deepcopy(ddp)` or `AveragedModel(ddp)`, is one too); so does a module FSDP2 shards in
     place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
     `fsdp/_fully_shard/_fsdp_state.py:120`), and its output, like DDP's, is computed from the rank's input;
     a method that calls it
@@ -240,6 +241,25 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A name copied from itself (a parameter bound again): nothing mapped, and no endless look.
+        Valid("""
+            import copy
+            def score(prompts, model):
+                prompts = copy.deepcopy(prompts)
+                if rank == 0:
+                    prompts.save_checkpoint("out")
+            """),
+        # An AveragedModel of the module the wrapper holds: a plain module, whose forward syncs nothing.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            from torch.optim.swa_utils import AveragedModel
+            def refresh(model, loader):
+                ddp = DDP(model)
+                swa = AveragedModel(ddp.module)
+                if rank == 0:
+                    for x in loader:
+                        swa(x)
+            """),
         # The same metric synced at the end only: its forward runs no collective to skip.
         Valid("""
             from torchmetrics.classification import MulticlassAccuracy
@@ -1713,6 +1733,20 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 f"only on ranks where 'trainer.is_world_process_zero()' is true: {_HANG}"
                 " (those ranks run evaluate (line 13) only, while the others run no collective here)",
                 range=(5, 9, 5, 27)),
+        # An AveragedModel of the DDP wrapper deep-copies it: its forward is a DDP forward (pytorch#59363).
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            from torch.optim.swa_utils import AveragedModel
+            def refresh(model, loader):
+                ddp = DDP(model)
+                swa = AveragedModel(ddp)
+                if rank == 0:
+                    for x in loader:
+                        swa(x)
+            """, expected_message="swa.forward(), which broadcasts the module's buffers in pre_forward() (torch "
+                "2.13.0), runs only on ranks where 'rank == 0' is true: the other ranks never join it and every "
+                "rank hangs until the timeout",
+                range=(8, 13, 8, 19)),
         # Calling a DistributedDataParallel wrapper runs its forward, which broadcasts the buffers.
         Invalid("""
             import torch.distributed as dist
