@@ -2265,11 +2265,9 @@ class ModuleAnalysis:
             if expr.value == "self":
                 return self._mapped_base(self._method_classes.get(scope))
             return self._class_of_name(expr.value, scope, depth)
-        if isinstance(expr, cst.Call) and expr.args and depth < 3 \
-                and set(self.qualified_names(expr.func, scope)) & _COPIES_OF_THEIR_ARGUMENT:
-            return self._receiver_class(expr.args[0].value, scope, depth + 1)  # `AveragedModel(ddp)`: a DDP copy
         if isinstance(expr, cst.Call):  # made in place: `Saver(ZeroRedundancyOptimizer(...))`
-            return self._mapped_class(expr.func, scope) or self._local_subclass(expr.func)
+            return self._mapped_class(expr.func, scope) or self._local_subclass(expr.func) \
+                or self._copied_class(expr, scope, depth)
         if isinstance(expr, cst.Attribute) and depth < 3:
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 assigned = self._self_attribute_class(expr.attr.value, scope, depth)
@@ -2330,13 +2328,17 @@ class ModuleAnalysis:
         `places` constructs, or copies (`swa = AveragedModel(ddp)`)."""
         for where, value in self._assigned(name):
             if any(where is place for place in places) and isinstance(value, cst.Call):
-                copied = value.args and set(self.qualified_names(value.func, where)) & _COPIES_OF_THEIR_ARGUMENT
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func) \
-                    or self._sharded_class(value.func, where) \
-                    or (self._receiver_class(value.args[0].value, where, depth + 1) if copied and depth < 3 else None)
+                    or self._sharded_class(value.func, where) or self._copied_class(value, where, depth)
                 if mapped is not None:
                     return mapped
         return None
+
+    def _copied_class(self, made: cst.Call, scope: cst.CSTNode, depth: int) -> Optional[str]:
+        """The class of what `copy.deepcopy(ddp)` or `AveragedModel(ddp)` copies: a DDP module too."""
+        if depth >= 3 or not made.args or not set(self.qualified_names(made.func, scope)) & _COPIES_OF_THEIR_ARGUMENT:
+            return None
+        return self._receiver_class(made.args[0].value, scope, depth + 1)
 
     def _sharded_class(self, func: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
         """`fully_shard(model)` returns (and makes) a module of FSDP2's class."""

@@ -38,7 +38,7 @@ class Spans:
         start, end = self.nodes[node]
         return CodeRange(self._position(start), self._position(end))
 
-    def line_breaks(self) -> int:
+    def newlines(self) -> int:
         return self._token_places()[-1][0] - 1
 
     def _position(self, token_index: int) -> CodePosition:
@@ -209,16 +209,16 @@ class StatementPositions:
         """Counted from the top as far as needed, from the spans of statements resolved on the
         way (the rules ask mostly in the file's order), else from their text."""
         if not self._lines_before:
-            self._lines_before.append(sum(map(self._line_breaks, self._module.header)))
+            self._lines_before.append(sum(map(self._newlines_of, self._module.header)))
         index = self._order[statement]
         while len(self._lines_before) <= index:
             earlier = self._module.body[len(self._lines_before) - 1]
             resolved = self._resolved.get(earlier)
-            breaks = resolved.line_breaks() if resolved is not None else self._line_breaks(earlier)
+            breaks = resolved.newlines() if resolved is not None else self._newlines_of(earlier)
             self._lines_before.append(self._lines_before[-1] + breaks)
         return self._lines_before[index]
 
-    def _line_breaks(self, part: cst.CSTNode) -> int:
+    def _newlines_of(self, part: cst.CSTNode) -> int:
         tokens = self._text_state.tokens
         tokens.clear()
         part._codegen(self._text_state)

@@ -201,8 +201,8 @@ class Summaries:
     def _solve(self, members: tuple[FunctionRef, ...]) -> dict[FunctionRef, Optional[Summary]]:
         """The summaries of one component: computed once, or, for a cycle, from "runs nothing"
         again and again, in a fixed order, until a round changes none or reads none of the values
-        of the round before (a function that only seems to call itself: `def save(self): ...
-        self.engine.save()`), or _MAX_ROUNDS."""
+        of the round before (a cycle the text names but no analysis follows: `pong(x)` in a
+        comment), or _MAX_ROUNDS."""
         depth = len(self._unsettled)
         self._unsettled.append(False)
         self._read_provisional.append(False)
@@ -284,6 +284,8 @@ class Summaries:
                                      or _calls_forward_wrapper(index, ref, text))
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
+        """Whether the function's text may make a value that differs between ranks: it names the
+        rank, reads the environment or reads the clock."""
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
         if function is None:

@@ -2504,12 +2504,7 @@ def _failed_writes_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`try: fabric.save(path, state)` / `except OSError: ...` without re-raising: the save writes on
     global rank 0 alone before its barrier (apis.WRITES_THEN_WAITS), so a failed write is caught there
     alone and rank 0 goes on while the others wait in the barrier."""
-    for site in analysis.calls:
-        where = apis.WRITES_THEN_WAITS.get(site.api.qualified_name)
-        handler = _swallowing_handler(site) if where is not None else None
-        if handler is None:
-            continue
-        line = analysis.position(handler).start.line
+    for site, where, line in _handled(analysis, apis.WRITES_THEN_WAITS, _CATCHES_WRITE_ERRORS):
         yield Report(site.call, f"{site.api.called} writes on global rank 0 alone before its barrier ({where}): "
                      f"the handler at line {line} catches a failed write there alone, and rank 0 goes on while "
                      f"the other ranks wait in the barrier, and every rank hangs until the timeout",
@@ -2527,12 +2522,7 @@ def _rejected_batches_swallowed(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`try: metric(preds, target)` / `except RuntimeError: skip` for a metric made with
     dist_sync_on_step=True: its update rejects a rank's own batch (a label out of range) before
     the sync, and the handler lets that rank skip the sync the others wait in (ludwig#3562)."""
-    for site in analysis.calls:
-        where = _CHECKS_THEN_SYNCS.get(site.api.qualified_name)
-        handler = _swallowing_handler(site, _CATCHES_CHECK_ERRORS) if where is not None else None
-        if handler is None:
-            continue
-        line = analysis.position(handler).start.line
+    for site, where, line in _handled(analysis, _CHECKS_THEN_SYNCS, _CATCHES_CHECK_ERRORS):
         yield Report(site.call, f"{site.api.called} checks the rank's own batch in update() before that sync "
                      f"({where}), and the handler at line {line} lets a rank whose batch it rejects skip the sync the "
                      f"other ranks wait in: every rank hangs until the timeout",
@@ -2583,9 +2573,19 @@ def _load_report(analysis: ModuleAnalysis, site: CallSite, writer: CallSite, pat
                        "before anything is saved or loaded")
 
 
-def _swallowing_handler(site: CallSite, errors: frozenset = _CATCHES_WRITE_ERRORS) -> Optional[cst.ExceptHandler]:
+def _handled(analysis: ModuleAnalysis, methods: dict, errors: frozenset) -> Iterator[tuple[CallSite, str, int]]:
+    """Each call of one of `methods` (qualified name -> the lines that prove it) in a `try` whose
+    handler swallows one of `errors`: the call, those lines, and the handler's line."""
+    for site in analysis.calls:
+        where = methods.get(site.api.qualified_name)
+        handler = _swallowing_handler(site, errors) if where is not None else None
+        if handler is not None:
+            yield site, where, analysis.position(handler).start.line
+
+
+def _swallowing_handler(site: CallSite, errors: frozenset) -> Optional[cst.ExceptHandler]:
     """The handler of the innermost `try` whose body holds the call, where it catches one of
-    `errors` (a write's, by default) and does not raise again."""
+    `errors` and does not raise again."""
     path = path_to(site.scope, site.call) or ()
     for index in range(len(path) - 1, -1, -1):
         node = path[index]
