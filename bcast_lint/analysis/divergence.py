@@ -1558,12 +1558,30 @@ class _Pass:
         return reasons
 
     def _uniform_result(self, value: cst.BaseExpression) -> bool:
-        """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
-        site = self._collectives.get(value) if isinstance(value, cst.Call) else None
-        if site is None:  # a receiver the analysis cannot type: `fabric.all_reduce(t)` in a helper
-            return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                and value.func.attr.value in _COLLECTIVE_METHODS
-        return site.api.short_name in _UNIFORM_RESULTS and getattr(site, "group", None) is None
+        return uniform_result(value, self._collectives)
+
+
+def uniform_result(value: cst.BaseExpression, collectives: Mapping[cst.Call, object]) -> bool:
+    """`x = accelerate.utils.broadcast(x)`, `total = accelerator.reduce(t)`: equal everywhere."""
+    site = collectives.get(value) if isinstance(value, cst.Call) else None
+    if site is None:  # a receiver the analysis cannot type: `fabric.all_reduce(t)` in a helper
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _COLLECTIVE_METHODS
+    return site.api.short_name in _UNIFORM_RESULTS and getattr(site, "group", None) is None
+
+
+def agreed_value(value: cst.BaseExpression, collectives: Mapping[cst.Call, object]) -> bool:
+    """A collective's result, or a read of one: `fabric.all_reduce(loss, reduce_op="mean").item()`."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in _SCALAR_READS:
+        value = value.func.value
+    return uniform_result(value, collectives)
+
+
+_SCALAR_READS = frozenset({"item", "tolist", "cpu", "detach", "float", "numpy"})
+# What a function whose every return is agreed_value returns (ModuleAnalysis.returned_variance):
+# known not to differ between ranks, whatever it was handed (falsy: no reason it differs).
+AGREED = ""
 
 
 def divergence_of(scope: cst.CSTNode, conditions: RankConditions,

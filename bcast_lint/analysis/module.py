@@ -24,7 +24,7 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (COMPUTED_FROM_RANK, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
+from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
                                             NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
                                             makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
@@ -1782,6 +1782,8 @@ class ModuleAnalysis:
         candidate = self._project_calls.get(call) if arguments else None
         target = self._target(candidate) if candidate is not None else None
         summary = self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
+        if summary is not None and summary.agreed and not length:
+            return AGREED  # `global_mean(fabric, loss)` returning `fabric.all_reduce(loss).item()`
         passed = summary.passed_on(arguments, length) if summary is not None else None
         if not passed and length and summary is not None and summary.varies_length:
             # `negatives.topk(min(K, negatives.numel()))` of a masked selection: as many as the data keeps

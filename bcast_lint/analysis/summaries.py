@@ -30,7 +30,8 @@ import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.callers import parameter_positions
-from bcast_lint.analysis.divergence import DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, divergence_of
+from bcast_lint.analysis.divergence import (DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, agreed_value,
+                                           divergence_of)
 from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, none_test, walk_scope
@@ -71,6 +72,8 @@ class Summary:
     # The environment variables whose values reach what it returns (analysis.environment): the
     # caller knows whether its process set one of them on some ranks only.
     environment_reads: frozenset = frozenset()
+    # Every value it returns is what a collective agreed on (divergence.agreed_value).
+    agreed: bool = False
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
@@ -331,7 +334,15 @@ class Summaries:
                        returned.returns, returned.returns_length or own_length, parameters,
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
                        frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
-                       returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset())
+                       returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset(),
+                       _returns_agreed(analysis, func))
+
+
+def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:
+    """`return fabric.all_reduce(loss, reduce_op="mean").item()`: each return a collective's result."""
+    collectives = {site.call: site for site in analysis.calls}
+    returns = _value_returns(func)
+    return bool(returns) and all(agreed_value(returned.value, collectives) for returned in returns)
 
 
 # Decorators that run the function once per distinct arguments and answer later calls from a cache.

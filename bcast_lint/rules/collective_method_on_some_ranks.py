@@ -241,6 +241,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A helper returning what an all_reduce agreed: the loop's test is the same on every rank.
+        Valid("""
+            import lightning as L
+            def global_mean(fabric, loss):
+                return fabric.all_reduce(loss.detach(), reduce_op="mean").item()
+            def train(fabric: L.Fabric, model, loader):
+                for batch in loader:
+                    loss = model(batch)
+                    while global_mean(fabric, loss) > 0.5:
+                        fabric.backward(loss)
+                        loss = model(batch)
+            """),
         # A name copied from itself (a parameter bound again): nothing mapped, and no endless look.
         Valid("""
             import copy
@@ -1546,6 +1558,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
                 "length can differ between ranks (it is set under a condition that differs between ranks), so the "
                 "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+        # The same loop on a helper that returns the rank's own loss: each rank stops on its own.
+        Invalid("""
+            import lightning as L
+            def local_value(fabric, loss):
+                return loss.detach().item()
+            def train(fabric: L.Fabric, model, loader):
+                for batch in loader:
+                    loss = model(batch)
+                    while local_value(fabric, loss) > 0.5:
+                        fabric.backward(loss)
+                        loss = model(batch)
+            """, expected_message="fabric.backward(), which runs strategy.backward() inside (lightning 2.6.6), "
+                "runs a different number of times on different ranks: the loop at line 15 runs while "
+                "'local_value(fabric, loss) > 0.5' holds, which can differ between ranks (it is computed from "
+                "this rank's own batch of data), so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout",
+                range=(8, 13, 8, 34)),
         # A metric synced at every step, its rejected batches skipped by a handler on that rank alone.
         Invalid("""
             from torchmetrics.classification import MulticlassAccuracy
