@@ -55,7 +55,9 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
     functions = [node for node in ast.walk(tree) if isinstance(node, _FUNCTIONS)]
     waiting = _waiting_callers(functions)
     writers = _path_writers(tree)
-    per_node = _naming_the_node(tree)
+    # (unparsing every function is not free: only a text that names the node can name it there)
+    names_node = any(word in text for word in _NODE_WORDS)
+    per_node = _naming_the_node(tree) if names_node else set()
     found: dict[str, int] = {}
     for function in functions:
         locals_ = _single_assignments(function)
@@ -66,7 +68,7 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
             # A collective after the write makes every rank wait until it is done: on a file system
             # the ranks share, their checks after that agree. A directory of each node's own
             # (`node{GROUP_RANK}`) is shared by no other node: there only the writer's node has it.
-            on_its_node = not local_main and _names_the_node(path, locals_, per_node)
+            on_its_node = names_node and not local_main and _names_the_node(path, locals_, per_node)
             if key is not None and (on_its_node or function.name not in waiting
                                     and not any(line > call.lineno for line in waits)):
                 found.setdefault(key, call.lineno)
