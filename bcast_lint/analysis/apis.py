@@ -40,6 +40,10 @@ class Api:
     # A project function that returns before its collective when a test on a parameter holds
     # (`if not metrics: return {}`): (parameter, its position at a call or None, the test's code).
     returns_early_on: tuple = ()
+    # A project function whose work on a parameter can raise (analysis.raising): (parameter, its
+    # position at a call or None) for such work anywhere (None: not known), and before its collective.
+    fails_on: tuple | None = None
+    fails_before: tuple = ()
     receiver: str = ""  # HIDDEN: the object a framework method was called on, as the code names it
     # A project function under a memoising decorator (`@functools.lru_cache`): its body, and so its
     # collective, runs only for arguments it has not seen before.

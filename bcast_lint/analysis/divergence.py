@@ -1004,6 +1004,12 @@ class _Pass:
         for call in calls_in(statement.body):
             if self._races(call, varying):
                 return RACE
+            site = self._collectives.get(call)
+            fails_on = getattr(getattr(site, "api", None), "fails_on", None)
+            if fails_on is not None:  # a project function: its summary knows what can raise in it
+                if any(_own_data(self.why(value, varying)) for value in _handed(call, fails_on)):
+                    return RAISES
+                continue
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
             if any(_own_data(self.why(value, varying)) for value in paths):
                 return RAISES
@@ -1316,7 +1322,7 @@ class _Pass:
             return EXHAUSTED  # `next(it, None)` over an iterator whose length differs between ranks
         if name == "next" and call.args and _holds_data(call.args[0].value):
             return DATA  # `batch = next(iter(loader))`
-        if receiver is not None and self._synchronised_answer(call, varying):
+        if self._synchronised_answer(call, varying):
             return None
         held = self.why(receiver, varying) if receiver is not None else None
         if held:
@@ -1661,6 +1667,12 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def _handed(call: cst.Call, parameters: tuple) -> list[cst.BaseExpression]:
+    """What `call` hands the (parameter, position) pairs."""
+    handed = (argument_value(call, position, name) for name, position in parameters)
+    return [value for value in handed if value is not None]
 
 
 def _own_data(why: Optional[str]) -> bool:

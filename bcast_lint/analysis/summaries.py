@@ -38,6 +38,7 @@ from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, none_test, wal
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
+from bcast_lint.analysis.raising import failing_parameters
 from bcast_lint.analysis.ranks import World, integer_literal, make_worlds
 from bcast_lint.analysis.walk import Visitor, ends_in, every_node, holds_own, path_to
 from bcast_lint.analysis.words import calls_collective, names_rank, reads_clock
@@ -321,6 +322,9 @@ class Summaries:
         passing = _returned(analysis, func, {name: (Passed(name), PassedLength(name)) for name in parameters}) \
             if parameters and holds_own(func, (cst.Return, cst.Yield)) else Divergence()
         api, group = _as_api(analysis, ref, func, analysis.worlds.get(func, ()))
+        if api is not None and parameters:
+            api = _with_failures(api, analysis, func, failing_parameters(self.project, index, function)[1],
+                                 parameter_positions(func, klass is not None))
         memoising = next((d for d in func.decorators if last_name(_called(d.decorator)) in _MEMOISING), None)
         if api is not None and memoising is not None:
             api = dataclasses.replace(api, memoised="@" + analysis.code(memoising.decorator))
@@ -528,6 +532,16 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     else:
         api = apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
     return api, _group_parameter(analysis, site, func)
+
+
+def _with_failures(api: apis.Api, analysis, func: cst.FunctionDef, failing: dict, positions: dict) -> apis.Api:
+    """The function as a collective, with the parameters on which its work can raise
+    (analysis.raising), anywhere and before its first collective."""
+    start = analysis.position(func.name).start.line
+    first = min((analysis.position(site.call).start.line - start for site in analysis.calls_in(func)), default=0)
+    return dataclasses.replace(api, fails_on=tuple((name, positions.get(name)) for name in sorted(failing)),
+                               fails_before=tuple((name, positions.get(name)) for name in sorted(failing)
+                                                  if failing[name] < first))
 
 
 def _in_turns(analysis, ref: FunctionRef, sites: list, worlds) -> Optional[apis.Api]:

@@ -160,7 +160,10 @@ class CollectiveOnSomeRanks(Rule):
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
     `try` around work that can fail on some ranks only (parsing a rank's own shard) and the handler
-    goes on. A module that sets its logging level by a test on the rank (`basicConfig(level=WARNING
+    goes on. So does a project function whose work on what it is handed can raise before its
+    collective (a `raise` after a test on it, a read of the file it names, a helper that raises on
+    it), called in such a `try` with a rank's own data: a planner whose cost estimate has no entry
+    for one rank's longest sequence. A module that sets its logging level by a test on the rank (`basicConfig(level=WARNING
     if quiet else INFO)`, `logger.setLevel(...)` or `set_verbosity_info()` under one) answers
     `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
     `logger.info("%s", meter)` only where the record is emitted: a class whose `__str__` runs a
@@ -867,6 +870,23 @@ class CollectiveOnSomeRanks(Rule):
               "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
               "        dist.all_reduce(model.weight)\n        val = torch.tensor([evaluate(model, loader)])\n"
               "        dist.all_reduce(val)\n        if val.item() > 3:\n            break"),
+        # A helper whose work on the rank's data is caught inside it, before its collective; one
+        # that raises only after its collective; and one that runs no collective, agreed on after.
+        Valid("COST = {64: 1, 128: 2}\ndef vote(ok):\n    t = torch.tensor([int(ok)])\n    dist.all_reduce(t)\n"
+              "    return bool(t.item())\ndef plan(lengths):\n    try:\n        fits = COST[max(lengths)] < 2\n"
+              "    except KeyError:\n        fits = False\n    return vote(fits)\ndef f(loader):\n"
+              "    rows = loader[dist.get_rank()]\n    try:\n        ok = plan(rows)\n    except KeyError:\n"
+              "        ok = False"),
+        Valid("def check(lengths):\n    dist.barrier()\n    if max(lengths) > 256:\n        raise ValueError(lengths)\n"
+              "def f(loader):\n    rows = loader[dist.get_rank()]\n    try:\n        check(rows)\n    except ValueError:\n"
+              "        pass"),
+        Valid("def bucket(n):\n    if n > 256:\n        raise ValueError(n)\n    return 256\ndef f(loader):\n"
+              "    rows = loader[dist.get_rank()]\n    try:\n        mine = bucket(max(rows))\n    except ValueError:\n"
+              "        mine = 1\n    t = torch.tensor([mine])\n    dist.all_reduce(t, op=dist.ReduceOp.MIN)"),
+        # A function handed a rank's own data that answers with what an all_reduce agreed on.
+        Valid("def agree(n):\n    plan = torch.tensor([n])\n    dist.all_reduce(plan, op=dist.ReduceOp.MIN)\n"
+              "    return int(plan.item())\ndef f(loader):\n    rows = next(iter(loader))\n    micro = agree(max(rows))\n"
+              "    for start in range(0, 16, micro):\n        dist.all_reduce(rows[start])"),
         # Its keys are alike on every rank: a test of what it holds sets no ranks apart.
         Valid("def evaluate(model, loader):\n    return {'loss': sum(model(x).item() for x in loader)}\n"
               "def train(model, loader):\n    metrics = evaluate(model, loader)\n    if 'loss' not in metrics:\n"
@@ -2081,6 +2101,26 @@ class CollectiveOnSomeRanks(Rule):
                 "ranks do the work in the 'try' block, and only they can fail): the other ranks never join it and "
                 "every rank hangs until the timeout (those ranks run wait_for_everyone (line 20) only, while the "
                 "others run no collective here)", range=(12, 17, 12, 48)),
+        # A helper whose cost estimate raises for one rank's long sequence before its all_reduce,
+        # caught by the caller, which goes on; a file read before the barrier, in a method.
+        Invalid("def bucket(n):\n    for b in (64, 128):\n        if n <= b:\n            return b\n"
+                "    raise ValueError(n)\ndef plan(lengths):\n    cost = bucket(max(lengths))\n"
+                "    t = torch.tensor([cost])\n    dist.all_reduce(t)\n    return t.item()\ndef f(loader):\n"
+                "    rows = loader[dist.get_rank()]\n    try:\n        micro = plan(rows)\n    except ValueError:\n"
+                "        micro = 1", expected_message="plan() can raise before its collective (calls dist.all_reduce() "
+                "(case.py:17)) on ranks where its work on 'lengths' fails for 'rows' (it is computed from the "
+                "rank), and the handler of the 'try' at line 21 goes on without it, while the other ranks wait in "
+                "it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(14, 17, 14, 27)),
+        Invalid("class Job:\n    def resume(self, path):\n        with open(path) as f:\n            step = int(f.read())\n"
+                "        dist.barrier()\n        return step\n    def run(self):\n"
+                "        path = f'ckpt_{dist.get_rank()}.txt'\n        try:\n            self.step = self.resume(path)\n"
+                "        except FileNotFoundError:\n            self.step = 0",
+                expected_message="resume() can raise before its collective (calls dist.barrier() (case.py:13)) "
+                "on ranks where its work on 'path' fails for 'path' (it is computed from the rank), and the "
+                "handler of the 'try' at line 17 goes on without it, while the other ranks wait in it, so the "
+                "ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(10, 25, 10, 42)),
         # A memoised collective keyed by a rank's own data: the ranks miss the cache at different calls.
         Invalid("import functools\n@functools.lru_cache(maxsize=64)\ndef agreed(n):\n    t = torch.tensor([n])\n"
                 "    dist.all_reduce(t)\n    return int(t.item())\ndef f(docs):\n"
@@ -3149,7 +3189,8 @@ class CollectiveOnSomeRanks(Rule):
                 if cached is not None:
                     yield Report(site.call, cached, help=_CACHE_COMPUTE_HELP)
                     continue
-                failed_before = _skipped_by_a_failure(analysis, site) or _exit_skipped_on_failure(analysis, site) \
+                failed_before = _skipped_by_a_failure(analysis, site) or _raised_inside(analysis, site) \
+                    or _exit_skipped_on_failure(analysis, site) \
                     or _unpicklable_on_some_ranks(analysis, site) or _finally_after_a_failure(analysis, site)
                 if failed_before is not None:
                     yield Report(site.call, failed_before, help=_FAILURE_HELP)
@@ -3428,6 +3469,30 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
             return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
+    return None
+
+
+def _raised_inside(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is a project function whose work on an argument can raise before its collective
+    (Api.fails_before), handed a rank's own data, in a `try` whose handler goes on: a rank whose
+    data makes the work fail leaves through the handler, while the others wait in the collective
+    (a planner whose cost estimate has no entry for one rank's longest sequence)."""
+    handed = [(name, value) for name, position in site.api.fails_before
+              if (value := argument_value(site.call, position, name)) is not None]
+    if not handed:
+        return None
+    statement = next((node for node in reversed(analysis.ancestors(site)) if isinstance(node, (cst.Try, cst.TryStar))
+                      and node.handlers and not _all_raise(node.handlers) and path_to(node.body, site.call)), None)
+    if statement is None or _run_in_a_handler(analysis, site, statement.handlers):
+        return None
+    for name, value in handed:
+        why = analysis.divergence.value_at(site.call, value)
+        if why is not None and why != CONTROL:  # its data, or a file or value named after the rank
+            runs = f" ({site.api.via})" if site.api.via else ""
+            return (f"{site.api.called} can raise before its collective{runs} on ranks where its work on '{name}' "
+                    f"fails for '{analysis.code(value)}' ({why}), and the handler of the 'try' at line "
+                    f"{analysis.position(statement).start.line} goes on without it, while the other ranks wait in "
+                    f"it, {_UNEVEN}")
     return None
 
 
