@@ -112,7 +112,9 @@ class BroadcastIntoTemporary(Rule):
     `pad_across_processes`) throws away what it returns: accelerate reduces a clone and leaves its
     argument as it was (pytorch#102435, accelerate#513). So does a bare `fabric.broadcast(run_id)`
     (or `trainer.strategy.broadcast`): Lightning sends a new one-item list and returns its item,
-    and `run_id` stays each rank's own (httomo#721).
+    and `run_id` stays each rank's own (httomo#721). A bare `broadcast_object_list([cfg], src=0)`
+    receives into a list made for the call: the receivers drop it and keep their own `cfg`
+    (accelerate's returns the list: `broadcast_object_list([cfg])[0]` is read, and fine).
 
     So are the items a loop takes from what a method of the module's own classes builds anew on
     each call and reads no more (`for value in scaler.state_dict().values(): dist.broadcast(value, 0)`
@@ -192,6 +194,10 @@ class BroadcastIntoTemporary(Rule):
               "    run_id = fabric.broadcast(run_id, src=0)\n    return run_id"),
         Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_fit_start(self):\n"
               "        self.tag = self.trainer.strategy.broadcast(self.tag)"),
+        # The object list is named and read back; accelerate's returns the list, read at once.
+        Valid("def share(cfg):\n    box = [cfg]\n    dist.broadcast_object_list(box, src=0)\n    return box[0]"),
+        Valid("from accelerate.utils import broadcast_object_list\ndef share(cfg):\n"
+              "    return broadcast_object_list([cfg], from_process=0)[0]"),
         # A module's state_dict hands out its parameters' storage; a state kept in a name is loaded back.
         Valid("def sync(model):\n    for value in model.state_dict().values():\n        dist.broadcast(value, 0)"),
         Valid("class Scaler:\n    def __init__(self):\n        self.mean = np.zeros(1)\n"
@@ -242,6 +248,18 @@ class BroadcastIntoTemporary(Rule):
         Valid("def f(x, idx):\n    dist.broadcast(x[idx], 0)"),
     )
     INVALID = (
+        # An object list made for the call: torch's returns None, accelerate's bare call drops its result.
+        Invalid("def share(cfg):\n    dist.broadcast_object_list([cfg], src=0)\n    return cfg",
+                expected_message="broadcast_object_list() receives into '[cfg]', a list made for the call that "
+                "nobody reads after it: the receiving ranks drop what the source sent and keep their own 'cfg', "
+                "with no error",
+                range=(2, 32, 2, 37)),
+        Invalid("from accelerate.utils import broadcast_object_list\ndef share(cfg, seed):\n"
+                "    broadcast_object_list([cfg, seed])\n    return cfg",
+                expected_message="broadcast_object_list() receives into '[cfg, seed]', a list made for the call that "
+                "nobody reads after it: the receiving ranks drop what the source sent and keep their own 'cfg', "
+                "'seed', with no error",
+                range=(3, 27, 3, 38)),
         Invalid("def accuracy(model, shard):\n    correct = torch.zeros((), dtype=torch.long)\n"
                 "    for x, y in shard:\n        correct += (model(x).argmax(-1) == y).sum()\n"
                 "    dist.all_reduce(correct.float())\n    return correct",
@@ -394,6 +412,7 @@ class BroadcastIntoTemporary(Rule):
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from _repeated_buckets(analysis)
         yield from _reductions_lost(analysis)
+        yield from _object_lists_dropped(analysis)
         for site in analysis.broadcasts():
             if not site.api.in_place or site.api.payload != apis.TENSOR or site.payload is None:
                 continue
@@ -474,6 +493,21 @@ def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
         elif qualified in _RETURNING_BROADCASTS:
             yield from _result_thrown_away(analysis, site, f"returns what the source rank sent and leaves {{}} as it "
                                            f"was (lightning {_LIGHTNING}, fabric/strategies/ddp.py:181 sends a new list)")
+
+
+def _object_lists_dropped(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`dist.broadcast_object_list([cfg], src=0)`: the objects land in a list made for the call,
+    which nobody can read after it (torch's returns None; accelerate's returns the list, which a
+    bare call throws away), so `cfg` stays each rank's own."""
+    for site in analysis.broadcasts():
+        if site.api.short_name != "broadcast_object_list" or not isinstance(site.payload, cst.List) \
+                or not _result_discarded(site) or not site.payload.elements:
+            continue
+        listed = ", ".join(f"'{analysis.code(element.value)}'" for element in site.payload.elements[:2])
+        yield Report(site.payload, f"{site.api.short_name}() receives into '{analysis.code(site.payload)}', a list made "
+                     f"for the call that nobody reads after it: the receiving ranks drop what the source sent and "
+                     f"keep their own {listed}, with no error",
+                     help="Name the list, broadcast it, and read the objects back from it on every rank")
 
 
 def _result_thrown_away(analysis: ModuleAnalysis, site: CallSite, returns: str) -> Iterator[Report]:
