@@ -108,6 +108,8 @@ _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "z
                           "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
                           "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
                           "TensorDataset", "filter", "map"})
+# Calls whose result holds as many items as their first argument, as a table's count is followed.
+_KEEPING_COUNT = frozenset({"TensorDataset", "tensor", "as_tensor", "list", "tuple", "stack", "array", "sorted"})
 # Accelerate's calls that hand back what they are given, prepared: a loader keeps its batches.
 _PREPARING = frozenset({"prepare", "prepare_data_loader"})
 UNEVEN_BATCHES = "'{}' is made with even_batches off: each rank's loader keeps its own number of batches"
@@ -307,6 +309,8 @@ class Divergence:
     # rank agreed on (the minimum): the loop runs alike, the iterable is not used up alike.
     capped: dict = field(default_factory=dict)  # For -> (its iterable, why its length differs)
     orders: dict = field(default_factory=dict)  # For over a set -> (its iterable, reason)
+    # `range(rank, len(ds), world)`, `ds[rank::world]` of a name made from an even literal table.
+    dealt_evenly: set = field(default_factory=set)
     raising: dict = field(default_factory=dict)  # Try -> reason
     failing_withs: dict = field(default_factory=dict)  # With whose body can fail on some ranks -> reason
     # Functions a retrying decorator calls again when they raise, whose work can fail on some
@@ -338,6 +342,7 @@ class Divergence:
 
     def update(self, other: "Divergence") -> None:
         self.tests.update(other.tests)
+        self.dealt_evenly |= other.dealt_evenly
         self.loops.update(other.loops)
         self.capped.update(other.capped)
         self.orders.update(other.orders)
@@ -400,6 +405,8 @@ class _Pass:
         self._exit_control: list[str] = []  # per exit on some ranks before the statement: why (_why_escaping)
         self._masks: set[str] = set()  # names holding a boolean mask (`keep = scores > t`)
         self._sized: set[str] = set()  # names holding a list or tensor of a size set when made (`[0] * n`)
+        # Names holding as many items as a module's literal table: `ds = TensorDataset(x, tensor(LABELS))`.
+        self._table_sized: dict[str, int] = {}
         self._counters: set[str] = set()  # names holding a Counter or defaultdict
         # Names whose truth sets Accelerate's trigger: `check_trigger()` is then true on every rank
         # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
@@ -513,6 +520,8 @@ class _Pass:
             (self._containers.add if isinstance(value, _CONTAINERS) else self._containers.discard)(target.value)
             self._note_named_file(target.value, value)
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
+            count = self._table_count(value)
+            self._table_sized.update({target.value: count}) if count else self._table_sized.pop(target.value, None)
             (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
         self._world_sizes.discard(_key(target))
@@ -1391,7 +1400,8 @@ class _Pass:
             return self.length_why(expr.value, varying)  # `x.topk(k).values`, `torch.sort(x).indices`
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return varying.get(_length(_key(expr) or ""))
-        if self._conditions.sized_for_the_job(expr):  # `ROWS[rank::world]` of an even literal table
+        if self._conditions.sized_for_the_job(expr) or self._dealt_evenly(expr):
+            # `ROWS[rank::world]`, `range(rank, len(ds), world)` of an even literal table, or of one made from it
             return None
         if isinstance(expr, cst.Subscript) and self._cycled_to_a_count(expr, varying):
             return None
@@ -1429,6 +1439,41 @@ class _Pass:
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
+
+    def _table_count(self, expr: cst.BaseExpression) -> Optional[int]:
+        """How many items `expr` holds, where a module's literal table says: the table, a name made
+        from it, `TensorDataset(x, torch.tensor(LABELS))`, `torch.randn(len(LABELS), 8)`."""
+        if isinstance(expr, cst.Name):
+            return self._conditions.table_lengths.get(expr.value) or self._table_sized.get(expr.value)
+        if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None:
+            return None
+        first, name = expr.args[0].value, last_name(expr.func)
+        if name in _KEEPING_COUNT:
+            return self._table_count(first)
+        if name in _SIZED_CONSTRUCTORS and name not in _SIZE_ARGUMENTS:  # (a literal size is no table)
+            counted_table = first.args[0].value if isinstance(first, cst.Call) and last_name(first.func) == "len" \
+                and first.args else None
+            return self._table_count(counted_table) if counted_table is not None else None
+        return None
+
+    def _dealt_evenly(self, expr: cst.BaseExpression) -> bool:
+        """`items[rank::world]` or `range(rank, len(items), world)` where `items` holds an even number
+        of items by its table (as RankConditions.sized_for_the_job, for names made from one)."""
+        items = None
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
+                    and not isinstance(index.step, cst.Integer):
+                items = expr.value
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "range" and len(expr.args) == 3 \
+                and not isinstance(expr.args[2].value, cst.Integer):
+            stop = expr.args[1].value
+            if isinstance(stop, cst.Call) and last_name(stop.func) == "len" and stop.args:
+                items = stop.args[0].value
+        even = items is not None and (self._table_count(items) or 1) % 2 == 0
+        if even:  # (the loop check reads it: exits.rank_dependent_iterable sees no local names)
+            self.found.dealt_evenly.add(expr)
+        return even
 
     def _cycled_to_a_count(self, expr: cst.Subscript, varying: Varying) -> bool:
         """`(mine * n)[:n]`: the rank's own items repeated `n` times and cut to `n`, a count alike

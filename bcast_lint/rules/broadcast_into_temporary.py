@@ -194,7 +194,11 @@ class BroadcastIntoTemporary(Rule):
               "    run_id = fabric.broadcast(run_id, src=0)\n    return run_id"),
         Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_fit_start(self):\n"
               "        self.tag = self.trainer.strategy.broadcast(self.tag)"),
-        # The object list is named and read back; accelerate's returns the list, read at once.
+        # The object list is named and read back; accelerate's returns the list, read at once; a
+        # literal sent from the source's arm while the others receive into a name.
+        Valid("def share(cfg):\n    if dist.get_rank() == 0:\n        dist.broadcast_object_list([cfg], src=0)\n"
+              "    else:\n        box = [None]\n        dist.broadcast_object_list(box, src=0)\n        cfg = box[0]\n"
+              "    return cfg"),
         Valid("def share(cfg):\n    box = [cfg]\n    dist.broadcast_object_list(box, src=0)\n    return box[0]"),
         Valid("from accelerate.utils import broadcast_object_list\ndef share(cfg):\n"
               "    return broadcast_object_list([cfg], from_process=0)[0]"),
@@ -498,11 +502,14 @@ def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
 def _object_lists_dropped(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`dist.broadcast_object_list([cfg], src=0)`: the objects land in a list made for the call,
     which nobody can read after it (torch's returns None; accelerate's returns the list, which a
-    bare call throws away), so `cfg` stays each rank's own."""
+    bare call throws away), so `cfg` stays each rank's own. Only where every rank makes the call:
+    the source's arm of a rank test may send a literal while the others receive into a name."""
     for site in analysis.broadcasts():
         if site.api.short_name != "broadcast_object_list" or not isinstance(site.payload, cst.List) \
                 or not _result_discarded(site) or not site.payload.elements:
             continue
+        if set(site.reached) != set(analysis.worlds.get(site.scope, ())):
+            continue  # sent from the source's arm of a rank test: the others receive into a list of theirs
         listed = ", ".join(f"'{analysis.code(element.value)}'" for element in site.payload.elements[:2])
         yield Report(site.payload, f"{site.api.short_name}() receives into '{analysis.code(site.payload)}', a list made "
                      f"for the call that nobody reads after it: the receiving ranks drop what the source sent and "

@@ -179,6 +179,8 @@ class CollectiveOnSomeRanks(Rule):
     A loop over a module's literal table dealt by rank (`ROWS[rank::world]`, `range(rank, len(ROWS),
     world)`) counts only where the table holds an odd number of items: an even one is taken as
     written for the job's number of processes (a table built at run time, or read, stays unknown).
+    So does a dataset made from one (`ds = TensorDataset(torch.randn(len(LABELS), 8),
+    torch.tensor(LABELS))`, then `range(rank, len(ds), world)`).
 
     An exit counts when some of the ranks that reach the collective may take it and the others
     never do, however deeply it is nested: `if accelerator.is_main_process and step > n: break`,
@@ -1387,6 +1389,9 @@ class CollectiveOnSomeRanks(Rule):
                     if not norm.counted:
                         norm.observe(obs)
             """),
+        # A dataset made from an even literal table, dealt by rank.
+        Valid("LABELS = [0, 1, 0, 1]\ndef f():\n    ds = TensorDataset(torch.randn(len(LABELS), 4), torch.tensor(LABELS))\n"
+              "    for i in range(rank, len(ds), dist.get_world_size()):\n        dist.all_reduce(ds[i][0])"),
         # A helper dealing an even literal table by rank: every rank gets as many items (the table is
         # read into the helper's summary).
         Valid("""
@@ -2903,6 +2908,12 @@ class CollectiveOnSomeRanks(Rule):
                 "the timeout (those ranks run no collective here, while the others run all_reduce (line 13) only)",
                 range=(5, 5, 5, 23)),
         # An odd number of items dealt by rank is uneven for every even number of processes.
+        Invalid("LABELS = [0, 1, 0]\ndef f():\n    ds = TensorDataset(torch.randn(len(LABELS), 4), torch.tensor(LABELS))\n"
+                "    for i in range(rank, len(ds), dist.get_world_size()):\n        dist.all_reduce(ds[i][0])",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 12 iterates over 'range(rank, len(ds), dist.get_world_size())', whose length depends on "
+                "the rank, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(5, 9, 5, 34)),
         Invalid("ROWS = ['a', 'b', 'c']\ndef f():\n    for row in ROWS[rank::dist.get_world_size()]:\n"
                 "        dist.barrier()",
                 expected_message="barrier() runs a different number of times on different ranks: the loop at line "
@@ -3894,7 +3905,7 @@ def _rank_sharded_loop(analysis: ModuleAnalysis, site: CallSite):
         if _synchronised_at_the_last_item(analysis, site, loop):
             continue
         iterable = rank_dependent_iterable(loop, analysis.conditions)
-        if iterable is not None:
+        if iterable is not None and iterable not in analysis.divergence.dealt_evenly:
             return loop, iterable, None
         if loop in analysis.divergence.loops:
             return (loop, *analysis.divergence.loops[loop])
