@@ -48,6 +48,9 @@ class Api:
     # A project function under a memoising decorator (`@functools.lru_cache`): its body, and so its
     # collective, runs only for arguments it has not seen before.
     memoised: str = ""
+    # A call that runs its collective only on the first of a run of such calls, and why: DDP's forward
+    # under `torch.no_grad()` broadcasts the buffers only after a forward with grad (a loop runs it once).
+    first_call_only: str = ""
     read: bool = False  # a property, read rather than called (`trainer.log_dir`)
     # A decision the framework acts on rather than a call: setting a TrainerControl flag, returning
     # None from `prediction_step`. Its verb ("is set"): messages say where it happens.

@@ -400,6 +400,7 @@ _BUFFERLESS_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3
                                 "ConvTranspose2d", "Embedding", "LayerNorm", "ReLU", "GELU", "SiLU", "Tanh",
                                 "Sigmoid", "Softmax", "LeakyReLU", "ELU", "Dropout", "Identity", "Flatten"})
 _ACCELERATE = frameworks.load().versions["accelerate"]
+_LIGHTNING = frameworks.load().versions["lightning"]
 
 
 def _put_into(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
@@ -447,6 +448,19 @@ _JOINING = frozenset({"join", "Join", "join_uneven_inputs"})
 
 def _joins_uneven_inputs(statement: cst.With) -> bool:
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _JOINING for item in statement.items)
+
+
+def _grad_free(candidate: "_Candidate") -> bool:
+    """The call runs with autograd off: in `with torch.no_grad():` (or `inference_mode()`), or in a
+    function decorated with one of them."""
+    decorators = getattr(candidate.scope, "decorators", ())
+    return _under_a_with(candidate, lambda statement: any(_turns_grad_off(item.item) for item in statement.items)) \
+        or any(_turns_grad_off(decorator.decorator) for decorator in decorators)
+
+
+def _turns_grad_off(expr: cst.BaseExpression) -> bool:
+    called = expr.func if isinstance(expr, cst.Call) else expr
+    return last_name(called) in ("no_grad", "inference_mode")
 
 
 def _syncs_off(statement: cst.With) -> bool:
@@ -2164,6 +2178,11 @@ class ModuleAnalysis:
         if entry is None or any(self.made_with(func, keyword, "False") for keyword in switches):
             return None
         api = replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})")
+        if owner == _DDP and _grad_free(candidate):
+            # `_pre_forward` syncs the buffers under `require_forward_param_sync`, which a forward
+            # without grad sets False (torch nn/parallel/distributed.py:1841): the first such call syncs.
+            api = replace(api, first_call_only="DDP's forward without grad broadcasts the buffers only after a "
+                                               "forward with grad")
         self._framework_forwards.add(candidate.call)  # its output is its input's (returned_variance)
         return _called_on(api, func)
 
@@ -2609,11 +2628,17 @@ class ModuleAnalysis:
         LightningModule's per-batch hook (apis.PER_BATCH_HOOKS) runs once per batch of the loader
         its class's `*_dataloader` method returns, where that loader's length differs between
         ranks (a sampler of the module's own, striding by the rank) and the Trainer keeps it
-        (`use_distributed_sampler=False`); or None."""
+        (`use_distributed_sampler=False`); a prediction hook, whose loader Lightning deals unpadded
+        unless the Trainer keeps the module's own sampler; or None."""
         loader_name = apis.PER_BATCH_HOOKS.get(scope.name.value) if isinstance(scope, cst.FunctionDef) else None
         klass = self._method_classes.get(scope) if loader_name else None
         if klass is None or not self.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
             return None
+        if loader_name == "predict_dataloader" and not self.per_file(_keeps_own_samplers):
+            return f"Lightning calls '{scope.name.value}' once per batch of the prediction loader, which it deals " \
+                   f"with UnrepeatedDistributedSamplerWrapper (lightning {_LIGHTNING}, " \
+                   "trainer/connectors/data_connector.py:241): it does not pad, so the ranks hold different numbers " \
+                   "of batches unless the rows divide evenly"
         loader = next((m for m in klass.body.body if isinstance(m, cst.FunctionDef) and m.name.value == loader_name), None)
         if loader is None or not self.per_file(_keeps_own_samplers):
             return None

@@ -268,9 +268,10 @@ class RankConditions:
 
     def sized_for_the_job(self, expr: cst.BaseExpression) -> bool:
         """`ROWS[rank::world]` or `range(rank, len(ROWS), world)` over a module's literal table of an
-        even number of items: taken as written for the job's number of processes, so each rank
-        gets as many. (An odd count is uneven for every even number of processes; a table whose
-        length is not written down, a dataset or a file's lines, stays unknown.)"""
+        even number of items, or `range(rank, 16, world)` to an even literal or module constant:
+        taken as written for the job's number of processes, so each rank gets as many. (An odd
+        count is uneven for every even number of processes; a table whose length is not written
+        down, a dataset or a file's lines, stays unknown.)"""
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
             index = expr.slice[0].slice
             table = self.table_lengths.get(self._table_named(expr.value) or "")
@@ -282,6 +283,9 @@ class RankConditions:
             named = stop.args[0].value if isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) \
                 and stop.func.value == "len" and stop.args else None
             table = self.table_lengths.get(named.value) if isinstance(named, cst.Name) else None
+            if named is None and not isinstance(expr.args[0].value, cst.BinaryOperation):
+                table = integer_literal(stop) if isinstance(stop, cst.Integer) else self.constants.get(
+                    stop.value if isinstance(stop, cst.Name) else "")  # `range(rank, 16, world)`
             return table is not None and table % 2 == 0
         return False
 

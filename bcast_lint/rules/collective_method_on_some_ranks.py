@@ -162,8 +162,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     wrapper (`ddp = DDP(model)`, `self.model = DDP(model)`, then `ddp(x)`) runs its forward, which
     broadcasts the module's buffers (`nn/parallel/distributed.py:1782` `_sync_buffers`) unless it was
     made with `broadcast_buffers=False` or `forward_sync_buffers=False` (a copy of the wrapper,
-    `copy.deepcopy(ddp)` or `AveragedModel(ddp)`, is one too); so does a module FSDP2 shards in
-    place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
+    `copy.deepcopy(ddp)` or `AveragedModel(ddp)`, is one too). Without grad (`with torch.no_grad():`,
+    `@torch.no_grad()`) it does so only on the first forward after one with grad (line 1841 clears
+    `require_forward_param_sync`): a validation loop of it runs the broadcast once, however many
+    batches each rank has, while a forward on some ranks only still runs it there. So does a module
+    FSDP2 shards in place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
     `fsdp/_fully_shard/_fsdp_state.py:120`), and its output, like DDP's, is computed from the rank's input;
     a method that calls it
     (`self.validate()` running `self.model(x)`) runs it too, and is flagged where it is called on
@@ -298,6 +301,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Inside DDP's join a rank out of batches shadows the wrapper's broadcasts and all-reduces
         # (torch distributed/algorithms/join.py): its forward and backward run unevenly by design.
         Valid(_JOINED_STEPS),
+        # Validation without grad over shares of different lengths: DDP's forward broadcasts the
+        # buffers on the first batch only (after the training forward), which every rank runs.
+        Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def evaluate(net, rows):\n    model = DDP(net)\n    with torch.no_grad():\n"
+              "        for x in rows[dist.get_rank()::3]:\n            print(model(x))\n    dist.barrier()"),
         # A module of layers without buffers: DDP's forward broadcasts nothing (its backward still
         # all-reduces, and runs here as often on every rank: four steps from each rank's offset).
         Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
@@ -1159,6 +1167,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # The same validation with grad on: every forward broadcasts the buffers.
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def evaluate(net, rows):\n    model = DDP(net)\n"
+                "    for x in rows[dist.get_rank()::3]:\n        print(model(x))\n    dist.barrier()",
+                expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 12 "
+                "iterates over 'rows[dist.get_rank()::3]', whose length depends on the rank, so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout",
+                range=(5, 15, 5, 23)),
         # With a BatchNorm the same evaluation loop broadcasts its buffers at every forward.
         Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "def evaluate(rank, rows):\n    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 8), "

@@ -176,6 +176,10 @@ class CollectiveOnSomeRanks(Rule):
     each rank a path of its own, through constructors and properties too (`self.state_path`). A
     tqdm bar made with `disable=` a rank test counts nothing where it is disabled: its `n` differs.
 
+    Lightning deals a prediction loader with `UnrepeatedDistributedSamplerWrapper`, which does not
+    pad: a collective in `predict_step` (`self.all_gather(scores)`) runs once per batch, and the
+    ranks hold different numbers of batches unless the rows divide evenly.
+
     A loop over a module's literal table dealt by rank (`ROWS[rank::world]`, `range(rank, len(ROWS),
     world)`) counts only where the table holds an odd number of items: an even one is taken as
     written for the job's number of processes (a table built at run time, or read, stays unknown).
@@ -1389,6 +1393,11 @@ class CollectiveOnSomeRanks(Rule):
                     if not norm.counted:
                         norm.observe(obs)
             """),
+        # A range to an even literal, dealt by rank.
+        Valid("def f(x):\n    for i in range(dist.get_rank(), 16, dist.get_world_size()):\n        dist.all_reduce(x[i])"),
+        # Validation and test loaders get a padded DistributedSampler: as many batches on every rank.
+        Valid("import lightning as L\nclass M(L.LightningModule):\n    def validation_step(self, batch, batch_idx):\n"
+              "        return self.all_gather(self.net(batch))"),
         # A dataset made from an even literal table, dealt by rank.
         Valid("LABELS = [0, 1, 0, 1]\ndef f():\n    ds = TensorDataset(torch.randn(len(LABELS), 4), torch.tensor(LABELS))\n"
               "    for i in range(rank, len(ds), dist.get_world_size()):\n        dist.all_reduce(ds[i][0])"),
@@ -2907,7 +2916,22 @@ class CollectiveOnSomeRanks(Rule):
                 "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
                 "the timeout (those ranks run no collective here, while the others run all_reduce (line 13) only)",
                 range=(5, 5, 5, 23)),
+        # Prediction loaders are dealt unpadded (UnrepeatedDistributedSamplerWrapper).
+        Invalid("import lightning as L\nclass M(L.LightningModule):\n    def predict_step(self, batch, batch_idx):\n"
+                "        return self.all_gather(self.net(batch))",
+                expected_message="all_gather() runs a different number of times on different ranks: Lightning "
+                "calls 'predict_step' once per batch of the prediction loader, which it deals with "
+                "UnrepeatedDistributedSamplerWrapper (lightning 2.6.6, trainer/connectors/data_connector.py:241): "
+                "it does not pad, so the ranks hold different numbers of batches unless the rows divide evenly, "
+                "so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(4, 16, 4, 48)),
         # An odd number of items dealt by rank is uneven for every even number of processes.
+        Invalid("ROWS = 15\ndef f(x):\n    for i in range(dist.get_rank(), ROWS, dist.get_world_size()):\n"
+                "        dist.all_reduce(x[i])",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 11 iterates over 'range(dist.get_rank(), ROWS, dist.get_world_size())', whose length "
+                "depends on the rank, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(4, 9, 4, 30)),
         Invalid("LABELS = [0, 1, 0]\ndef f():\n    ds = TensorDataset(torch.randn(len(LABELS), 4), torch.tensor(LABELS))\n"
                 "    for i in range(rank, len(ds), dist.get_world_size()):\n        dist.all_reduce(ds[i][0])",
                 expected_message="all_reduce() runs a different number of times on different ranks: the loop "
@@ -3168,7 +3192,8 @@ class CollectiveOnSomeRanks(Rule):
                     yield Report(site.call, _exit_message(analysis, site, exit_, _layout(layouts, site.scope)),
                                  help=_EXIT_HELP)
                     continue
-                loop = _rank_sharded_loop(analysis, site) if not site.api.memoised else None
+                loop = _rank_sharded_loop(analysis, site) if not (site.api.memoised or site.api.first_call_only) \
+                    else None
                 if loop is not None:  # (a memoised call given alike keys runs its collective once)
                     yield Report(site.call, _loop_message(analysis, site, *loop), help=_LOOP_HELP)
                     continue
