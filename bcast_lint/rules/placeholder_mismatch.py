@@ -20,7 +20,7 @@ from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 
 # Collectives that need one dtype on every rank, and the position of the tensor each is handed.
 _SAME_DTYPE = {"all_reduce": 0, "reduce": 0, "broadcast": 0, "gather": 0, "all_gather": 1,
-               "all_gather_into_tensor": 1}
+               "all_gather_into_tensor": 1, "gather_all_tensors": 0}
 # Placeholders whose shape and dtype arguments the fix may rewrite: they only allocate.
 _FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like",
             "torch.ones_like", "torch.empty_like", "torch.full_like", "Tensor.new_zeros",
@@ -28,6 +28,13 @@ _FIXABLE = {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zer
 
 
 # Each rank's accuracy on its own labelled rows, all-reduced as a tensor made from a Python number.
+# Each rank's ids of its own flagged rows, gathered as a tensor made from the list.
+_FLAGGED_IDS = ("def flagged(rows):\n"
+                "    mine = rows[dist.get_rank()::dist.get_world_size()]\n"
+                "    ids = [row.id for row in mine if row.flagged]\n"
+                "    out = [None] * dist.get_world_size()\n"
+                "    dist.all_gather(out, torch.tensor(ids))\n"
+                "    return out\n")
 _ACCURACY = ("def evaluate(model, loader):\n"
              "    correct = total = 0\n"
              "    for x, y in loader:\n"
@@ -73,7 +80,9 @@ class PlaceholderMismatch(Rule):
     that is an int on some ranks and a float on the others: `torch.tensor(correct / total if
     total else 0)` where `total` comes from the rank's own data is int64 where it falls back to
     `0` and float32 elsewhere (also through a local, a dict of metrics, or a project helper that
-    returns one).
+    returns one). So does `torch.tensor(ids)` of a list of integers that can be empty on some ranks
+    (`ids = [r.id for r in mine if r.bad]`): float32 where it is empty, int64 elsewhere
+    (pytorch#110561).
 
     ## Why is this bad?
     `broadcast` copies the source rank's bytes into the receivers' tensors and checks neither
@@ -144,8 +153,19 @@ class PlaceholderMismatch(Rule):
         Valid("x = torch.zeros(4)\nif rank == 0:\n    x = torch.rand(4).clone().detach()\ndist.broadcast(x, 0)"),
         Valid("x = torch.zeros(8)\nif rank == 0:\n    x = torch.rand(4) * y\ndist.broadcast(x, 0)"),
         Valid("x = torch.zeros(2, 2)\nif rank == 0:\n    x = torch.rand(4).view(2, 2)\ndist.broadcast(x, 0)"),
+        # The ids' dtype is given; a list of floats is float32 empty or not; an unfiltered list.
+        Valid(_FLAGGED_IDS.replace("torch.tensor(ids)", "torch.tensor(ids, dtype=torch.long)")),
+        Valid(_FLAGGED_IDS.replace("row.id for", "row.score for")),
+        Valid(_FLAGGED_IDS.replace(" if row.flagged", "")),
     )
     INVALID = (
+        # Ids of a rank's own flagged rows: none flagged on one rank makes its tensor float32.
+        Invalid(_FLAGGED_IDS, expected_message="all_gather() gets a tensor whose dtype can differ between ranks: "
+                "'torch.tensor(ids)' is float32 where 'ids' is empty and int64 where it holds integers, and how "
+                "many items it holds can differ between ranks (it is computed from the rank): the ranks' elements "
+                "differ in size (8 against 4 bytes), so gloo aborts with a size mismatch and NCCL reads the bytes "
+                "as the wrong type",
+                range=(5, 5, 5, 44)),
         # An accuracy that falls back to the int 0 on a rank whose share was empty (speculators#1116).
         Invalid(_ACCURACY, expected_message="all_reduce() gets a tensor whose dtype can differ between ranks: "
                 "'torch.tensor(acc)' (line 16) is int64 where it takes '0' and float32 where it takes 'correct / "
@@ -266,7 +286,8 @@ class PlaceholderMismatch(Rule):
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
-        yield from filter(None, (_mixed_dtypes(analysis, site) for site in analysis.calls))
+        yield from filter(None, (_mixed_dtypes(analysis, site) or _empty_list_dtypes(analysis, site)
+                                 for site in analysis.calls))
         reported: set = set()
         for site in analysis.broadcasts():
             if site.api.payload != apis.TENSOR or site.source_rank is None:
@@ -363,6 +384,46 @@ def _mixed_dtypes(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
                    f"a size mismatch and NCCL reads the bytes as the wrong type")
         return Report(site.call, message, help="Give the tensor one dtype on every rank: pass dtype=torch.float32")
     return None
+
+
+def _empty_list_dtypes(analysis: ModuleAnalysis, site: CallSite) -> Optional[Report]:
+    """A collective's tensor made by `torch.tensor(ids)` without `dtype=`, of a list of integers
+    that can be empty on some ranks (a filter of each rank's own records): torch makes an empty
+    list float32 and a list of integers int64 (pytorch#110561)."""
+    position = _SAME_DTYPE.get(site.api.short_name)
+    tensor = argument_value(site.call, position) if position is not None and isinstance(site.call, cst.Call) else None
+    made = _values_at(analysis, site, tensor.value) if isinstance(tensor, cst.Name) else [tensor]
+    for value in filter(None, made):
+        listed = scalar_tensor_source(value)
+        if not isinstance(listed, cst.Name):
+            continue
+        reason = analysis.divergence.length_at(site.call, listed)
+        if reason is None or reason == CONTROL or not any(_lists_integers(item) for item in
+                                                          _values_at(analysis, site, listed.value)):
+            continue
+        return Report(site.call, f"{site.api.short_name}() gets a tensor whose dtype can differ between ranks: "
+                      f"'{analysis.code(value)}' is {TENSOR_DTYPES[FLOAT]} where '{listed.value}' is empty and "
+                      f"{TENSOR_DTYPES[INT]} where it holds integers, and how many items it holds can differ between "
+                      f"ranks ({reason}): the ranks' elements differ in size (8 against 4 bytes), so gloo aborts with "
+                      f"a size mismatch and NCCL reads the bytes as the wrong type",
+                      help="Give the tensor one dtype on every rank: pass dtype=torch.long")
+    return None
+
+
+# Names of items that hold integers: ids, indices, counts, labels.
+_INTEGER_NAMES = ("id", "ids", "idx", "index", "indices", "count", "label", "token")
+
+
+def _lists_integers(made: cst.BaseExpression) -> bool:
+    """A filter that keeps integers: `[rid for rid, a, b in rows if a != b]`, `[int(x) for x in ... if ...]`."""
+    if not isinstance(made, cst.ListComp) or not made.for_in.ifs:
+        return False  # (a share dealt by rank is empty only where the ranks outnumber the items)
+    item = made.elt
+    if isinstance(item, cst.Integer) or isinstance(item, cst.Call) and last_name(item.func) in ("int", "len"):
+        return True
+    named = (last_name(item) or "").lower() if isinstance(item, (cst.Name, cst.Attribute)) else ""
+    return any(named == word or named.endswith("_" + word) or (len(word) <= 3 and named.endswith(word))
+               for word in _INTEGER_NAMES)
 
 
 def _scalar_tensors(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, at=None, depth: int = 0):
