@@ -64,6 +64,8 @@ def verdict(source: bytes) -> str:
         return PARSE  # what it returns goes through the Trainer's DDP backward (BCL011)
     if _wraps_own_module(source):
         return PARSE  # a `forward` that skips a submodule on some steps (BCL011)
+    if _dispatches_an_iterable(source):
+        return PARSE  # process 0 draws and joins the batches of a collator of its own (BCL015)
     if b"sync_dist" in source and any(word in source for word in _METRICS_DICTIONARIES):
         return PARSE  # a read of the trainer's metrics syncs those logged with sync_dist (BCL011)
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
@@ -91,7 +93,7 @@ def worth_a_look(source: bytes) -> bool:
     the costlier steps."""
     return any(word in source for word in API_WORDS) and (
         b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source)
-        or _checks_files(source)) or _wraps_own_module(source)
+        or _checks_files(source)) or _wraps_own_module(source) or _dispatches_an_iterable(source)
 
 
 _FILE_CHECK_WORDS = (b"exists(", b"isfile(", b"isdir(")
@@ -104,6 +106,13 @@ def _checks_files(source: bytes) -> bool:
 def _wraps_own_module(source: bytes) -> bool:
     """The file names DDP and defines a `forward`: it may wrap a module of its own."""
     return b"DistributedDataParallel" in source and b"def forward(" in source
+
+
+def _dispatches_an_iterable(source: bytes) -> bool:
+    """The file hands an IterableDataset of its own and a collator to a Trainer or a loader, where
+    accelerate dispatches the batches from process 0."""
+    return b"IterableDataset" in source and (b"data_collator" in source or b"collate_fn" in source) \
+        and (b"Trainer(" in source or b"prepare(" in source)
 
 
 def _names_a_lightning_step(source: bytes) -> bool:

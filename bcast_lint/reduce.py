@@ -190,13 +190,16 @@ def _lines_steering(lines: list[Optional[str]], text: str) -> set[int]:
 
 
 _STEERS_TRAINER = re.compile(STEERS_TRAINER)
-_COLLATE_FN = re.compile(r"\bcollate_fn[ \t]*=[ \t]*(\w+)")
+_COLLATE_FN = re.compile(r"\b(?:collate_fn|data_collator)[ \t]*=[ \t]*(\w+)")
 
 
 def _lines_collating(lines: list[Optional[str]], text: str) -> set[int]:
     """In a file that trains with Lightning, the lines handing a loader its `collate_fn=` and the
-    `def` of that function: a batch it drops skips the Trainer's step on that process only."""
-    if "collate_fn" not in text or "lightning" not in text:
+    `def` of that function: a batch it drops skips the Trainer's step on that process only. In a
+    file with an IterableDataset, a Trainer's `data_collator=` too: accelerate joins the batches
+    it makes on process 0."""
+    if not ("collate_fn" in text and "lightning" in text or "IterableDataset" in text
+            and ("collate_fn" in text or "data_collator" in text)):
         return set()
     named = set(_COLLATE_FN.findall(text))
     return {number for number, line in enumerate(lines, start=1) if line and (

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis import apis
+from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.divergence import CONTROL, generates_uneven_lengths
 from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
@@ -13,6 +14,25 @@ from bcast_lint.analysis.ranks import integer_literal
 from bcast_lint.analysis.walk import children, every_node
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 from bcast_lint.rules.collective_on_some_ranks import AGREED_ITEMS
+
+
+# A stream of rows of their own lengths, padded per batch by a collator, trained with a Trainer.
+_STREAM = ("""
+    import torch
+    from torch.utils.data import IterableDataset
+    from transformers import Trainer, TrainingArguments
+    class Stream(IterableDataset):
+        def __iter__(self):
+            for n in (3, 5, 4, 7):
+                yield {"input_ids": list(range(n))}
+    def collate(rows):
+        width = max(len(r["input_ids"]) for r in rows)
+        return {"input_ids": torch.tensor([r["input_ids"] + [0] * (width - len(r["input_ids"]))
+                                           for r in rows])}
+    def main(model):
+        args = TrainingArguments(output_dir="out", max_steps=3)
+        Trainer(model=model, args=args, train_dataset=Stream(), data_collator=collate).train()
+    """)
 
 
 @dataclass(frozen=True)
@@ -91,6 +111,13 @@ class GatherRankDependentShape(Rule):
     rank what it sends that rank, while the others send what their own counts say (measured with
     gloo on 2 processes: `48 vs 16. Received data size doesn't match expected size`).
 
+    It also flags a collator that pads each batch to its own longest row (`width = max(len(r["ids"])
+    for r in rows)`, `pad_sequence(...)`), handed with an IterableDataset of the module's own to a
+    transformers Trainer, or to a DataLoader that accelerate prepares: accelerate then dispatches
+    the batches, and process 0 concatenates one batch per process, which raises where their widths
+    differ, while the others wait in its broadcast (transformers#26548). `dispatch_batches=False`
+    or `split_batches=True` anywhere in the file turns that off.
+
     ## Why is this bad?
     A gather moves the same number of bytes from every rank: each bucket must have exactly the
     shape of what that rank sends. A reduction of 3 elements on one rank and 2 on the other,
@@ -127,6 +154,10 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # Each process draws its own batches; a map-style dataset; one fixed width.
+        Valid(_STREAM.replace('max_steps=3', 'max_steps=3, accelerator_config={"dispatch_batches": False}')),
+        Valid(_STREAM.replace("class Stream(IterableDataset):", "class Stream(torch.utils.data.Dataset):")),
+        Valid(_STREAM.replace('max(len(r["input_ids"]) for r in rows)', "8")),
         # Each rank's own items kept where every rank holds them: as many on every rank.
         Valid(AGREED_ITEMS),
         # The top k of a masked selection, with k agreed on first (the smallest every rank can give).
@@ -214,6 +245,13 @@ class GatherRankDependentShape(Rule):
             """),
     )
     INVALID = (
+        # accelerate dispatches an IterableDataset's batches: process 0 joins batches of their own widths.
+        Invalid(_STREAM, expected_message="'collate' pads each batch to its own longest row ('max(len(r[\"input_ids\"]) "
+                "for r in rows)'), and accelerate dispatches the batches of the IterableDataset 'Stream': process "
+                "0 draws one batch per process and concatenates them (accelerate 1.15.0, data_loader.py:842), "
+                "which raises there where their widths differ, while the other processes wait for their slice in "
+                "its broadcast",
+                range=(9, 13, 9, 51)),
         # A helper's top k of a masked selection of a rank's own batch (k = min(K, what the mask kept)).
         Invalid("K = 3\ndef hardest(scores, labels):\n    negatives = scores[labels == 0]\n"
                 "    return negatives.topk(min(K, negatives.numel())).values\ndef f():\n"
@@ -355,6 +393,7 @@ class GatherRankDependentShape(Rule):
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
+        yield from _widths_joined_on_process_zero(analysis)
         for site in analysis.calls:
             gather = _gather(site)
             if gather is None or not site.reached:
@@ -617,3 +656,54 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
     help_text = ("Pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
                  "pad), or gather Python objects (all_gather_object)")
     return Report(expr, message, None, help_text)
+
+
+_ACCELERATE = frameworks.load().versions["accelerate"]
+# `dispatch_batches=False` (TrainingArguments' accelerator_config, DataLoaderConfiguration, Accelerator)
+# has each process draw its own batches; `split_batches=True` has process 0 split one batch.
+_OWN_BATCHES = re.compile(r"""dispatch_batches["']?\s*[:=]\s*False|split_batches["']?\s*[:=]\s*True""")
+
+
+def _widths_joined_on_process_zero(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A collator that pads each batch to its own longest row (`width = max(len(r["ids"]) for r in
+    rows)`, `pad_sequence(...)`), handed with an IterableDataset of the module's own to a Trainer, or
+    to a DataLoader that accelerate prepares: accelerate then dispatches, process 0 draws one batch per
+    process and concatenates them (data_loader.py:842), which raises there when their widths differ,
+    while the other processes wait for their slice in its broadcast (transformers#26548)."""
+    if analysis.per_file(lambda text: "IterableDataset" not in text or bool(_OWN_BATCHES.search(text))):
+        return
+    streams = {klass.name.value for klass in every_node(analysis.module, cst.ClassDef)
+               if analysis.derives_from(klass, ("torch", "datasets"), ("IterableDataset",))}
+    functions = {f.name.value: f for f in analysis.module.body if isinstance(f, cst.FunctionDef)}
+    for call in every_node(analysis.module, cst.Call):
+        name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+        if name.endswith("Trainer"):
+            dataset, collator = argument_value(call, None, "train_dataset"), argument_value(call, None, "data_collator")
+        elif name == "DataLoader" and analysis.per_file(lambda text: "prepare(" in text):
+            dataset, collator = argument_value(call, 0, "dataset"), argument_value(call, None, "collate_fn")
+        else:
+            continue
+        made = dataset.func if isinstance(dataset, cst.Call) else None
+        collate = functions.get(collator.value) if isinstance(collator, cst.Name) else None
+        if not (isinstance(made, cst.Name) and made.value in streams) or collate is None:
+            continue
+        width = next((node for node in every_node(collate, cst.Call) if _own_longest(node)), None)
+        if width is not None:
+            yield Report(width, f"'{collate.name.value}' pads each batch to its own longest row "
+                         f"('{analysis.code(width)}'), and accelerate dispatches the batches of the IterableDataset "
+                         f"'{made.value}': process 0 draws one batch per process and concatenates them (accelerate "
+                         f"{_ACCELERATE}, data_loader.py:842), which raises there where their widths differ, while "
+                         f"the other processes wait for their slice in its broadcast",
+                         help="Pad to one fixed length, or have each process draw its own batches: "
+                              "accelerator_config={'dispatch_batches': False}")
+
+
+def _own_longest(call: cst.Call) -> bool:
+    """`max(len(r["input_ids"]) for r in rows)`, `pad_sequence(ids, batch_first=True)`."""
+    name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+    if name == "pad_sequence":
+        return True
+    if name != "max" or len(call.args) != 1 or not isinstance(call.args[0].value, (cst.GeneratorExp, cst.ListComp)):
+        return False
+    item = call.args[0].value.elt
+    return isinstance(item, cst.Call) and isinstance(item.func, cst.Name) and item.func.value == "len"
