@@ -2280,6 +2280,11 @@ class ModuleAnalysis:
         return calls
 
     # -- what a framework object is ---------------------------------------------------------------
+    def receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
+        """The mapped framework class of the object `expr` names in `scope` (`fabric` for
+        `fabric = L.Fabric(...)`: "lightning.fabric.fabric.Fabric"), or None."""
+        return self._receiver_class(expr, scope)
+
     def _receiver_class(self, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
         """The mapped framework class (frameworks.FrameworkMap) of the object `expr` names, or None."""
         if isinstance(expr, cst.Name):

@@ -95,6 +95,19 @@ _JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
                  "            loss = model(piece).sum()\n            loss.backward()\n")
 
 
+# A Fabric step that calls the wrapped model's submodules one by one.
+_FABRIC_STEPS = ("""
+    import lightning as L
+    def train(net, opt, loader):
+        fabric = L.Fabric(devices=2, strategy="ddp")
+        model, opt = fabric.setup(net, opt)
+        for x, y in loader:
+            feats = model.backbone(x)
+            loss = model.head(feats).sum()
+            fabric.backward(loss)
+            opt.step()
+    """)
+
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
     ## What it does
@@ -165,7 +178,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     `copy.deepcopy(ddp)` or `AveragedModel(ddp)`, is one too). Without grad (`with torch.no_grad():`,
     `@torch.no_grad()`) it does so only on the first forward after one with grad (line 1841 clears
     `require_forward_param_sync`): a validation loop of it runs the broadcast once, however many
-    batches each rank has, while a forward on some ranks only still runs it there. So does a module
+    batches each rank has, while a forward on some ranks only still runs it there. A submodule
+    called through the module `fabric.setup()` returned (`model.backbone(x)`), in a loop that runs
+    `fabric.backward(loss)` and never calls `model(...)` itself, is the original submodule: no
+    gradient is all-reduced, and each process trains its own copy. So does a module
     FSDP2 shards in place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
     `fsdp/_fully_shard/_fsdp_state.py:120`), and its output, like DDP's, is computed from the rank's input;
     a method that calls it
@@ -244,6 +260,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The step goes through the wrapper; a probe of a submodule with no backward in its loop.
+        Valid(_FABRIC_STEPS.replace("feats = model.backbone(x)", "feats = model(x)")),
+        Valid(_FABRIC_STEPS.replace("fabric.backward(loss)", "print(loss)")),
         # A helper returning what an all_reduce agreed: the loop's test is the same on every rank.
         Valid("""
             import lightning as L
@@ -1167,6 +1186,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Submodules looked up on Fabric's wrapper are the original ones: DDP never sees the step.
+        Invalid(_FABRIC_STEPS, expected_message="model.backbone() runs the original submodule, not the "
+                "DistributedDataParallel wrapper that fabric.setup() made of 'model' (lightning 2.6.6, "
+                "fabric/wrappers.py:244 hands the original module's attributes through): no forward of the step "
+                "goes through the wrapper, so fabric.backward() all-reduces no gradient and each process trains "
+                "its own copy, with no error",
+                range=(6, 17, 6, 34)),
         # The same validation with grad on: every forward broadcasts the buffers.
         Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "def evaluate(net, rows):\n    model = DDP(net)\n"
@@ -2234,6 +2260,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _batches_dropped_by_the_collator(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
+        yield from _wrapper_bypassed(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
         yield from _manual_steps_on_some_ranks(analysis)
         yield from _loads_what_rank_zero_saved(analysis)
@@ -2374,6 +2401,54 @@ def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
                      f"gradient all-reduce",
                      help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
                           "head(h).sum() * 0`), or build DDP with find_unused_parameters=True")
+
+
+_FABRIC = "lightning.fabric.fabric.Fabric"
+
+
+def _wrapper_bypassed(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`model.backbone(x)` on the module `fabric.setup(model, ...)` returned, in a loop that runs
+    `fabric.backward(loss)` and never calls that module itself: Fabric hands back the original
+    submodule, the forward never goes through DistributedDataParallel, whose reducer is then never
+    armed, and the backward all-reduces no gradient: each process trains its own copy, with no
+    error (e2eAIOK#198)."""
+    for function in every_node(analysis.module, cst.FunctionDef):
+        wrapped = _fabric_modules(analysis, function)
+        loops = [loop for kind in (cst.For, cst.While) for loop in every_node(function.body, kind)] if wrapped else []
+        for loop in loops:
+            calls = list(every_node(loop.body, cst.Call))
+            if not any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+                       and analysis.receiver_class(call.func.value, function) == _FABRIC for call in calls):
+                continue
+            if any(isinstance(call.func, cst.Name) and call.func.value in wrapped for call in calls):
+                continue  # a forward through the wrapper arms the reducer for the whole graph
+            bypass = next((call for call in calls if isinstance(call.func, cst.Attribute)
+                           and isinstance(call.func.value, cst.Name) and call.func.value.value in wrapped), None)
+            if bypass is not None:
+                model = bypass.func.value.value
+                yield Report(bypass, f"{analysis.code(bypass.func)}() runs the original submodule, not the "
+                             f"DistributedDataParallel wrapper that fabric.setup() made of '{model}' (lightning "
+                             f"{_LIGHTNING}, fabric/wrappers.py:244 hands the original module's attributes through): "
+                             f"no forward of the step goes through the wrapper, so fabric.backward() all-reduces no "
+                             f"gradient and each process trains its own copy, with no error",
+                             help=f"Call '{model}(...)' itself, and return what the step needs from its forward")
+                break
+
+
+def _fabric_modules(analysis: ModuleAnalysis, function: cst.FunctionDef) -> set[str]:
+    """The names `function` binds to what `fabric.setup(...)` returns (the first of a tuple)."""
+    found = set()
+    for assign in every_node(function.body, cst.Assign):
+        call = assign.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("setup", "setup_module")
+                and analysis.receiver_class(call.func.value, function) == _FABRIC):
+            continue
+        target = assign.targets[0].target
+        first = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) and target.elements else target
+        if isinstance(first, cst.Name):
+            found.add(first.value)
+    return found
 
 
 # Accelerate's operations that, in debug mode, first gather every process's shapes with
