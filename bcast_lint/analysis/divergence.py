@@ -167,6 +167,11 @@ LOCAL_DATA = "it holds the data of the rank it was given"
 OWN_ITEM_LENGTH = "each item the rank was given is as long as its own data"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
 UNSEEDED = "it is drawn from a random generator the script never seeds, which each process seeds on its own"
+ENTROPY = "it is drawn from a random generator made without a seed, which each process seeds from its own entropy"
+# Generators that, made without a seed, seed themselves from the operating system's entropy
+# (`random.Random()`, numpy's `default_rng()`); `torch.Generator()` starts from a fixed seed.
+_ENTROPY_SEEDED = frozenset({"random.Random", "random.SystemRandom", "numpy.random.default_rng",
+                             "numpy.random.RandomState", "numpy.random.Generator"})
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
@@ -563,6 +568,10 @@ class _Pass:
             item_length = counted(self.length_why(call.args[0].value, varying))
             if item_length is not None:
                 varying = _bind(varying, [_items_length(key)], item_length)
+            item = self.why(call.args[0].value, varying)
+            if is_data_reason(item) and not varying.get(key):
+                # `losses.append(model(batch).item())`: what it holds is the rank's own (its sum, its mean)
+                varying = _bind(varying, [key], item)
         reason = self._why_escaping(func.value)
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
             reason = self.why(call.args[0].value, varying) or reason
@@ -1313,6 +1322,8 @@ class _Pass:
             return RANDOM
         if _draws_from_the_process(call, qualified, self._conditions.unseeded):
             return UNSEEDED
+        if qualified & _ENTROPY_SEEDED and not call.args:
+            return ENTROPY
         if self._probes_memory(call):
             return MEMORY
         if name in LEVEL_QUERIES and self._conditions.logging_per_rank:
@@ -2107,12 +2118,12 @@ def _data_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> l
 
 
 def _holds_data(iterable: cst.BaseExpression) -> bool:
-    """Whether a loop over `iterable` walks a rank's own data: a loader or a rank's batches, also
-    through `enumerate`, `iter`, `tqdm`, `zip`."""
+    """Whether a loop over `iterable` walks a rank's own data: a loader (`eval_loader`, `val_dl`) or
+    a rank's batches, also through `enumerate`, `iter`, `tqdm`, `zip`."""
     if isinstance(iterable, cst.Call) and last_name(iterable.func) in _ITERATOR_WRAPPERS:
         return any(_holds_data(arg.value) for arg in iterable.args if arg.keyword is None)
-    name = last_name(iterable)
-    return bool(name) and any(word in name.lower() for word in DATA_LOOP_WORDS)
+    name = (last_name(iterable) or "").lower()
+    return any(word in name for word in DATA_LOOP_WORDS) or "dl" in name.split("_")  # `val_dl`, `dl`
 
 
 def _is_placeholder(value: cst.BaseExpression) -> bool:

@@ -195,7 +195,9 @@ class BroadcastIntoTemporary(Rule):
         Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_fit_start(self):\n"
               "        self.tag = self.trainer.strategy.broadcast(self.tag)"),
         # The object list is named and read back; accelerate's returns the list, read at once; a
-        # literal sent from the source's arm while the others receive into a name.
+        # literal sent from the source's arm while the others receive into a name; a draw alike everywhere.
+        Valid("import random\ndef share():\n    cfg = {'lr': random.Random(7).random()}\n"
+              "    dist.broadcast_object_list([cfg], src=0)\n    return cfg"),
         Valid("def share(cfg):\n    if dist.get_rank() == 0:\n        dist.broadcast_object_list([cfg], src=0)\n"
               "    else:\n        box = [None]\n        dist.broadcast_object_list(box, src=0)\n        cfg = box[0]\n"
               "    return cfg"),
@@ -253,17 +255,20 @@ class BroadcastIntoTemporary(Rule):
     )
     INVALID = (
         # An object list made for the call: torch's returns None, accelerate's bare call drops its result.
-        Invalid("def share(cfg):\n    dist.broadcast_object_list([cfg], src=0)\n    return cfg",
+        Invalid("import random\ndef share():\n    cfg = {'lr': random.Random().random()}\n"
+                "    dist.broadcast_object_list([cfg], src=0)\n    return cfg",
                 expected_message="broadcast_object_list() receives into '[cfg]', a list made for the call that "
                 "nobody reads after it: the receiving ranks drop what the source sent and keep their own 'cfg', "
+                "which differ between ranks (it is drawn from a random generator made without a seed, which each "
+                "process seeds from its own entropy), with no error",
+                range=(4, 32, 4, 37)),
+        Invalid("import time\nfrom accelerate.utils import broadcast_object_list\ndef share(cfg):\n"
+                "    seed = time.time()\n    broadcast_object_list([cfg, seed])\n    return cfg",
+                expected_message="broadcast_object_list() receives into '[cfg, seed]', a list made for the "
+                "call that nobody reads after it: the receiving ranks drop what the source sent and keep their "
+                "own 'cfg', 'seed', which differ between ranks (it reads the clock, which differs between ranks), "
                 "with no error",
-                range=(2, 32, 2, 37)),
-        Invalid("from accelerate.utils import broadcast_object_list\ndef share(cfg, seed):\n"
-                "    broadcast_object_list([cfg, seed])\n    return cfg",
-                expected_message="broadcast_object_list() receives into '[cfg, seed]', a list made for the call that "
-                "nobody reads after it: the receiving ranks drop what the source sent and keep their own 'cfg', "
-                "'seed', with no error",
-                range=(3, 27, 3, 38)),
+                range=(5, 27, 5, 38)),
         Invalid("def accuracy(model, shard):\n    correct = torch.zeros((), dtype=torch.long)\n"
                 "    for x, y in shard:\n        correct += (model(x).argmax(-1) == y).sum()\n"
                 "    dist.all_reduce(correct.float())\n    return correct",
@@ -502,18 +507,23 @@ def _reductions_lost(analysis: ModuleAnalysis) -> Iterator[Report]:
 def _object_lists_dropped(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`dist.broadcast_object_list([cfg], src=0)`: the objects land in a list made for the call,
     which nobody can read after it (torch's returns None; accelerate's returns the list, which a
-    bare call throws away), so `cfg` stays each rank's own. Only where every rank makes the call:
-    the source's arm of a rank test may send a literal while the others receive into a name."""
+    bare call throws away), so `cfg` stays each rank's own. Only where every rank makes the call
+    (the source's arm of a rank test may send a literal while the others receive into a name), and
+    what is listed differs between ranks (a draw seeded alike everywhere needs no broadcast)."""
     for site in analysis.broadcasts():
         if site.api.short_name != "broadcast_object_list" or not isinstance(site.payload, cst.List) \
                 or not _result_discarded(site) or not site.payload.elements:
             continue
         if set(site.reached) != set(analysis.worlds.get(site.scope, ())):
             continue  # sent from the source's arm of a rank test: the others receive into a list of theirs
+        reasons = [analysis.divergence.value_at(site.call, element.value) for element in site.payload.elements]
+        reason = next(filter(None, reasons), None)
+        if reason is None:
+            continue  # what every rank lists alike (a draw seeded alike): the dropped copy changes nothing
         listed = ", ".join(f"'{analysis.code(element.value)}'" for element in site.payload.elements[:2])
         yield Report(site.payload, f"{site.api.short_name}() receives into '{analysis.code(site.payload)}', a list made "
                      f"for the call that nobody reads after it: the receiving ranks drop what the source sent and "
-                     f"keep their own {listed}, with no error",
+                     f"keep their own {listed}, which differ between ranks ({reason}), with no error",
                      help="Name the list, broadcast it, and read the objects back from it on every rank")
 
 
