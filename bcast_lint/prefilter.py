@@ -71,9 +71,11 @@ def verdict(source: bytes) -> str:
     if b"gather" in source and any(_is_called(source, call, words.indexing_gather) for call in _GATHER_CALLS):
         return PARSE
     if not names_rank(source):
-        # A path every rank checks and one of them writes parts the ranks without a rank word.
-        checks_files = _checks_files(source)
-        if checks_files and any(word in source and _is_called(source, call) for word, call in _OTHER_CALLS):
+        # A path every rank checks and one of them writes parts the ranks without a rank word; in
+        # a script, so may any value of each process's own (its shard's loss before a `break`).
+        checks_files = _checks_files(source) or _is_script(source)
+        calls = (*_OTHER_CALLS, *_gated_calls(source)) if _is_script(source) else _OTHER_CALLS
+        if checks_files and any(word in source and _is_called(source, call) for word, call in calls):
             return PARSE
         return SKIP
     if any(word in source and _is_called(source, call) for word, call in (*_OTHER_CALLS, *_gated_calls(source))):
@@ -88,12 +90,13 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather, a rank, a Lightning training step or a file check; or it names DDP and defines a
-    `forward`. Most files fail them; for the others, a run with a cache looks the file up before
+    broadcast, a gather, a rank, a Lightning training step, a file check or a script's main; or it
+    names DDP and defines a `forward`. Most files fail them; for the others, a run with a cache looks the file up before
     the costlier steps."""
     return any(word in source for word in API_WORDS) and (
         b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source)
-        or _checks_files(source)) or _wraps_own_module(source) or _dispatches_an_iterable(source)
+        or _checks_files(source) or _is_script(source)) or _wraps_own_module(source) \
+        or _dispatches_an_iterable(source)
 
 
 _FILE_CHECK_WORDS = (b"exists(", b"isfile(", b"isdir(")
@@ -106,6 +109,12 @@ def _checks_files(source: bytes) -> bool:
 def _wraps_own_module(source: bytes) -> bool:
     """The file names DDP and defines a `forward`: it may wrap a module of its own."""
     return b"DistributedDataParallel" in source and b"def forward(" in source
+
+
+def _is_script(source: bytes) -> bool:
+    """A program run as a script (`if __name__ == "__main__":`): a training script's own values
+    part the ranks without any rank word (a break on its validation loss)."""
+    return b"__main__" in source and b"__name__" in source
 
 
 def _dispatches_an_iterable(source: bytes) -> bool:
