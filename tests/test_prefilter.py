@@ -31,6 +31,9 @@ def test_every_invalid_case_passes(code):
     "import torch.distributed as dist\ndist.all_gather(out, x[x > 0])\n",
     "import torch.distributed as dist\ndist.gather(x[x > 0], gather_list, dst=0)\n",
     "from accelerate import Accelerator\nout = accelerator.gather(-logits)\n",
+    # A script's own values part the ranks without a rank word (a break on its validation loss).
+    "from accelerate import Accelerator\ndef main():\n    accelerator.backward(loss)\n    accelerator.wait_for_everyone()\n"
+    "if __name__ == '__main__':\n    main()\n",
 ])
 def test_aliases_and_methods_pass(source):
     assert may_have_findings(source.encode())
@@ -45,6 +48,7 @@ def test_aliases_and_methods_pass(source):
     "# distributed under the License\nout = hidden.gather(-2, index).squeeze(-2)\n",
     "# distributed under the License\nout = logits.gather(dim=1, index=labels)\n",
     "# the mask is broadcastable over the batch\nimport torch\n",
+    "from accelerate import Accelerator\nif __name__ == '__main__':\n    print(Accelerator().device)\n",
 ])
 def test_files_without_a_collective_are_skipped(source):
     assert not may_have_findings(source.encode())

@@ -95,6 +95,13 @@ _JOINED_STEPS = ("from torch.distributed.algorithms.join import Join\n"
                  "            loss = model(piece).sum()\n            loss.backward()\n")
 
 
+# Each process stops on the mean loss of its own validation batches.
+_EARLY_STOP = ("def fit(model, train_dl, val_dl):\n    best = None\n    for epoch in range(10):\n"
+               "        for batch in train_dl:\n            accelerator.backward(model(batch))\n"
+               "        losses = []\n        for batch in val_dl:\n            losses.append(model(batch).item())\n"
+               "        val = sum(losses) / len(losses)\n        if best is not None and val > best:\n"
+               "            break\n        best = val\n    accelerator.wait_for_everyone()\n")
+
 # A Fabric step that calls the wrapped model's submodules one by one.
 _FABRIC_STEPS = ("""
     import lightning as L
@@ -260,6 +267,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The ranks agree on the validation loss before the test.
+        Valid(_EARLY_STOP.replace("val = sum(losses) / len(losses)",
+                                  "val = accelerator.reduce(torch.tensor(sum(losses)), 'mean').item()")),
         # The step goes through the wrapper; a probe of a submodule with no backward in its loop.
         Valid(_FABRIC_STEPS.replace("feats = model.backbone(x)", "feats = model(x)")),
         Valid(_FABRIC_STEPS.replace("fabric.backward(loss)", "print(loss)")),
@@ -1186,6 +1196,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Each rank breaks on its own validation loss: the others' next backward has no partner.
+        Invalid(_EARLY_STOP, expected_message="accelerator.backward(), which runs the gradient all_reduce() of DDP's "
+                "reducer inside (accelerate 1.15.0), is skipped in the following iterations on ranks where 'best "
+                "is not None and val > best' is true (it is computed from this rank's own batch of data): the "
+                "'break' at line 19 is taken only there, while the other ranks go on calling it, so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(5, 13, 5, 47)),
         # Submodules looked up on Fabric's wrapper are the original ones: DDP never sees the step.
         Invalid(_FABRIC_STEPS, expected_message="model.backbone() runs the original submodule, not the "
                 "DistributedDataParallel wrapper that fabric.setup() made of 'model' (lightning 2.6.6, "
