@@ -102,6 +102,21 @@ _EARLY_STOP = ("def fit(model, train_dl, val_dl):\n    best = None\n    for epoc
                "        val = sum(losses) / len(losses)\n        if best is not None and val > best:\n"
                "            break\n        best = val\n    accelerator.wait_for_everyone()\n")
 
+# A plateau scheduler stepped with what each process logged.
+_PLATEAU = ("""
+    import lightning as L
+    import torch
+    class M(L.LightningModule):
+        def validation_step(self, batch, batch_idx):
+            self.log("val_loss", self.net(batch).mean())
+        def configure_optimizers(self):
+            opt = torch.optim.SGD(self.parameters(), lr=0.1)
+            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_loss"}}
+    def main():
+        L.Trainer(devices=2, strategy="ddp").fit(M())
+    """)
+
 # A Fabric step that calls the wrapped model's submodules one by one.
 _FABRIC_STEPS = ("""
     import lightning as L
@@ -188,7 +203,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     batches each rank has, while a forward on some ranks only still runs it there. A submodule
     called through the module `fabric.setup()` returned (`model.backbone(x)`), in a loop that runs
     `fabric.backward(loss)` and never calls `model(...)` itself, is the original submodule: no
-    gradient is all-reduced, and each process trains its own copy. So does a module
+    gradient is all-reduced, and each process trains its own copy. A value logged without
+    `sync_dist=True` (`self.log("val_loss", loss)`) that a ReduceLROnPlateau of
+    `configure_optimizers` monitors is each process's own, and so is the learning rate it sets:
+    the replicas drift apart. So does a module
     FSDP2 shards in place (`fully_shard(model)`, then `model(x)`: its forward pre-hook all-gathers the parameters,
     `fsdp/_fully_shard/_fsdp_state.py:120`), and its output, like DDP's, is computed from the rank's input;
     a method that calls it
@@ -267,6 +285,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Logged with sync_dist=True: every process monitors the mean; a scheduler that monitors nothing.
+        Valid(_PLATEAU.replace("self.net(batch).mean())", "self.net(batch).mean(), sync_dist=True)")),
+        Valid(_PLATEAU.replace("ReduceLROnPlateau(opt)", "StepLR(opt, 10)").replace(', "monitor": "val_loss"', "")),
         # The ranks agree on the validation loss before the test.
         Valid(_EARLY_STOP.replace("val = sum(losses) / len(losses)",
                                   "val = accelerator.reduce(torch.tensor(sum(losses)), 'mean').item()")),
@@ -1196,6 +1217,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Each process steps its plateau scheduler with its own validation loss.
+        Invalid(_PLATEAU, expected_message="self.log('val_loss', ...) logs this process's own value (no sync_dist=True), "
+                "and the ReduceLROnPlateau of configure_optimizers monitors 'val_loss' (line 17): Lightning steps "
+                "it with each process's own value (lightning 2.6.6, loops/training_epoch_loop.py:491), so each "
+                "process lowers its learning rate on its own epochs and the replicas drift apart, with no error",
+                range=(5, 9, 5, 53)),
         # Each rank breaks on its own validation loss: the others' next backward has no partner.
         Invalid(_EARLY_STOP, expected_message="accelerator.backward(), which runs the gradient all_reduce() of DDP's "
                 "reducer inside (accelerate 1.15.0), is skipped in the following iterations on ranks where 'best "
@@ -2278,6 +2305,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
         yield from _wrapper_bypassed(analysis)
+        yield from _plateau_on_own_values(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
         yield from _manual_steps_on_some_ranks(analysis)
         yield from _loads_what_rank_zero_saved(analysis)
@@ -2421,6 +2449,57 @@ def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
 
 
 _FABRIC = "lightning.fabric.fabric.Fabric"
+
+
+def _plateau_on_own_values(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`self.log("val_loss", loss)` without `sync_dist=True` in a LightningModule whose
+    `configure_optimizers` returns a ReduceLROnPlateau monitoring "val_loss": Lightning steps the
+    scheduler with each process's own logged value (loops/training_epoch_loop.py:491), so each
+    process lowers its learning rate on its own epochs and the replicas drift apart, silently.
+    (EarlyStopping and ModelCheckpoint agree on their decisions with reduce_boolean_decision.)"""
+    for klass in every_node(analysis.module, cst.ClassDef):
+        if not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+            continue
+        methods = {m.name.value: m for m in klass.body.body if isinstance(m, cst.FunctionDef)}
+        configure = methods.get("configure_optimizers")
+        monitored = _plateau_monitor(analysis, configure) if configure is not None else None
+        if monitored is None:
+            continue
+        key, where = monitored
+        for method in methods.values():
+            for call in every_node(method, cst.Call):
+                if _logs_own_value(call, key):
+                    yield Report(call, f"self.log('{key}', ...) logs this process's own value (no sync_dist=True), and "
+                                 f"the ReduceLROnPlateau of configure_optimizers monitors '{key}' (line {where}): "
+                                 f"Lightning steps it with each process's own value (lightning {_LIGHTNING}, "
+                                 f"loops/training_epoch_loop.py:491), so each process lowers its learning rate on its "
+                                 f"own epochs and the replicas drift apart, with no error",
+                                 help="Log it with sync_dist=True, so every process monitors the mean")
+
+
+def _plateau_monitor(analysis: ModuleAnalysis, configure: cst.FunctionDef) -> Optional[tuple[str, int]]:
+    """The key the ReduceLROnPlateau `configure_optimizers` makes is monitored by ("monitor": "val_loss"),
+    and the line naming it."""
+    if not any(last_name(call.func) == "ReduceLROnPlateau" for call in every_node(configure, cst.Call)):
+        return None
+    for element in every_node(configure, cst.DictElement):
+        if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "monitor" \
+                and isinstance(element.value, cst.SimpleString):
+            return element.value.evaluated_value, analysis.position(element).start.line
+    return None
+
+
+def _logs_own_value(call: cst.Call, key: str) -> bool:
+    """`self.log(key, value)` without `sync_dist=True`, of a value other than an attribute of the
+    module (a torchmetrics Metric there is synced by its own compute)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "log"
+            and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
+        return False
+    name, value = argument_value(call, 0, "name"), argument_value(call, 1, "value")
+    synced = argument_value(call, None, "sync_dist")
+    own = synced is None or isinstance(synced, cst.Name) and synced.value == "False"
+    return own and isinstance(name, cst.SimpleString) and name.evaluated_value == key and value is not None \
+        and not isinstance(value, cst.Attribute)
 
 
 def _wrapper_bypassed(analysis: ModuleAnalysis) -> Iterator[Report]:
