@@ -7,8 +7,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis import apis, frameworks
-from bcast_lint.analysis.divergence import CONTROL, generates_uneven_lengths
-from bcast_lint.analysis.expressions import argument as call_argument, argument_value, method_name
+from bcast_lint.analysis.divergence import CONTROL, OWN_SHARE, generates_uneven_lengths, is_data_reason
+from bcast_lint.analysis.expressions import argument as call_argument, argument_value, last_name, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.ranks import integer_literal
 from bcast_lint.analysis.walk import children, every_node
@@ -32,6 +32,20 @@ _STREAM = ("""
     def main(model):
         args = TrainingArguments(output_dir="out", max_steps=3)
         Trainer(model=model, args=args, train_dataset=Stream(), data_collator=collate).train()
+    """)
+
+
+# A model sized by the vocabulary of the rank's own lines, then prepared.
+_VOCAB = ("""
+    import torch
+    from accelerate import Accelerator
+    LINES = ["a b", "b c d", "e"]
+    def main():
+        accelerator = Accelerator()
+        with accelerator.split_between_processes(LINES) as mine:
+            vocab = sorted({w for line in mine for w in line.split()})
+        model = torch.nn.Embedding(len(vocab), 8)
+        model = accelerator.prepare(model)
     """)
 
 
@@ -118,6 +132,11 @@ class GatherRankDependentShape(Rule):
     differ, while the others wait in its broadcast (transformers#26548). `dispatch_batches=False`
     or `split_batches=True` anywhere in the file turns that off.
 
+    And it flags a module made with a count that differs between ranks (`TinyLM(len(vocab))`, the
+    vocabulary of the rank's own lines) and then wrapped in DDP (accelerate's `prepare`, Fabric's
+    `setup`, `DistributedDataParallel(...)`): DDP's constructor gathers every rank's parameter
+    shapes and raises where they differ.
+
     ## Why is this bad?
     A gather moves the same number of bytes from every rank: each bucket must have exactly the
     shape of what that rank sends. A reduction of 3 elements on one rank and 2 on the other,
@@ -154,6 +173,10 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # The vocabulary of all the lines; a width read off the rank's own batch.
+        Valid(_VOCAB.replace("for line in mine for w", "for line in LINES for w")),
+        Valid(_VOCAB.replace("model = torch.nn.Embedding(len(vocab), 8)",
+                             "x = next(iter(loader))\n        model = torch.nn.Linear(x.shape[1], 8)")),
         # Each process draws its own batches; a map-style dataset; one fixed width.
         Valid(_STREAM.replace('max_steps=3', 'max_steps=3, accelerator_config={"dispatch_batches": False}')),
         Valid(_STREAM.replace("class Stream(IterableDataset):", "class Stream(torch.utils.data.Dataset):")),
@@ -245,6 +268,13 @@ class GatherRankDependentShape(Rule):
             """),
     )
     INVALID = (
+        # Each rank's embedding has as many rows as its own words: DDP's shape check fails.
+        Invalid(_VOCAB, expected_message="'torch.nn.Embedding(len(vocab), 8)' is made with 'len(vocab)', which differs "
+                "between ranks (it holds this process's own share of the items), and accelerator.prepare() wraps "
+                "it in DistributedDataParallel, whose constructor gathers every rank's parameter shapes and "
+                "raises where they differ (torch 2.13.0, nn/parallel/distributed.py "
+                "_verify_param_shape_across_processes)",
+                range=(8, 13, 8, 46)),
         # accelerate dispatches an IterableDataset's batches: process 0 joins batches of their own widths.
         Invalid(_STREAM, expected_message="'collate' pads each batch to its own longest row ('max(len(r[\"input_ids\"]) "
                 "for r in rows)'), and accelerate dispatches the batches of the IterableDataset 'Stream': process "
@@ -394,6 +424,7 @@ class GatherRankDependentShape(Rule):
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from _widths_joined_on_process_zero(analysis)
+        yield from _models_sized_apart(analysis)
         for site in analysis.calls:
             gather = _gather(site)
             if gather is None or not site.reached:
@@ -659,6 +690,7 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
 
 
 _ACCELERATE = frameworks.load().versions["accelerate"]
+_TORCH = frameworks.load().versions["torch"]
 # `dispatch_batches=False` (TrainingArguments' accelerator_config, DataLoaderConfiguration, Accelerator)
 # has each process draw its own batches; `split_batches=True` has process 0 split one batch.
 _OWN_BATCHES = re.compile(r"""dispatch_batches["']?\s*[:=]\s*False|split_batches["']?\s*[:=]\s*True""")
@@ -707,3 +739,50 @@ def _own_longest(call: cst.Call) -> bool:
         return False
     item = call.args[0].value.elt
     return isinstance(item, cst.Call) and isinstance(item.func, cst.Name) and item.func.value == "len"
+
+
+# Calls that wrap a module in DistributedDataParallel (or shard it), whose constructor first checks
+# every rank's parameter shapes against the others' (torch nn/parallel/distributed.py
+# `_verify_param_shape_across_processes`, an all_gather of them) and then broadcasts rank 0's values.
+_WRAPPING = frozenset({"accelerate.accelerator.Accelerator.prepare", "accelerate.accelerator.Accelerator.prepare_model",
+                       "lightning.fabric.fabric.Fabric.setup", "lightning.fabric.fabric.Fabric.setup_module",
+                       "torch.nn.parallel.DistributedDataParallel",
+                       "torch.nn.parallel.distributed.DistributedDataParallel"})
+
+
+def _models_sized_apart(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A module made with a size that differs between ranks (`TinyLM(len(vocab))`, the vocabulary of
+    the rank's own lines), then wrapped in DDP (accelerate's prepare, Fabric's setup, `DDP(model)`):
+    its constructor gathers every rank's parameter shapes and raises where they differ."""
+    for site in analysis.calls:
+        if site.api.qualified_name not in _WRAPPING or not isinstance(site.call, cst.Call):
+            continue
+        for arg in site.call.args:
+            for made in analysis.reaching_values(site, arg.value):
+                if not (isinstance(made, cst.Call) and (last_name(made.func) or "")[:1].isupper()):
+                    continue  # a module's class, made with sizes: `TinyLM(len(vocab))`, `nn.Embedding(n, 8)`
+                sized = next(((size.value, why) for size in made.args
+                              if (why := _size_varies(analysis, site, size.value)) is not None), None)
+                if sized is not None:
+                    yield Report(made, f"'{analysis.code(made)}' is made with '{analysis.code(sized[0])}', which "
+                                 f"differs between ranks ({sized[1]}), and {analysis.code(site.call.func)}() wraps it "
+                                 f"in DistributedDataParallel, whose constructor gathers every rank's parameter "
+                                 f"shapes and raises where they differ (torch {_TORCH}, nn/parallel/distributed.py "
+                                 f"_verify_param_shape_across_processes)",
+                                 help="Make the module from sizes alike on every rank: build the vocabulary on one "
+                                      "rank and broadcast it, or from all the data")
+                    break
+
+
+def _size_varies(analysis: ModuleAnalysis, site: CallSite, size: cst.BaseExpression) -> Optional[str]:
+    """Why a count differs between ranks through their data: `len(vocab)` (or a name holding one)
+    of what is made from the rank's own items. Only counts: a feature width read off a batch
+    (`x.shape[1]`) is the same on every rank."""
+    counted = [size] if isinstance(size, cst.Call) else list(analysis.reaching_values(site, size))
+    for value in counted:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len" and value.args:
+            for why in (analysis.divergence.value_at(site.call, value),
+                        analysis.divergence.value_at(site.call, value.args[0].value)):
+                if is_data_reason(why) or why == OWN_SHARE:
+                    return why
+    return None
