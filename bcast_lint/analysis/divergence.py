@@ -156,6 +156,7 @@ HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 SORTED_APART = "it is sorted by a key that differs between ranks ({})"
 FILE_OF_RANK = "it checks a path named after the rank"
+READ_FROM_RANK = "it is read from a file named after the rank: the rank's own data"
 UNROUTED_GRAD = ("'{}.forward' runs some submodules only for some batches (line {}), so their parameters have no "
                  "gradient on the ranks whose batch skipped them")
 WRITTEN_BY_ONE_RANK = ("it checks a file that only some ranks write (line {}): a rank on another node, or whose file "
@@ -1333,6 +1334,9 @@ class _Pass:
             if path is not None:
                 why = self._written.get(node_code(path)) or self.why(path, varying)
                 return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path)
+        read = self._read_of_own_file(call, varying)
+        if read is not None:
+            return read
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if name in _PLACEMENT_METHODS:
             return self.why(receiver, varying) if receiver is not None else None
@@ -1365,6 +1369,23 @@ class _Pass:
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
+
+    def _read_of_own_file(self, call: cst.Call, varying: Varying) -> Optional[str]:
+        """READ_FROM_RANK for what a read of a file named after the rank gives (`torch.load(f"shard_{rank}.pt")`,
+        `open(path).read()` of such a path): the rank's own data, of its own length."""
+        if last_name(call.func) not in _READS or last_name(call.func) == "next":
+            return None
+        paths = [arg.value for arg in call.args if arg.keyword is None][:1]
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+            paths.append(call.func.value)  # `open(path).read()`
+        for path in paths:
+            if isinstance(path, cst.Call):
+                why = self._read_of_own_file(path, varying)
+            else:
+                why = self._written.get(node_code(path)) or self.why(path, varying)
+            if why == RANK or why == READ_FROM_RANK:
+                return READ_FROM_RANK
+        return None
 
     def _synchronised_answer(self, call: cst.Call, varying: Varying) -> bool:
         """`cache.all_finished(rid)` of a project method that runs a collective on every path and
@@ -1589,6 +1610,9 @@ class _Pass:
         if name in _LISTINGS and arguments:  # `os.listdir(node_dir)`: what is in a directory of its own
             why = self._written.get(node_code(arguments[0])) or self.why(arguments[0], varying)
             return FILE_OF_RANK if why == RANK else why
+        read = self._read_of_own_file(call, varying)
+        if read is not None:  # `torch.load(f"shard_{rank}.pt")`: as many items as the rank's file holds
+            return read
         if name in _DEDUPLICATING and arguments:  # `set(labels)`: as many as there are distinct values
             return self.why(arguments[0], varying) or self.length_why(arguments[0], varying)
         sampler = argument_value(call, None, "sampler") or argument_value(call, None, "batch_sampler")

@@ -117,6 +117,11 @@ _PLATEAU = ("""
         L.Trainer(devices=2, strategy="ddp").fit(M())
     """)
 
+# Steps over a file of the rank's own, as many as its rows.
+_OWN_FILE = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+             "def train(net):\n    model = DDP(net)\n    data = torch.load(f'shard_{dist.get_rank()}.pt')\n"
+             "    for i in range(0, len(data), 8):\n        model(data[i:i + 8]).sum().backward()\n")
+
 # A Fabric step that calls the wrapped model's submodules one by one.
 _FABRIC_STEPS = ("""
     import lightning as L
@@ -285,6 +290,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # One file every rank reads alike.
+        Valid(_OWN_FILE.replace("f'shard_{dist.get_rank()}.pt'", "'shard.pt'")),
         # Logged with sync_dist=True: every process monitors the mean; a scheduler that monitors nothing.
         Valid(_PLATEAU.replace("self.net(batch).mean())", "self.net(batch).mean(), sync_dist=True)")),
         Valid(_PLATEAU.replace("ReduceLROnPlateau(opt)", "StepLR(opt, 10)").replace(', "monitor": "val_loss"', "")),
@@ -1217,6 +1224,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Each rank's file holds its own number of rows.
+        Invalid(_OWN_FILE, expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 13 "
+                "iterates over 'range(0, len(data), 8)', whose length can differ between ranks (it is read from a "
+                "file named after the rank: the rank's own data), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout",
+                range=(6, 9, 6, 29)),
         # Each process steps its plateau scheduler with its own validation loss.
         Invalid(_PLATEAU, expected_message="self.log('val_loss', ...) logs this process's own value (no sync_dist=True), "
                 "and the ReduceLROnPlateau of configure_optimizers monitors 'val_loss' (line 17): Lightning steps "
