@@ -27,10 +27,13 @@ def prefilter_description() -> str:
     steps = [
         f"It contains {_words(sorted(API_WORDS))}, as text anywhere. Otherwise it is skipped.",
         f"It calls {_words(BROADCAST_WORDS)}, or imports one of them under another name (`as`): parsed. "
-        f"So does a file that calls {_words(GATHER_WORDS)} (a gather of a data-dependent length needs no rank).",
+        f"So does a file that calls {_words(GATHER_WORDS)} (a gather of a data-dependent length needs no rank), "
+        "and one that hands an `IterableDataset` of its own and a collator (`data_collator=`, `collate_fn=`) to a "
+        "`Trainer(` or to accelerate's `prepare(` (process 0 joins the batches it dispatches).",
         f"Otherwise it must contain a rank word (or a reading of the clock, or `async_op`: what else makes "
         f"ranks part ways), {_words(RANK_WORDS)}, or a `for` loop over a {_words(DATA_LOOP_WORDS)} on one line "
-        "(a rank's own data); without one it is skipped, whatever it calls.",
+        "(a rank's own data); without one it is skipped, whatever it calls, unless it is a script "
+        "(`if __name__ == \"__main__\":`) that makes one of the calls of step 4: its own values part the ranks.",
         f"With a rank word, it is parsed when it calls one of {_words(OTHER_CALL_WORDS)}; {gated}.",
         "With a rank word and none of those calls, it is parsed only when it imports by name a function "
         "of the linted project that runs a collective (`from pkg.comm import sync`).",

@@ -72,7 +72,8 @@ FRAMEWORKS = (
         "deepspeed.runtime.engine.DeepSpeedEngine",)),
     # All of it: the metrics are Metric's subclasses, which keep its `compute` (see subclasses()).
     Framework("torchmetrics", "1.9.0", ("torchmetrics",), (
-        "torchmetrics.metric.Metric", "torchmetrics.collections.MetricCollection", "torchmetrics.utilities.distributed")),
+        "torchmetrics.metric.Metric", "torchmetrics.collections.MetricCollection", "torchmetrics.utilities.distributed",
+        "torchmetrics.wrappers.tracker.MetricTracker")),
     Framework("pytorch-ignite", "0.5.5", ("ignite/distributed", "ignite/__init__.py"), (
         "ignite.distributed.utils", "ignite.distributed.comp_models.base.ComputationModel")),
     Framework("mmengine", "0.10.7", ("mmengine/dist", "mmengine/__init__.py"), (
@@ -204,6 +205,19 @@ HAND_WRITTEN = (
     Hand("torchmetrics.collections.MetricCollection.compute", "method", "each metric's compute() and its sync()", (
         ("torchmetrics/collections.py", 'return self._compute_and_reduce("compute")'),
         ("torchmetrics/collections.py", "res = m.compute()"),
+        ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)"))),
+    # MetricTracker holds its metrics as items of a ModuleList: the graph cannot type `metric` there.
+    Hand("torchmetrics.wrappers.tracker.MetricTracker.compute_all", "method",
+         "each tracked metric's compute() and its sync()", (
+        ("torchmetrics/wrappers/tracker.py", "res.append(metric.compute())"),
+        ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)"))),
+    Hand("torchmetrics.wrappers.tracker.MetricTracker.best_metric", "method",
+         "each tracked metric's compute() and its sync()", (
+        ("torchmetrics/wrappers/tracker.py", "res = self.compute_all()"),
+        ("torchmetrics/wrappers/tracker.py", "res.append(metric.compute())"),
+        ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)"))),
+    Hand("torchmetrics.wrappers.tracker.MetricTracker.compute", "method", "the current metric's compute() and its sync()", (
+        ("torchmetrics/wrappers/tracker.py", "return self[-1].compute()"),
         ("torchmetrics/metric.py", "self._sync_dist(dist_sync_fn, process_group=process_group)"))),
     # Metric.__init__ replaces `compute` with a wrapper that syncs the states first.
     Hand("torchmetrics.metric.Metric.compute", "method", "sync()", (

@@ -122,6 +122,13 @@ _OWN_FILE = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
              "def train(net):\n    model = DDP(net)\n    data = torch.load(f'shard_{dist.get_rank()}.pt')\n"
              "    for i in range(0, len(data), 8):\n        model(data[i:i + 8]).sum().backward()\n")
 
+# A tracker asked for its best epoch on rank 0 only: it computes every epoch's metric.
+_TRACKED = ("from torchmetrics import MeanSquaredError\nfrom torchmetrics.wrappers import MetricTracker\n"
+            "def fit(model, batches):\n    tracker = MetricTracker(MeanSquaredError(), maximize=False)\n"
+            "    for epoch in range(3):\n        tracker.increment()\n        for x, y in batches:\n"
+            "            tracker.update(model(x), y)\n        if rank == 0:\n"
+            "            print(tracker.best_metric())\n")
+
 # A Fabric step that calls the wrapped model's submodules one by one.
 _FABRIC_STEPS = ("""
     import lightning as L
@@ -250,7 +257,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     keeps of the rank's own batch (`self.last_loss = loss.item()` in a Trainer's `compute_loss`,
     `self.tokens += ...` in the `__call__` of a collator handed as `data_collator=` or `collate_fn=`)
     differs between ranks where another object reads it (`self.trainer.last_loss` in a callback).
-    torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none.
+    torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none, and neither
+    does one on some ranks where every rank computed the same metric since its last update (it
+    returns the cached value): `val = tracker.compute()` everywhere, then `if rank == 0:
+    tracker.best_metric()` (a MetricTracker computes every tracked epoch's metric).
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
 
@@ -290,6 +300,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Every rank computes the epoch's metric first: rank 0's best_metric reads cached values.
+        Valid(_TRACKED.replace("        if rank == 0:\n", "        val = tracker.compute()\n        if rank == 0:\n")),
         # One file every rank reads alike.
         Valid(_OWN_FILE.replace("f'shard_{dist.get_rank()}.pt'", "'shard.pt'")),
         # Logged with sync_dist=True: every process monitors the mean; a scheduler that monitors nothing.
@@ -1224,6 +1236,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
             """),
     )
     INVALID = (
+        # Rank 0 alone computes (and syncs) every tracked epoch's metric.
+        Invalid(_TRACKED, expected_message="tracker.best_metric(), which runs each tracked metric's compute() and its "
+                "sync() inside (torchmetrics 1.9.0), runs only on ranks where 'rank == 0' is true: the other "
+                "ranks never join it and every rank hangs until the timeout",
+                range=(10, 19, 10, 40)),
         # Each rank's file holds its own number of rows.
         Invalid(_OWN_FILE, expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
                 "(torch 2.13.0), runs a different number of times on different ranks: the loop at line 13 "

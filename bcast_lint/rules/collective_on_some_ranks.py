@@ -3178,7 +3178,7 @@ class CollectiveOnSomeRanks(Rule):
                              help="Move it after the with block")
             elif site.api.memoised and _missed_apart(analysis, site) is not None:
                 yield Report(site.call, _missed_apart(analysis, site), help=_CACHE_HELP)
-            elif _runs_on_some_ranks(analysis, site):
+            elif _runs_on_some_ranks(analysis, site) and not _computed_alike_before(analysis, site):
                 layout = _layout(layouts, site.scope)
                 exit_ = _exit_explaining(analysis, site, layout)
                 if exit_ is not None:
@@ -3790,6 +3790,35 @@ def _compute_from_cache(analysis: ModuleAnalysis, site: CallSite) -> Optional[st
     line = analysis.position(updates[0]).start.line
     return (f"{site.api.called} syncs only when an update ran since its last call (otherwise it returns its "
             f"cached value), and the update at line {line} runs on some ranks only ({reasons[0]}), {_UNEVEN}")
+
+
+# torchmetrics' computes that return a metric's cached value, where it was computed after its last
+# update (metric.py:688): MetricTracker's compute every tracked epoch's metric (wrappers/tracker.py).
+_CACHED_COMPUTES = frozenset({"torchmetrics.metric.Metric.compute",
+                              "torchmetrics.wrappers.tracker.MetricTracker.compute",
+                              "torchmetrics.wrappers.tracker.MetricTracker.compute_all",
+                              "torchmetrics.wrappers.tracker.MetricTracker.best_metric"})
+
+
+def _computed_alike_before(analysis: ModuleAnalysis, site: CallSite) -> bool:
+    """`val = tracker.compute()` on every rank, then `if rank == 0: tracker.best_metric()` with no
+    update of `tracker` in between: every metric it computes returns its cached value, and runs no
+    collective on the ranks that reach it alone."""
+    if site.api.qualified_name not in _CACHED_COMPUTES or not isinstance(site.call.func, cst.Attribute):
+        return False
+    metric = analysis.code(site.call.func.value)
+    line = analysis.position(site.call).start.line
+    everywhere = set(analysis.worlds[site.scope])
+    before = [analysis.position(other.call).start.line for other in analysis.calls_in(site.scope)
+              if other.api.qualified_name in _CACHED_COMPUTES and isinstance(other.call, cst.Call)
+              and isinstance(other.call.func, cst.Attribute) and analysis.code(other.call.func.value) == metric
+              and set(other.reached) == everywhere and analysis.position(other.call).start.line < line]
+    if not before:
+        return False
+    computed = max(before)
+    return not any(_updates(analysis, call, metric) or last_name(call.func) == "increment"
+                   and analysis.code(call.func) == f"{metric}.increment"
+                   for call in calls_in(site.scope) if computed < analysis.position(call).start.line < line)
 
 
 def _updates(analysis: ModuleAnalysis, call: cst.Call, metric: str) -> bool:
