@@ -32,8 +32,8 @@ from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.environment import read_variable
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
-from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, make_worlds, setup_truth,
-                                       names_world_size)
+from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, dealt_share, make_worlds,
+                                       names_world_size, setup_truth)
 from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, path_key
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
@@ -1491,18 +1491,8 @@ class _Pass:
     def _dealt_evenly(self, expr: cst.BaseExpression) -> bool:
         """`items[rank::world]` or `range(rank, len(items), world)` where `items` holds an even number
         of items by its table (as RankConditions.sized_for_the_job, for names made from one)."""
-        items = None
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-            index = expr.slice[0].slice
-            if isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
-                    and not isinstance(index.step, cst.Integer):
-                items = expr.value
-        if isinstance(expr, cst.Call) and last_name(expr.func) == "range" and len(expr.args) == 3 \
-                and not isinstance(expr.args[2].value, cst.Integer):
-            stop = expr.args[1].value
-            if isinstance(stop, cst.Call) and last_name(stop.func) == "len" and stop.args:
-                items = stop.args[0].value
-        even = items is not None and (self._table_count(items) or 1) % 2 == 0
+        dealt = dealt_share(expr)
+        even = dealt is not None and not dealt[1] and (self._table_count(dealt[0]) or 1) % 2 == 0
         if even:  # (the loop check reads it: exits.rank_dependent_iterable sees no local names)
             self.found.dealt_evenly.add(expr)
         return even

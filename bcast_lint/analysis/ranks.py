@@ -272,22 +272,16 @@ class RankConditions:
         taken as written for the job's number of processes, so each rank gets as many. (An odd
         count is uneven for every even number of processes; a table whose length is not written
         down, a dataset or a file's lines, stays unknown.)"""
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-            index = expr.slice[0].slice
-            table = self.table_lengths.get(self._table_named(expr.value) or "")
-            return isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
-                and not isinstance(index.step, cst.Integer) and table is not None and table % 2 == 0
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
-                and len(expr.args) == 3 and not isinstance(expr.args[2].value, cst.Integer):
-            stop = expr.args[1].value
-            named = stop.args[0].value if isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) \
-                and stop.func.value == "len" and stop.args else None
-            table = self.table_lengths.get(named.value) if isinstance(named, cst.Name) else None
-            if named is None and not isinstance(expr.args[0].value, cst.BinaryOperation):
-                table = integer_literal(stop) if isinstance(stop, cst.Integer) else self.constants.get(
-                    stop.value if isinstance(stop, cst.Name) else "")  # `range(rank, 16, world)`
-            return table is not None and table % 2 == 0
-        return False
+        dealt = dealt_share(expr)
+        if dealt is None:
+            return False
+        value, is_count = dealt
+        if is_count:
+            count = integer_literal(value) if isinstance(value, cst.Integer) else self.constants.get(
+                value.value if isinstance(value, cst.Name) else "")
+        else:
+            count = self.table_lengths.get(self._table_named(value) or "")
+        return count is not None and count % 2 == 0
 
     def _table_named(self, expr: cst.BaseExpression) -> Optional[str]:
         """`ROWS` for `ROWS`, and for `rows()` where the module's `rows` returns one item per row."""
@@ -561,6 +555,23 @@ def _group_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The group of `dist.get_rank(group)` / `get_rank(group=g)`; None for the world."""
     group = argument_value(call, 0, "group")
     return None if group is None or is_none(group) else group
+
+
+def dealt_share(expr: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """What a share dealt by rank is taken from, and whether that is a count: `items` for
+    `items[rank::world]` and `range(start, len(items), world)`; `16` for `range(rank, 16, world)`."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        dealt = isinstance(index, cst.Slice) and index.upper is None and index.step is not None \
+            and not isinstance(index.step, cst.Integer)
+        return (expr.value, False) if dealt else None
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
+            and len(expr.args) == 3 and not isinstance(expr.args[2].value, cst.Integer)):
+        return None
+    stop = expr.args[1].value
+    if isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) and stop.func.value == "len" and stop.args:
+        return stop.args[0].value, False
+    return (stop, True) if not isinstance(expr.args[0].value, cst.BinaryOperation) else None
 
 
 def integer_literal(expr: cst.BaseExpression) -> Optional[int]:
