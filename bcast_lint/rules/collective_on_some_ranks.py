@@ -163,8 +163,9 @@ class CollectiveOnSomeRanks(Rule):
     goes on. So does a project function whose work on what it is handed can raise before its
     collective (a `raise` after a test on it, a read of the file it names, a helper that raises on
     it), called in such a `try` with a rank's own data: a planner whose cost estimate has no entry
-    for one rank's longest sequence. A module that sets its logging level by a test on the rank (`basicConfig(level=WARNING
-    if quiet else INFO)`, `logger.setLevel(...)` or `set_verbosity_info()` under one) answers
+    for one rank's longest sequence. A module that sets its logging level by a test on the rank
+    (`basicConfig(level=WARNING if quiet else INFO)`, `logger.setLevel(...)` or
+    `set_verbosity_info()` under one) answers
     `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
     `logger.info("%s", meter)` only where the record is emitted: a class whose `__str__` runs a
     collective then runs it on some ranks. So does an environment variable the process sets under a
