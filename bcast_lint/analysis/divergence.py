@@ -1026,7 +1026,7 @@ class _Pass:
             site = self._collectives.get(call)
             fails_on = getattr(getattr(site, "api", None), "fails_on", None)
             if fails_on is not None:  # a project function: its summary knows what can raise in it
-                if any(_own_data(self.why(value, varying)) for value in _handed(call, fails_on)):
+                if any(_own_data(self.why(value, varying)) for _, value in handed_arguments(call, fails_on)):
                     return RAISES
                 continue
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
@@ -1739,10 +1739,10 @@ def _orders(test: cst.BaseExpression) -> bool:
         for target in test.comparisons)
 
 
-def _handed(call: cst.Call, parameters: tuple) -> list[cst.BaseExpression]:
-    """What `call` hands the (parameter, position) pairs."""
-    handed = (argument_value(call, position, name) for name, position in parameters)
-    return [value for value in handed if value is not None]
+def handed_arguments(call: cst.Call, parameters: tuple) -> list[tuple[str, cst.BaseExpression]]:
+    """(parameter, what `call` hands it) for the (parameter, position) pairs it is handed."""
+    handed = ((name, argument_value(call, position, name)) for name, position in parameters)
+    return [(name, value) for name, value in handed if value is not None]
 
 
 def _own_data(why: Optional[str]) -> bool:

@@ -78,6 +78,29 @@ def monitoring_callbacks(text: str) -> dict[str, tuple[str, int]]:
     return found
 
 
+def plateau_monitors(text: str) -> dict[str, tuple[str, int]]:
+    """Each class whose `configure_optimizers` makes a ReduceLROnPlateau and returns it with a
+    `"monitor": "val_loss"` -> (the key, the line naming it). Lightning steps such a scheduler with
+    each process's own value of the key (lightning 2.6.6, loops/training_epoch_loop.py:491)."""
+    if "ReduceLROnPlateau" not in text or "monitor" not in text:
+        return {}
+    tree = parsed(text)
+    if tree is None:
+        return {}
+    found: dict[str, tuple[str, int]] = {}
+    for klass in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for method in klass.body:
+            if not isinstance(method, ast.FunctionDef) or method.name != "configure_optimizers" or not any(
+                    isinstance(call, ast.Call) and called_name(call) == "ReduceLROnPlateau" for call in ast.walk(method)):
+                continue
+            for key, value in ((k, v) for node in ast.walk(method) if isinstance(node, ast.Dict)
+                               for k, v in zip(node.keys, node.values)):
+                if isinstance(key, ast.Constant) and key.value == "monitor" \
+                        and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    found.setdefault(klass.name, (value.value, key.lineno))
+    return found
+
+
 def _parsed_if_it_reads_metrics(text: str, word: str) -> Optional[ast.Module]:
     """The module's tree where its text reads a trainer's metrics and names `word`, else None."""
     if not any(name in text for name in METRICS_DICTIONARIES) or word not in text:

@@ -10,6 +10,7 @@ from bcast_lint.analysis.module import PREPARED_ITERATION, CallSite, ModuleAnaly
 from bcast_lint.analysis.divergence import CONTROL
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import boolean_leaves
+from bcast_lint.analysis.logged_metrics import plateau_monitors
 from bcast_lint.analysis.training_arguments import best_metric
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.unused_parameters import skipped_submodules
@@ -2484,20 +2485,17 @@ _FABRIC = "lightning.fabric.fabric.Fabric"
 
 def _plateau_on_own_values(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`self.log("val_loss", loss)` without `sync_dist=True` in a LightningModule whose
-    `configure_optimizers` returns a ReduceLROnPlateau monitoring "val_loss": Lightning steps the
-    scheduler with each process's own logged value (loops/training_epoch_loop.py:491), so each
-    process lowers its learning rate on its own epochs and the replicas drift apart, silently.
-    (EarlyStopping and ModelCheckpoint agree on their decisions with reduce_boolean_decision.)"""
-    for klass in every_node(analysis.module, cst.ClassDef):
-        if not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
-            continue
-        methods = {m.name.value: m for m in klass.body.body if isinstance(m, cst.FunctionDef)}
-        configure = methods.get("configure_optimizers")
-        monitored = _plateau_monitor(analysis, configure) if configure is not None else None
-        if monitored is None:
+    `configure_optimizers` returns a ReduceLROnPlateau monitoring "val_loss"
+    (logged_metrics.plateau_monitors): Lightning steps the scheduler with each process's own logged
+    value, so each process lowers its learning rate on its own epochs and the replicas drift apart,
+    silently. (EarlyStopping and ModelCheckpoint agree on their decisions with reduce_boolean_decision.)"""
+    monitors = analysis.per_file(plateau_monitors)
+    for klass in every_node(analysis.module, cst.ClassDef) if monitors else ():
+        monitored = monitors.get(klass.name.value)
+        if monitored is None or not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
             continue
         key, where = monitored
-        for method in methods.values():
+        for method in (m for m in klass.body.body if isinstance(m, cst.FunctionDef)):
             for call in every_node(method, cst.Call):
                 if _logs_own_value(call, key):
                     yield Report(call, f"self.log('{key}', ...) logs this process's own value (no sync_dist=True), and "
@@ -2506,18 +2504,6 @@ def _plateau_on_own_values(analysis: ModuleAnalysis) -> Iterator[Report]:
                                  f"loops/training_epoch_loop.py:491), so each process lowers its learning rate on its "
                                  f"own epochs and the replicas drift apart, with no error",
                                  help="Log it with sync_dist=True, so every process monitors the mean")
-
-
-def _plateau_monitor(analysis: ModuleAnalysis, configure: cst.FunctionDef) -> Optional[tuple[str, int]]:
-    """The key the ReduceLROnPlateau `configure_optimizers` makes is monitored by ("monitor": "val_loss"),
-    and the line naming it."""
-    if not any(last_name(call.func) == "ReduceLROnPlateau" for call in every_node(configure, cst.Call)):
-        return None
-    for element in every_node(configure, cst.DictElement):
-        if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "monitor" \
-                and isinstance(element.value, cst.SimpleString):
-            return element.value.evaluated_value, analysis.position(element).start.line
-    return None
 
 
 def _logs_own_value(call: cst.Call, key: str) -> bool:

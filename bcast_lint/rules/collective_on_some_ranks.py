@@ -11,7 +11,7 @@ from bcast_lint.analysis import apis, resumption
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.divergence import CONTROL, RANK, counted
+from bcast_lint.analysis.divergence import CONTROL, RANK, counted, handed_arguments
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
@@ -3514,8 +3514,7 @@ def _raised_inside(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
     (Api.fails_before), handed a rank's own data, in a `try` whose handler goes on: a rank whose
     data makes the work fail leaves through the handler, while the others wait in the collective
     (a planner whose cost estimate has no entry for one rank's longest sequence)."""
-    handed = [(name, value) for name, position in site.api.fails_before
-              if (value := argument_value(site.call, position, name)) is not None]
+    handed = handed_arguments(site.call, site.api.fails_before)
     if not handed:
         return None
     statement = next((node for node in reversed(analysis.ancestors(site)) if isinstance(node, (cst.Try, cst.TryStar))

@@ -708,7 +708,7 @@ def _widths_joined_on_process_zero(analysis: ModuleAnalysis) -> Iterator[Report]
                if analysis.derives_from(klass, ("torch", "datasets"), ("IterableDataset",))}
     functions = {f.name.value: f for f in analysis.module.body if isinstance(f, cst.FunctionDef)}
     for call in every_node(analysis.module, cst.Call):
-        name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+        name = last_name(call.func) or ""
         if name.endswith("Trainer"):
             dataset, collator = argument_value(call, None, "train_dataset"), argument_value(call, None, "data_collator")
         elif name == "DataLoader" and analysis.per_file(lambda text: "prepare(" in text):
@@ -732,7 +732,7 @@ def _widths_joined_on_process_zero(analysis: ModuleAnalysis) -> Iterator[Report]
 
 def _own_longest(call: cst.Call) -> bool:
     """`max(len(r["input_ids"]) for r in rows)`, `pad_sequence(ids, batch_first=True)`."""
-    name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+    name = last_name(call.func) or ""
     if name == "pad_sequence":
         return True
     if name != "max" or len(call.args) != 1 or not isinstance(call.args[0].value, (cst.GeneratorExp, cst.ListComp)):
