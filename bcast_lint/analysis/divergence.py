@@ -102,6 +102,8 @@ _MASKS = frozenset({"isfinite", "isnan", "isinf", "logical_and", "logical_or", "
                     "le", "eq", "ne", "bool"})
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
+# Built-ins that fold a comprehension into one value.
+_REDUCERS = frozenset({"sum", "max", "min", "any", "all", "mean", "fsum"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
 _DEDUPLICATING = frozenset({"set", "frozenset", "unique", "fromkeys", "Counter"})
 _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip",
@@ -1316,6 +1318,8 @@ class _Pass:
             return counted(self.length_why(call.args[0].value, varying))
         if name in _SIZES and isinstance(call.func, cst.Attribute):  # `shard.numel()`; as `.shape` is, below
             return self.length_why(call.func.value, varying) or self._handed_data(call.func.value, varying)
+        if name in _REDUCERS and any(_over_batches(arg.value) for arg in call.args):
+            return DATA  # `sum(model(b).item() for b in val_loader)`: a sum of the rank's own batches
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK
@@ -2129,6 +2133,13 @@ def _data_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> l
         pairs = zip((element.value for element in target.elements), sources)
         return [key for element, source in pairs if _holds_data(source) for key in _target_keys(element)]
     return _target_keys(target) if _holds_data(iterable) else []
+
+
+def _over_batches(expr: cst.BaseExpression) -> bool:
+    """A comprehension whose loop walks a loader (`model(b).item() for b in val_loader`): folded into
+    one value, that value is computed from the rank's own batches. Only folded: a list made so
+    is as long as the loader, whatever its items hold."""
+    return isinstance(expr, (cst.GeneratorExp, cst.ListComp)) and _holds_data(expr.for_in.iter)
 
 
 def _holds_data(iterable: cst.BaseExpression) -> bool:

@@ -381,6 +381,34 @@ class CollectiveOnSomeRanks(Rule):
     code = "BCL005"
     VALID = (
         # Each node's local main process fetches the file into its node's directory: every rank finds it.
+        # The sum of each rank's own validation batches, agreed before the test.
+        Valid("""
+            def fit(model, train_loader, val_loader, opt):
+                for epoch in range(100):
+                    for batch in train_loader:
+                        model(batch).sum().backward()
+                        for p in model.parameters():
+                            dist.all_reduce(p.grad)
+                        opt.step()
+                    val = torch.tensor(sum(model(b).sum().item() for b in val_loader))
+                    dist.all_reduce(val)
+                    if val.item() > 3.0:
+                        break
+            """),
+        # A list made from the chunks of a broadcast rollout is as long on every rank.
+        Valid("""
+            class Feeder:
+                def __init__(self, steps):
+                    self.steps = steps
+                    self.buffered = []
+                def next_input(self, rollout):
+                    if self.buffered:
+                        return self.buffered.pop(0)
+                    dist.broadcast(rollout, 0)
+                    micro_batches = [b * 2 for b in rollout.chunk(self.steps)]
+                    self.buffered = micro_batches[1:]
+                    return micro_batches[0]
+            """),
         Valid(_NODE_LOCAL_FETCH.replace("dist.get_rank() == 0", "local_rank == 0")),
         # A local name set past an early `continue` is read only by the ranks that went on: the
         # list handed to the gather holds one tensor everywhere.
@@ -3128,6 +3156,23 @@ class CollectiveOnSomeRanks(Rule):
                 "15 iterates over 'loader', whose length can differ between ranks ('accelerator' is made with "
                 "even_batches off: each rank's loader keeps its own number of batches), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout", range=(8, 15, 8, 50)),
+        # Each rank stops on the sum of its own validation batches, folded by a generator.
+        Invalid("""
+            def fit(model, train_loader, val_loader, opt):
+                for epoch in range(100):
+                    for batch in train_loader:
+                        model(batch).sum().backward()
+                        for p in model.parameters():
+                            dist.all_reduce(p.grad)
+                        opt.step()
+                    val = sum(model(b).sum().item() for b in val_loader)
+                    if val > 3.0:
+                        break
+            """, expected_message="all_reduce() is skipped in the following iterations on ranks where 'val > "
+                "3.0' is true (it is computed from this rank's own batch of data): the 'break' at line 18 is "
+                "taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout",
+                range=(6, 17, 6, 40)),
         # A method of the module's own class that tests an attribute set from the rank, read in a test
         # through an object of the class (the cut keeps a method whose result a test reads).
         Invalid("""
