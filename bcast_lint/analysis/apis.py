@@ -392,6 +392,11 @@ SHARDS_IN_PLACE = frozenset({
     "torch.distributed.fsdp._fully_shard._fully_shard.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
     "torch.distributed._composable.fsdp.fully_shard.fully_shard"})
 SHARDING_WORDS = frozenset(name.rsplit(".", 1)[1] for name in SHARDS_IN_PLACE)
+# FSDP's static methods that take the wrapped module first (torch 2.13.0,
+# fsdp/fully_sharded_data_parallel.py): `FSDP.state_dict_type(model, FULL_STATE_DICT)` says that
+# `model` is an FSDP module, whose `state_dict()` then gathers the full parameters.
+WRAPPED_MODULE_METHODS = frozenset({"state_dict_type", "set_state_dict_type", "summon_full_params",
+                                    "optim_state_dict", "full_optim_state_dict", "sharded_optim_state_dict"})
 FORWARD_RUNS_COLLECTIVES = {
     "torch.nn.parallel.distributed.DistributedDataParallel": (
         "broadcasts the module's buffers in pre_forward()", ("broadcast_buffers", "forward_sync_buffers")),

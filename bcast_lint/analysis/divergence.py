@@ -481,6 +481,9 @@ class _Pass:
             self._note_item(small.value.value, varying)
             if self._exit_control:  # `if not row: continue`, then `yield row`: as many items as pass
                 self._note_length(self._exit_control[-1])
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
+                and isinstance(small.value.value, cst.From):  # `yield from islice(f, rank, None, world)`
+            self._note_length(counted(self.length_why(small.value.value.item, varying)))
         elif isinstance(small, cst.Return):
             self._note_return(small.value, varying)
             self._note_held(varying)

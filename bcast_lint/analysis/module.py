@@ -184,6 +184,7 @@ class _CandidateCollector(Visitor):
         self.attribute_assignments: list[tuple[str, cst.BaseExpression]] = []  # `obj.x = value`: x, value
         self.object_assignments: list[tuple] = []  # `callback.trainer = trainer`: scope, obj, x, value
         self.type_tests: list[tuple] = []  # `isinstance(value, DTensor)`: scope, name, class
+        self.wrapped_modules: list[tuple] = []  # `FSDP.state_dict_type(model, ...)`: scope, name, class
         # `metrics[k] = v`, `self.metrics.setdefault(k, v)`, `items.append(v)`: container -> (scope, v)
         self.filled: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression]]] = {}
         self.loops: list = []  # every `for` and comprehension loop (cst.For, cst.CompFor)
@@ -379,6 +380,10 @@ class _CandidateCollector(Visitor):
             return
         if name == "isinstance" and len(node.args) == 2 and isinstance(node.args[0].value, cst.Name):
             self.type_tests.append((self._scopes[-1], node.args[0].value.value, node.args[1].value))
+        elif name in apis.WRAPPED_MODULE_METHODS and isinstance(node.func, cst.Attribute) and node.args \
+                and isinstance(node.args[0].value, cst.Name):
+            # `FSDP.state_dict_type(model, ...)`: the class whose method takes `model` says what it is.
+            self.wrapped_modules.append((self._scopes[-1], node.args[0].value.value, node.func.value))
         candidate = self._candidate(node, name) if name is not None else None
         if isinstance(node.func, cst.Name) or _self_attribute(node.func):
             self.object_calls.append(candidate)
@@ -964,6 +969,7 @@ class ModuleAnalysis:
         self._self_assignments = collector.self_assignments
         self._object_assignments = collector.object_assignments
         self._type_tests = collector.type_tests
+        self._wrapped_modules = collector.wrapped_modules
         self._filled = collector.filled
         self._loops = collector.loops
         self._method_classes = collector.method_classes
@@ -2334,7 +2340,9 @@ class ModuleAnalysis:
         param = _parameter(name, scope)
         if param is not None:
             # A parameter bound again in its function (`model = DDP(model)`) is what it is bound to.
-            return self._parameter_class(param, scope, depth) or self._made_in(name, (scope,), depth)
+            # (A test of what a parameter is, `isinstance(grad, DTensor)`, says nothing of the rank.)
+            return self._parameter_class(param, scope, depth) or self._made_in(name, (scope,), depth) \
+                or self._tested_class(name, scope, self._wrapped_modules)
         mapped = self._made_in(name, (scope, self.module), depth)
         if mapped is not None:
             return mapped
@@ -2343,11 +2351,16 @@ class ModuleAnalysis:
             mapped = self._mapped_class(element.func, scope) or self._local_subclass(element.func)
             if mapped is not None:
                 return mapped
-        # `value.full_tensor() if isinstance(value, DTensor) else value`: the scope tests what it is
-        # (anywhere in it; a mapped method of that class is called on it only where it is one).
-        tested = (self._mapped_class(klass, scope) for where, tested, klass in self._type_tests
+        return self._tested_class(name, scope, self._type_tests + self._wrapped_modules) \
+            or self._mapped_instance(name)
+
+    def _tested_class(self, name: str, scope: cst.CSTNode, tests: list) -> Optional[str]:
+        """`value.full_tensor() if isinstance(value, DTensor) else value`, `with FSDP.state_dict_type(
+        model, ...): model.state_dict()`: the scope says what it is (anywhere in it; a mapped method of
+        that class is called on it only where it is one)."""
+        tested = (self._mapped_class(klass, scope) for where, tested, klass in tests
                   if where is scope and tested == name)
-        return next((mapped for mapped in tested if mapped is not None), None) or self._mapped_instance(name)
+        return next((mapped for mapped in tested if mapped is not None), None)
 
     def _made_in(self, name: str, places: tuple, depth: int = 0) -> Optional[str]:
         """The mapped class (or the module's subclass of one) an assignment of `name` in one of

@@ -302,6 +302,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     code = "BCL011"
     VALID = (
         # Every rank computes the epoch's metric first: rank 0's best_metric reads cached values.
+        # Every rank gathers the full state dict; only the saving is on rank 0.
+        Valid("""
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+            def save(model, path):
+                with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+                    state = model.state_dict()
+                if dist.get_rank() == 0:
+                    torch.save(state, path)
+                    print(other.state_dict())
+            """),
         Valid(_TRACKED.replace("        if rank == 0:\n", "        val = tracker.compute()\n        if rank == 0:\n")),
         # One file every rank reads alike.
         Valid(_OWN_FILE.replace("f'shard_{dist.get_rank()}.pt'", "'shard.pt'")),
@@ -2309,6 +2319,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "gradient all-reduce, is set only on ranks where 'not torch.isfinite(loss) or loss > 100.0' is true "
                 "(it is computed from this rank's own batch of data): the other processes' Trainers go on without "
                 "it, and every rank hangs until the timeout", range=(7, 13, 7, 32)),
+        # The module FSDP's own context manager names is an FSDP module: its state_dict() gathers.
+        Invalid("""
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+            def save(model, path):
+                if dist.get_rank() == 0:
+                    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+                        state = model.state_dict()
+                    torch.save(state, path)
+            """, expected_message="model.state_dict(), which runs _unshard_fsdp_state_params() inside (torch "
+                "2.13.0), runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it "
+                "and every rank hangs until the timeout (those ranks run state_dict (line 13) only, while the "
+                "others run no collective here)",
+                range=(5, 21, 5, 39)),
     )
 
     @classmethod

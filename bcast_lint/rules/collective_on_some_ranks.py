@@ -382,6 +382,22 @@ class CollectiveOnSomeRanks(Rule):
     VALID = (
         # Each node's local main process fetches the file into its node's directory: every rank finds it.
         # The sum of each rank's own validation batches, agreed before the test.
+        # Every rank yields every other line of the same file: as many on each.
+        Valid("""
+            import itertools
+            from torch.utils.data import DataLoader, IterableDataset
+            class Lines(IterableDataset):
+                def __init__(self, path):
+                    self.path = path
+                def __iter__(self):
+                    with open(self.path) as f:
+                        yield from itertools.islice(f, 0, None, 2)
+            def train(model, path):
+                for batch in DataLoader(Lines(path), batch_size=4):
+                    model(batch).sum().backward()
+                    for p in model.parameters():
+                        dist.all_reduce(p.grad)
+            """),
         Valid("""
             def fit(model, train_loader, val_loader, opt):
                 for epoch in range(100):
@@ -3191,6 +3207,27 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="barrier() runs only on ranks where 'logger.due(step)' is true ('logger.due()' "
                 "returns a value computed from the rank): the other ranks never join it and every rank hangs until "
                 "the timeout", range=(12, 13, 12, 27)),
+        # An iterable dataset that deals the lines by rank: each rank's loader ends after its share.
+        Invalid("""
+            import itertools
+            from torch.utils.data import DataLoader, IterableDataset
+            class Lines(IterableDataset):
+                def __init__(self, path):
+                    self.path = path
+                def __iter__(self):
+                    with open(self.path) as f:
+                        yield from itertools.islice(f, dist.get_rank(), None, dist.get_world_size())
+            def train(model, path):
+                for batch in DataLoader(Lines(path), batch_size=4):
+                    model(batch).sum().backward()
+                    for p in model.parameters():
+                        dist.all_reduce(p.grad)
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 18 iterates over 'DataLoader(Lines(path), batch_size=4)', whose length can differ "
+                "between ranks (each rank takes its own share of the items, and the shares differ in length "
+                "unless they divide evenly), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(13, 13, 13, 36)),
     )
 
     @staticmethod
