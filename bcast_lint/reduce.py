@@ -54,7 +54,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                      | _lines_registering(lines, helpers) | _lines_defining_gathered_hooks(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
-           and not _ends_the_process(statement)
+           and not _ends_the_process(statement) and not _makes_a_directory(statement)
            and not (isinstance(statement, _FUNCTIONS) and _wraps_a_function(statement))]
     cut = _keeping_factories(lines, tree, _keeping_constructions(lines, tree, cut))
     whole = {id(statement) for statement in _constructed_classes(lines, tree, cut)}
@@ -151,6 +151,15 @@ def _ends_the_process(statement: ast.stmt) -> bool:
         return True
     call = last.value if isinstance(last, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
+
+
+def _makes_a_directory(statement: ast.stmt) -> bool:
+    """A function whose own statements make a directory without `exist_ok=True`: called by every
+    rank, all but the first raise (rules/collective_on_some_ranks.py, _paths_every_rank_races_for)."""
+    return isinstance(statement, _FUNCTIONS) and any(
+        isinstance(line, ast.Expr) and isinstance(line.value, ast.Call) and isinstance(line.value.func, ast.Attribute)
+        and line.value.func.attr in ("makedirs", "mkdir") and all(k.arg != "exist_ok" for k in line.value.keywords)
+        for line in statement.body)
 
 
 _GATHERED_HOOK = re.compile(r"\bpreprocess_logits_for_metrics\s*=\s*(\w+)")

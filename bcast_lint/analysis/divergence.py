@@ -34,7 +34,7 @@ from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, dealt_share, make_worlds,
                                        names_world_size, setup_truth)
-from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, path_key
+from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, MOVES, path_key
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
@@ -93,6 +93,8 @@ _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", 
 # rank makes the same call on one path, one succeeds and the others raise.
 _EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unlink": "missing_ok",
               "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None}
+# Of those, pathlib's methods (the path is the receiver).
+_PATH_METHODS = frozenset({"mkdir", "unlink", "rmdir"})
 _FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
                           "os.symlink", "os.link"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
@@ -327,6 +329,9 @@ class Divergence:
     # Statements that only data differing between ranks lets run: `raise` and `assert` nodes, and
     # the calls of expression statements (`sys.exit(1)`, a helper that exits).
     failing: set = field(default_factory=set)
+    # Calls every rank makes alike, with no handler, that only one rank survives (`os.makedirs(d)`
+    # without `exist_ok=True` on a path alike everywhere): call -> (its scope, the path).
+    races: dict = field(default_factory=dict)
     scopes: set = field(default_factory=set)  # the scopes holding such a test or `try`
     # Those whose tests or `try` statements differ through data each rank holds (is_data_reason),
     # not only through the rank and values alike on every rank of a job (`and not evaluate`).
@@ -358,6 +363,7 @@ class Divergence:
         self.failing_withs.update(other.failing_withs)
         self.retried.update(other.retried)
         self.failing |= other.failing
+        self.races.update(other.races)
         self.scopes |= other.scopes
         self.data_scopes |= other.data_scopes
         self.states.update(other.states)
@@ -475,6 +481,8 @@ class _Pass:
             elif reason and key:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if not self._tried and not self._control and self._races(small.value, varying):
+                self.found.races[small.value] = (self._scope, self._exclusive_path(small.value))
             varying = self._mutation(small.value, varying)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
                 and isinstance(small.value.value, cst.BaseExpression):
@@ -1052,20 +1060,7 @@ class _Pass:
         return path is not None and self.why(path, varying) is None and node_code(path) not in self._written
 
     def _exclusive_path(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        """The path `call` creates or removes in a way that fails when another process did so first."""
-        name = last_name(call.func)
-        if name == "open":
-            mode = argument_value(call, 1, "mode")
-            exclusive = isinstance(mode, cst.SimpleString) and "x" in mode.evaluated_value
-            return argument_value(call, 0) if exclusive else None
-        if name not in _EXCLUSIVE or any(arg.keyword is not None and arg.keyword.value == _EXCLUSIVE[name]
-                                         for arg in call.args):
-            return None
-        if self._qualified_names(call) & _FILE_SYSTEM:
-            return argument_value(call, 0)
-        if isinstance(call.func, cst.Attribute) and not positional_arguments(call):
-            return call.func.value  # `Path(run_dir).mkdir(parents=True)`
-        return None
+        return exclusive_path(call, self._qualified_names(call))
 
     def _handled(self, statement) -> Optional[str]:
         """A handler that runs a collective and re-raises, after work that is not a collective
@@ -1835,8 +1830,32 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None if name in DIRECTORY_WRITES else _file_target(call)
 
 
+def exclusive_path(call: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    """The path `call` (whose target has the `qualified` names) creates or removes in a way that
+    fails when another process did so first: `os.makedirs(d)` without `exist_ok=True`,
+    `Path(d).mkdir()`, `os.remove(p)`, `open(p, "x")`."""
+    name = last_name(call.func)
+    if name == "open":
+        mode = argument_value(call, 1, "mode")
+        exclusive = isinstance(mode, cst.SimpleString) and "x" in mode.evaluated_value
+        return argument_value(call, 0) if exclusive else None
+    if name not in _EXCLUSIVE or any(arg.keyword is not None and arg.keyword.value == _EXCLUSIVE[name]
+                                     for arg in call.args):
+        return None
+    if qualified & _FILE_SYSTEM:
+        return argument_value(call, 0)
+    if name in _PATH_METHODS and isinstance(call.func, cst.Attribute) and not positional_arguments(call):
+        return call.func.value  # `Path(run_dir).mkdir(parents=True)` (not `hook.remove()`)
+    return None
+
+
 def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The path a call of FILE_WRITES names: an argument, or its receiver (`Path(p).touch()`)."""
+    """The path a call of FILE_WRITES names: an argument, or its receiver (`Path(p).touch()`); the
+    destination of a move into place (`os.replace(tmp, path)`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in MOVES:
+        moved = isinstance(func.value, cst.Name) and MOVES[func.attr.value] == func.value.value
+        return argument_value(call, 1) if moved else None
     position = FILE_WRITES.get(last_name(call.func) or "", -1)
     if position == -1:
         return None

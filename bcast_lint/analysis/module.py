@@ -1898,6 +1898,10 @@ class ModuleAnalysis:
                                      for method, klass in self._method_classes.items() if id(klass) in top}
         return self._methods_by_name
 
+    def own_function(self, name: str) -> Optional[cst.FunctionDef]:
+        """The module's top-level function called `name`, or None."""
+        return self._own_functions().get(name)
+
     def _own_functions(self) -> dict[str, cst.FunctionDef]:
         """"function" -> the function, for this module's top-level functions."""
         if self._functions_by_name is None:

@@ -37,6 +37,9 @@ FILE_CHECKS = frozenset({"exists", "isfile", "isdir", "is_file", "is_dir", "gets
 FILE_WRITES = {"save": 1, "open": 0, "write_text": None, "write_bytes": None, "save_pretrained": 0,
                "save_checkpoint": 0, "makedirs": 0, "mkdir": None, "touch": None, "copy": 1,
                "copyfile": 1, "copy2": 1}
+# `os.replace(tmp, path)`, `os.rename(tmp, path)`, `shutil.move(tmp, path)`: a finished file moved
+# into place writes its destination (only through these modules: `name.replace(a, b)` is a string's).
+MOVES = {"replace": "os", "rename": "os", "move": "shutil"}
 # Of those, the ones that make or fill a directory: its name says nothing of the files in it.
 DIRECTORY_WRITES = frozenset({"makedirs", "mkdir", "save_pretrained", "save_checkpoint"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -69,10 +72,54 @@ def files_written_on_some_ranks(text: str) -> dict[str, int]:
             # the ranks share, their checks after that agree. A directory of each node's own
             # (`node{GROUP_RANK}`) is shared by no other node: there only the writer's node has it.
             on_its_node = names_node and not local_main and _names_the_node(path, locals_, per_node)
-            if key is not None and (on_its_node or function.name not in waiting
-                                    and not any(line > call.lineno for line in waits)):
+            if key is not None and (on_its_node or not _waited_for(function, call.lineno, key, waits, waiting)
+                                    or _checked_before_a_wait(functions, function.name, key)):
                 found.setdefault(key, call.lineno)
     return found
+
+
+def _waited_for(function: ast.AST, line: int, key: str, waits: list[int], waiting: set[str]) -> bool:
+    """Whether every rank meets the others after the write at `line` before the function checks
+    the file: a collective after it (before the function's next check of `key`, where one follows
+    the write outside a loop), or a caller that runs collectives (`waiting`)."""
+    if getattr(function, "name", None) in waiting:
+        return True
+    check = _next_check(function, line, key)
+    return any(line < wait and (check is None or wait < check) for wait in waits)
+
+
+def _checked_before_a_wait(functions: list, writer: str, key: str) -> bool:
+    """`save_best(state)` (run on one rank), then `if os.path.isfile(BEST):` in the same function
+    before any collective: the others check before the writer is done, whatever waits later."""
+    for caller in functions:
+        waits = [call.lineno for call in _calls([caller]) if called_name(call) in NAMED_LIKE_A_COLLECTIVE]
+        for call in _calls([caller]):
+            check = _next_check(caller, call.lineno, key) if called_name(call) == writer else None
+            if check is not None and not any(call.lineno < wait < check for wait in waits):
+                return True
+    return False
+
+
+def _next_check(function: ast.AST, line: int, key: str) -> Optional[int]:
+    """The line of the first check of the file `key` after `line` in `function`, where neither is
+    in a loop (a loop's next pass may check after its collectives), or None."""
+    loops = [(node.lineno, node.end_lineno) for node in ast.walk(function) if isinstance(node, (ast.For, ast.While))]
+    if any(start <= line <= end for start, end in loops):
+        return None
+    locals_ = _single_assignments(function)
+    checks = [call.lineno for call in _calls([function]) if called_name(call) in FILE_CHECKS
+              and call.lineno > line and path_key(_checked(call), locals_) == key]
+    return min(checks) if checks else None
+
+
+def _checked(call: ast.Call) -> Optional[ast.expr]:
+    """The path a file check reads: `os.path.isfile(p)`, `Path(p).exists()`."""
+    if call.args:
+        return call.args[0]
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(receiver, ast.Call) and called_name(receiver) == "Path" and receiver.args:
+        return receiver.args[0]
+    return receiver
 
 
 # What differs between nodes only: the node's index as a launcher sets it, or its host name.
@@ -158,6 +205,8 @@ def _file_name(text: str) -> Optional[str]:
 def _written_path(call: ast.Call) -> Optional[ast.expr]:
     """The file a call writes: `torch.save(x, p)`, `open(p, "w")`, `Path(p).write_text(s)`."""
     name = called_name(call)
+    if name in MOVES:
+        return _moved_path(call)
     if name not in FILE_WRITES or name in DIRECTORY_WRITES:
         return None
     if name == "open":
@@ -168,6 +217,14 @@ def _written_path(call: ast.Call) -> Optional[ast.expr]:
     if position is None:
         return call.func.value if isinstance(call.func, ast.Attribute) else None
     return call.args[position] if len(call.args) > position else None
+
+
+def _moved_path(call: ast.Call) -> Optional[ast.expr]:
+    """The destination of `os.replace(tmp, path)` (MOVES), or None."""
+    func = call.func
+    moved = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+        and MOVES.get(func.attr) == func.value.id and len(call.args) == 2
+    return call.args[1] if moved else None
 
 
 def _calls_on_some_ranks(function: ast.AST) -> Iterator[tuple[ast.Call, bool]]:

@@ -11,7 +11,9 @@ from bcast_lint.analysis import apis, resumption
 from bcast_lint.analysis.exits import Exit, rank_dependent_iterable
 from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk_scope
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.divergence import CONTROL, RANK, counted, handed_arguments
+from bcast_lint.analysis.positions import node_code
+from bcast_lint.analysis.callers import bound_arguments
+from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_path, handed_arguments
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
@@ -163,7 +165,14 @@ class CollectiveOnSomeRanks(Rule):
     goes on. So does a project function whose work on what it is handed can raise before its
     collective (a `raise` after a test on it, a read of the file it names, a helper that raises on
     it), called in such a `try` with a rank's own data: a planner whose cost estimate has no entry
-    for one rank's longest sequence. A module that sets its logging level by a test on the rank
+    for one rank's longest sequence. Every rank making the same directory without
+    `exist_ok=True` (`os.makedirs(out_dir)`, `Path(d).mkdir()`, also in a function of the module
+    handed the path) or removing the same file or tree (`shutil.rmtree(old)` rotating shared
+    checkpoints), outside a `try` and not under a test of that path, before a collective: the
+    first rank wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
+    A file the main process writes (also moved into place, `os.replace(tmp, path)`) that the
+    others check for before any collective has made them wait for the write, even where one waits
+    later, differs between ranks. A module that sets its logging level by a test on the rank
     (`basicConfig(level=WARNING if quiet else INFO)`, `logger.setLevel(...)` or
     `set_verbosity_info()` under one) answers
     `logger.isEnabledFor(INFO)` differently on different ranks, and formats the arguments of
@@ -383,6 +392,66 @@ class CollectiveOnSomeRanks(Rule):
         # Each node's local main process fetches the file into its node's directory: every rank finds it.
         # The sum of each rank's own validation batches, agreed before the test.
         # Every rank yields every other line of the same file: as many on each.
+        # Every process waits for the main one's write before it checks for the file.
+        # exist_ok, a directory of each rank's own, one rank making it, a handler: no race lost.
+        # The main process rotates them and the others wait; or every rank may find them gone.
+        Valid("""
+            import shutil
+            def train(model, loader, opt, root, keep):
+                for step, batch in enumerate(loader):
+                    loss = accelerator.reduce(model(batch).sum())
+                    opt.step()
+                    if step % 100 == 0:
+                        if os.path.exists(root + "/lock"):
+                            os.remove(root + "/lock")
+                        if accelerator.is_main_process:
+                            for old in sorted(os.listdir(root))[:-keep]:
+                                shutil.rmtree(os.path.join(root, old))
+                        for old in sorted(os.listdir(root + "/tmp")):
+                            shutil.rmtree(os.path.join(root, "tmp", old), ignore_errors=True)
+                        accelerator.wait_for_everyone()
+            """),
+        Valid("""
+            import os
+            def export(preds, rank, out_dir):
+                os.makedirs(out_dir, exist_ok=True)
+                os.makedirs(f"{out_dir}/rank{rank}")
+                if rank == 0:
+                    os.makedirs(out_dir + "/merged")
+                try:
+                    os.mkdir(out_dir + "/lock")
+                except FileExistsError:
+                    pass
+                torch.save(preds, f"{out_dir}/rank{rank}/preds.pt")
+                dist.barrier()
+            """),
+        Valid("""
+            import os
+            from accelerate import Accelerator
+            BEST = "/shared/best.pt"
+            def recalibrate(model, accelerator):
+                return accelerator.reduce(model.weight, reduction="mean")
+            def main():
+                accelerator = Accelerator()
+                model = build()
+                @accelerator.on_main_process
+                def save_best(state):
+                    torch.save(state, BEST + ".tmp")
+                    os.replace(BEST + ".tmp", BEST)
+                save_best(model.state_dict())
+                accelerator.wait_for_everyone()
+                if os.path.isfile(BEST):
+                    recalibrate(model, accelerator)
+            """),
+        # A string's replace() writes no file.
+        Valid("""
+            import os
+            def main(model, rank, path):
+                if rank == 0:
+                    name = path.replace(".tmp", ".pt")
+                if os.path.exists(".pt"):
+                    dist.barrier()
+            """),
         Valid("""
             import itertools
             from torch.utils.data import DataLoader, IterableDataset
@@ -3228,6 +3297,73 @@ class CollectiveOnSomeRanks(Rule):
                 "unless they divide evenly), so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout",
                 range=(13, 13, 13, 36)),
+        # The main process moves its checkpoint into place; the others check for it before any
+        # collective has made them wait for the write (the barrier at the end comes too late).
+        Invalid("""
+            import os
+            from accelerate import Accelerator
+            BEST = "/shared/best.pt"
+            def recalibrate(model, accelerator):
+                return accelerator.reduce(model.weight, reduction="mean")
+            def main():
+                accelerator = Accelerator()
+                model = build()
+                @accelerator.on_main_process
+                def save_best(state):
+                    torch.save(state, BEST + ".tmp")
+                    os.replace(BEST + ".tmp", BEST)
+                save_best(model.state_dict())
+                if os.path.isfile(BEST):
+                    recalibrate(model, accelerator)
+                accelerator.wait_for_everyone()
+            """, expected_message="recalibrate() runs only on ranks where 'os.path.isfile(BEST)' is true (it "
+                "checks a file that only some ranks write (line 20): a rank on another node, or whose file system "
+                "does not show the new file yet, finds something else): recalibrate() calls accelerator.reduce() "
+                "(case.py:13), and the other ranks never join it and every rank hangs until the timeout (those "
+                "ranks run recalibrate (line 23) then wait_for_everyone (line 24), while the others run "
+                "wait_for_everyone (line 24) only)",
+                range=(15, 9, 15, 40)),
+        # Every rank makes the same directory without exist_ok: all but the first raise.
+        Invalid("""
+            import os
+            def export(preds, rank):
+                os.makedirs("/shared/preds")
+                torch.save(preds, f"/shared/preds/{rank}.pt")
+                dist.barrier()
+            """, expected_message="os.makedirs() of \"/shared/preds\" runs on every rank, and the path is the "
+                "same on each: the first rank to get there wins and every other rank raises FileExistsError, so "
+                "barrier() (line 13) waits for ranks that are gone and hangs until the timeout",
+                range=(3, 5, 3, 33)),
+        # The same, in a helper that makes the directory its caller names (allennlp#3841).
+        Invalid("""
+            import os
+            from pathlib import Path
+            def export(preds, out_dir, rank):
+                Path(out_dir).mkdir(parents=True)
+                torch.save(preds, os.path.join(out_dir, f"{rank}.pt"))
+            def main(preds, rank):
+                export(preds, "/shared/preds", rank)
+                dist.barrier()
+            """, expected_message="Path(out_dir).mkdir() of \"/shared/preds\" (in export(), line 12) runs on "
+                "every rank, and the path is the same on each: the first rank to get there wins and every other "
+                "rank raises FileExistsError, so barrier() (line 16) waits for ranks that are gone and hangs "
+                "until the timeout",
+                range=(7, 5, 7, 41)),
+        # Every rank rotates the old checkpoints of a shared directory (transformers#20988).
+        Invalid("""
+            import shutil
+            def train(model, loader, opt, root, keep):
+                for step, batch in enumerate(loader):
+                    loss = accelerator.reduce(model(batch).sum())
+                    opt.step()
+                    if step % 100 == 0:
+                        for old in sorted(os.listdir(root))[:-keep]:
+                            shutil.rmtree(os.path.join(root, old))
+            """, expected_message="shutil.rmtree() of 'os.path.join(root, old)' runs on every rank, and the "
+                "path is the same on each: the first rank to get there wins and every other rank raises "
+                "FileNotFoundError, so reduce() (line 12) waits for ranks that are gone and hangs until the "
+                "timeout",
+                range=(8, 17, 8, 55)),
     )
 
     @staticmethod
@@ -3239,6 +3375,7 @@ class CollectiveOnSomeRanks(Rule):
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from self.check_sites(analysis)
         yield from _entries_missing_on_some_ranks(analysis)
+        yield from _paths_every_rank_races_for(analysis)
         yield from _helpers_out_of_order(analysis)
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
@@ -4074,6 +4211,83 @@ def _entries_missing_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]
                              help="Give the entry a tensor on every rank (a placeholder with a flag saying it is "
                                   "missing), or gather it apart from the collection")
                 break
+
+
+# What the ranks that lose the race for a path raise: it exists already, or is gone already.
+_REMOVALS = frozenset({"remove", "unlink", "rmdir", "rmtree"})
+
+
+def _paths_every_rank_races_for(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`os.makedirs(out_dir)` without `exist_ok=True` (or `shutil.rmtree(old)`, `open(p, "x")`) of
+    a path every rank names alike, run by every rank (under no test that differs between ranks,
+    outside a `try`) before a collective, directly (analysis.divergence.races) or in a function of
+    the module that does so to its parameter (`export(preds, out_dir)`): the first rank wins and
+    every other rank raises, so the collective waits for ranks that are gone (allennlp#3841,
+    transformers#20988)."""
+    reported: set = set()
+    for site in analysis.calls:
+        if not isinstance(site.scope, cst.FunctionDef) or site.call not in analysis.divergence.states:
+            continue
+        line = analysis.position(site.call).start.line
+        for call, inner, path in _racing_calls(analysis, site):
+            if call in reported or not _runs_before(analysis, site.scope, call, line):
+                continue
+            reported.add(call)
+            error = "FileNotFoundError" if last_name(inner.func) in _REMOVALS else "FileExistsError"
+            through = "" if inner is call else f" (in {last_name(call.func)}(), line {analysis.position(inner).start.line})"
+            named = analysis.code(path) if isinstance(path, cst.SimpleString) else f"'{analysis.code(path)}'"
+            yield Report(call, f"{analysis.code(inner.func)}() of {named}{through} runs on every rank, and the path "
+                         f"is the same on each: the first rank to get there wins and every other rank raises "
+                         f"{error}, so {site.api.called} (line {line}) waits for ranks that are gone and hangs until "
+                         f"the timeout",
+                         help="Let one rank do it and the others wait for it (a barrier), or pass exist_ok=True "
+                              "(ignore_errors=True, missing_ok=True)")
+
+
+def _racing_calls(analysis: ModuleAnalysis, site: CallSite) -> Iterator[tuple]:
+    """(the call in `site`'s scope, the racing call, the path as the scope names it): the scope's
+    own races, and calls of the module's functions that race for the path a parameter names."""
+    for call, (scope, path) in analysis.divergence.races.items():
+        if scope is site.scope and not _tested_first(scope, call, path):
+            yield call, call, path
+    for call in _unconditional_calls(site.scope.body):
+        helper = analysis.own_function(call.func.value) if isinstance(call.func, cst.Name) else None
+        handed = dict(bound_arguments(helper, call, False)) if helper is not None else {}
+        for inner in _unconditional_calls(helper.body) if handed else ():
+            parameter = exclusive_path(inner, analysis.qualified_names(inner, helper))
+            if isinstance(parameter, cst.Call) and last_name(parameter.func) == "Path" and parameter.args:
+                parameter = parameter.args[0].value  # `Path(out_dir).mkdir()`
+            argument = handed.get(parameter.value) if isinstance(parameter, cst.Name) else None
+            if argument is not None and analysis.divergence.value_at(site.call, argument) is None:
+                yield call, inner, argument
+                break
+
+
+def _tested_first(scope: cst.CSTNode, call: cst.Call, path: cst.BaseExpression) -> bool:
+    """`if path.is_file(): path.unlink()`, `if not os.path.exists(d): os.makedirs(d)`: under a test
+    of the path itself, the race is narrowed to the moment between the test and the call; left alone."""
+    named = node_code(path)
+    return any(isinstance(node, cst.If) and named in node_code(node.test) for node in path_to(scope, call) or ())
+
+
+def _runs_before(analysis: ModuleAnalysis, scope: cst.CSTNode, call: cst.Call, line: int) -> bool:
+    """Whether the collective at `line` runs after `call`: later in the scope, or in a loop around
+    `call` (the next pass)."""
+    if analysis.position(call).start.line < line:
+        return True
+    loops = (node for node in path_to(scope, call) or () if isinstance(node, (cst.For, cst.While)))
+    return any(analysis.position(loop).start.line <= line <= analysis.position(loop).end.line for loop in loops)
+
+
+def _unconditional_calls(body: cst.BaseSuite) -> Iterator[cst.Call]:
+    """The calls of the expression statements every run of `body` makes: at its top level or in a
+    `with` block (not under an `if`, in a loop or a `try`)."""
+    for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
+        if isinstance(statement, cst.With):
+            yield from _unconditional_calls(statement.body)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            yield from (small.value for small in statement.body
+                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call))
 
 
 def _entries_none_under_a_test(scope: cst.CSTNode, name: str) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
