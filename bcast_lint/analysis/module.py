@@ -1445,12 +1445,14 @@ class ModuleAnalysis:
 
     def _data_attributes(self) -> dict[str, str]:
         """The attribute names the module's methods set from the rank's own batch a framework hands
-        them (`self.last_loss = loss.item()` in a Trainer's `compute_loss`): read through another
-        object (`self.trainer.last_loss` in a callback), the value differs between ranks."""
+        them (`self.last_loss = loss.item()` in a Trainer's `compute_loss`), or from this process's
+        clock (`self.io_seconds += time.monotonic() - start` in a dataset's `__getitem__`): read
+        through another object (`self.trainer.last_loss` in a callback,
+        `trainer.train_dataloader.dataset.io_seconds`), the value differs between ranks."""
         found: dict[str, str] = {}
         for method in self._method_classes:
             handed = self._handed_data(method)
-            if not handed:
+            if not handed and not _times_itself(method):
                 continue
             passed = divergence_of(method, self.conditions, self._names_of, {}, _weak(self.returned_variance),
                                    handed)
@@ -3268,6 +3270,16 @@ _COPIES_OF_THEIR_ARGUMENT = frozenset({"copy.deepcopy", "torch.optim.swa_utils.A
 # What iterating a prepared, shuffled DataLoader runs (accelerate 1.15.0, data_loader.py:579).
 PREPARED_ITERATION = (f"runs synchronize_rng_states() of accelerate's prepared DataLoader inside, a broadcast "
                       f"of its shuffling generator (accelerate {_ACCELERATE})")
+
+
+# The clock's readings (divergence._CLOCKS) by the names a method calls them with.
+_CLOCK_READS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns"})
+
+
+def _times_itself(method: cst.FunctionDef) -> bool:
+    """Whether the method reads the clock (`time.monotonic()`): what it keeps of it is its process's."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _CLOCK_READS
+               for call in every_call(method))
 
 
 def _weak(method: Callable) -> Callable:

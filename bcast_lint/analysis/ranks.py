@@ -24,7 +24,7 @@ import libcst as cst
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.signals import NOTHING
-from bcast_lint.analysis.walk import Visitor
+from bcast_lint.analysis.walk import Visitor, children
 
 RANK = "rank"
 LOCAL_RANK = "local_rank"
@@ -359,7 +359,9 @@ class RankConditions:
 
     def _evaluate_boolean(self, expr: cst.BooleanOperation, world: World, data: bool, aliases) -> Optional[bool]:
         left = self._evaluate(expr.left, world, data, aliases)
-        right = self._evaluate(expr.right, world, data, aliases)
+        # A world's `data` stands for one data test: a second one (`stalled and not self.saved`) is
+        # another, unknown there, not the same outcome again (which would make the `and` false everywhere).
+        right = self._evaluate(expr.right, world, data and not self._reads_varying(expr.left), aliases)
         if isinstance(expr.operator, cst.And):
             if left is False or right is False:
                 return False
@@ -367,6 +369,10 @@ class RankConditions:
         if left is True or right is True:
             return True
         return None if left is None or right is None else False
+
+    def _reads_varying(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` holds an operand of a test that differs between ranks through data."""
+        return expr in self.varying or any(self._reads_varying(child) for child in children(expr))
 
     def _evaluate_choice(self, expr: cst.IfExp, world: World, data: bool, aliases) -> Optional[bool]:
         """`a if local else b`: the arm the rank picks, or the value both arms agree on."""

@@ -303,6 +303,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     VALID = (
         # Every rank computes the epoch's metric first: rank 0's best_metric reads cached values.
         # Every rank gathers the full state dict; only the saving is on rank 0.
+        # The same decision, agreed by the strategy before the save.
+        Valid("""
+            import time
+            import lightning as L
+            class Recordings(torch.utils.data.Dataset):
+                def __init__(self, rows):
+                    self.rows, self.io_seconds = rows, 0.0
+                def __getitem__(self, i):
+                    start = time.monotonic()
+                    row = load(self.rows[i])
+                    self.io_seconds += time.monotonic() - start
+                    return row
+            class StallCheckpoint(L.Callback):
+                def __init__(self, path, budget):
+                    self.path, self.budget, self.saved = path, budget, False
+                def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+                    stalled = trainer.train_dataloader.dataset.io_seconds > self.budget
+                    stalled = trainer.strategy.reduce_boolean_decision(stalled, all=False)
+                    if stalled and not self.saved:
+                        trainer.save_checkpoint(self.path)
+                        self.saved = True
+            """),
         Valid("""
             from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
             def save(model, path):
@@ -2332,6 +2354,31 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "and every rank hangs until the timeout (those ranks run state_dict (line 13) only, while the "
                 "others run no collective here)",
                 range=(5, 21, 5, 39)),
+        # Each process times its own reads in its dataset; the callback saves once they look slow.
+        Invalid("""
+            import time
+            import lightning as L
+            class Recordings(torch.utils.data.Dataset):
+                def __init__(self, rows):
+                    self.rows, self.io_seconds = rows, 0.0
+                def __getitem__(self, i):
+                    start = time.monotonic()
+                    row = load(self.rows[i])
+                    self.io_seconds += time.monotonic() - start
+                    return row
+            class StallCheckpoint(L.Callback):
+                def __init__(self, path, budget):
+                    self.path, self.budget, self.saved = path, budget, False
+                def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+                    stalled = trainer.train_dataloader.dataset.io_seconds > self.budget
+                    if stalled and not self.saved:
+                        trainer.save_checkpoint(self.path)
+                        self.saved = True
+            """, expected_message="trainer.save_checkpoint(), which runs strategy.barrier() inside (lightning "
+                "2.6.6), runs only on ranks where 'stalled and not self.saved' is true (it reads the clock, which "
+                "differs between ranks): the other ranks never join it and every rank hangs until the timeout "
+                "(those ranks run save_checkpoint (line 25) only, while the others run no collective here)",
+                range=(17, 13, 17, 47)),
     )
 
     @classmethod
