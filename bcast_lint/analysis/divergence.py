@@ -156,6 +156,12 @@ CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, a
 WRITTEN_AFTER = ("every rank checks a path that the function writes after it, before any collective makes the "
                  "ranks wait for each other: a rank that gets to the check after the write finds it")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
+TAKING_TURNS = ("it checks the file system inside '{}', where the ranks take turns: the first finds what "
+                "was there before, the others what it left")
+# Context managers in which the main process runs the block first and the others after it
+# (accelerate's, transformers' TrainingArguments', Fabric's, the `torch_distributed_zero_first` idiom).
+_TURNS = frozenset({"main_process_first", "local_main_process_first", "rank_zero_first",
+                    "torch_distributed_zero_first"})
 HANDLED = "an exception comes from one rank's own data, memory or files"
 SET_ORDER = "a set of strings or objects iterates in an order salted per process (PYTHONHASHSEED)"
 SORTED_APART = "it is sorted by a key that differs between ranks ({})"
@@ -414,6 +420,7 @@ class _Pass:
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
+        self._turns: list[str] = []  # the `with accelerator.main_process_first():` blocks around the statement
         self._branches = 0  # the `if` statements around the statement walked
         self._exited_under: Optional[str] = None  # why the `if` just walked left the block on some ranks
         self._exit_control: list[str] = []  # per exit on some ranks before the statement: why (_why_escaping)
@@ -1089,7 +1096,13 @@ class _Pass:
                 varying = _bind(varying, [_length(key) for key in keys], self._odd_share(item.item))
             else:
                 varying = _bind(varying, keys, self.why(item.item, varying))
-        end = self.block(_statements(statement.body), varying)
+        turns = [node_code(item.item) for item in statement.items
+                 if isinstance(item.item, cst.Call) and last_name(item.item.func) in _TURNS]
+        self._turns += turns
+        try:
+            end = self.block(_statements(statement.body), varying)
+        finally:
+            del self._turns[len(self._turns) - len(turns):]
         failing = self._raising(statement, _merge(varying, end))
         if failing is not None:  # the context manager's exit then sees an exception on those ranks only
             self.found.failing_withs[statement] = DATA_WORK if failing == RAISES else failing
@@ -1335,7 +1348,8 @@ class _Pass:
             path = _checked_path(call)
             if path is not None:
                 why = self._written.get(node_code(path)) or self.why(path, varying)
-                return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path)
+                return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path) \
+                    or (TAKING_TURNS.format(self._turns[-1]) if self._turns else None)
         read = self._read_of_own_file(call, varying)
         if read is not None:
             return read

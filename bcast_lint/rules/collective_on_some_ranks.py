@@ -170,6 +170,10 @@ class CollectiveOnSomeRanks(Rule):
     handed the path) or removing the same file or tree (`shutil.rmtree(old)` rotating shared
     checkpoints), outside a `try` and not under a test of that path, before a collective: the
     first rank wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
+    A file check inside `with accelerator.main_process_first():` (`local_main_process_first`,
+    Fabric's `rank_zero_first`, `torch_distributed_zero_first`) differs between ranks: the main
+    process runs the block first and finds what was there, the others find what it left (a cache
+    it built), so a collective that check decides after the block runs on some ranks.
     A file the main process writes (also moved into place, `os.replace(tmp, path)`) that the
     others check for before any collective has made them wait for the write, even where one waits
     later, differs between ranks. A module that sets its logging level by a test on the rank
@@ -395,6 +399,15 @@ class CollectiveOnSomeRanks(Rule):
         # Every process waits for the main one's write before it checks for the file.
         # exist_ok, a directory of each rank's own, one rank making it, a handler: no race lost.
         # The main process rotates them and the others wait; or every rank may find them gone.
+        # The idiom itself: what the check decides stays inside the block, and every rank reduces.
+        Valid("""
+            def features(path, x):
+                with accelerator.main_process_first():
+                    if not os.path.exists(path):
+                        torch.save(x.mean(0), path)
+                    mean = torch.load(path)
+                return accelerator.reduce(mean, reduction="mean")
+            """),
         Valid("""
             import shutil
             def train(model, loader, opt, root, keep):
@@ -3364,6 +3377,21 @@ class CollectiveOnSomeRanks(Rule):
                 "FileNotFoundError, so reduce() (line 12) waits for ranks that are gone and hangs until the "
                 "timeout",
                 range=(8, 17, 8, 55)),
+        # The main process runs the block first and builds the cache; the others find it built.
+        Invalid("""
+            def features(path, x):
+                with accelerator.main_process_first():
+                    built = not os.path.exists(path)
+                    if built:
+                        torch.save(x.mean(0), path)
+                if built:
+                    return accelerator.reduce(x.mean(0), reduction="mean")
+                return torch.load(path)
+            """, expected_message="reduce() runs only on ranks where 'built' is true (it checks the file system "
+                "inside 'accelerator.main_process_first()', where the ranks take turns: the first finds what was "
+                "there before, the others what it left): the other ranks never join it and every rank hangs until "
+                "the timeout (those ranks run reduce (line 15) only, while the others run no collective here)",
+                range=(7, 16, 7, 63)),
     )
 
     @staticmethod
