@@ -156,6 +156,10 @@ CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, a
 WRITTEN_AFTER = ("every rank checks a path that the function writes after it, before any collective makes the "
                  "ranks wait for each other: a rank that gets to the check after the write finds it")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
+ONE_RANK_CHANGE = "'{}()' changes it on one process only (@{})"
+# Decorators that run what they wrap on one process only (accelerate's, Lightning's, mmengine's).
+_ONE_RANK_DECORATORS = frozenset({"on_main_process", "on_local_main_process", "on_last_process", "rank_zero_only",
+                                  "master_only"})
 TAKING_TURNS = ("it checks the file system inside '{}', where the ranks take turns: the first finds what "
                 "was there before, the others what it left")
 # Context managers in which the main process runs the block first and the others after it
@@ -490,7 +494,7 @@ class _Pass:
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             if not self._tried and not self._control and self._races(small.value, varying):
                 self.found.races[small.value] = (self._scope, self._exclusive_path(small.value))
-            varying = self._mutation(small.value, varying)
+            varying = self._one_rank_changes(small.value, self._mutation(small.value, varying))
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
                 and isinstance(small.value.value, cst.BaseExpression):
             self._note_item(small.value.value, varying)
@@ -606,6 +610,29 @@ class _Pass:
                 return _bind(varying, [key], reason) if key and reason else varying
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
+
+    def _one_rank_changes(self, call: cst.Call, varying: Varying) -> Varying:
+        """`on_valid_end(epoch, loss)` of a function this scope defines and decorates to run on one
+        process (`@accelerator.on_main_process`, `@rank_zero_only`): the objects of the scope it calls
+        methods of (`stopper.update(loss)`) change there only, and what they answer differs."""
+        if not (isinstance(call.func, cst.Name) and isinstance(self._scope, cst.FunctionDef)):
+            return varying
+        helper = next((statement for statement in _statements(self._scope.body) if isinstance(statement, cst.FunctionDef)
+                       and statement.name.value == call.func.value), None)
+        decorator = next((last_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                          for d in helper.decorators), None) if helper is not None else None
+        if decorator not in _ONE_RANK_DECORATORS:
+            return varying
+        own = {param.name.value for param in helper.params.params}
+        changed = {inner.func.value.value for inner in calls_in(helper.body) if isinstance(inner.func, cst.Attribute)
+                   and isinstance(inner.func.value, cst.Name) and inner.func.value.value not in own
+                   and inner.func.value.value in self._scope_locals()}
+        return _bind(varying, sorted(changed), RankKind(ONE_RANK_CHANGE.format(call.func.value, decorator)))
+
+    def _scope_locals(self) -> set[str]:
+        """The names the scope assigns (its own objects, not modules or builtins)."""
+        return {target.target.value for node in every_node(self._scope, cst.Assign) for target in node.targets
+                if isinstance(target.target, cst.Name)}
 
     def _augment_item(self, target: cst.Subscript, value: cst.BaseExpression, varying: Varying) -> Varying:
         """`seen[task] += 1` in a Counter or defaultdict gains the key, as `seen[task] = n` would.

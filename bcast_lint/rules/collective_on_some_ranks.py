@@ -173,7 +173,10 @@ class CollectiveOnSomeRanks(Rule):
     A file check inside `with accelerator.main_process_first():` (`local_main_process_first`,
     Fabric's `rank_zero_first`, `torch_distributed_zero_first`) differs between ranks: the main
     process runs the block first and finds what was there, the others find what it left (a cache
-    it built), so a collective that check decides after the block runs on some ranks.
+    it built), so a collective that check decides after the block runs on some ranks. An object
+    of the scope that a function the scope decorates to run on one process changes
+    (`@accelerator.on_main_process def on_valid_end(loss): stopper.update(loss)`) answers
+    differently on that process (`if stopper.should_stop(): break`).
     A file the main process writes (also moved into place, `os.replace(tmp, path)`) that the
     others check for before any collective has made them wait for the write, even where one waits
     later, differs between ranks. A module that sets its logging level by a test on the rank
@@ -400,6 +403,21 @@ class CollectiveOnSomeRanks(Rule):
         # exist_ok, a directory of each rank's own, one rank making it, a handler: no race lost.
         # The main process rotates them and the others wait; or every rank may find them gone.
         # The idiom itself: what the check decides stays inside the block, and every rank reduces.
+        # The main-only hook prints; every process feeds its stopper the same gathered loss.
+        Valid("""
+            def fit(model, loader):
+                stopper = EarlyStopper(patience=2)
+                @accelerator.on_main_process
+                def on_valid_end(loss):
+                    print(loss, stopper.best)
+                for epoch in range(10):
+                    losses = [accelerator.gather_for_metrics(model(b)) for b in loader]
+                    loss = torch.cat(losses).mean().item()
+                    on_valid_end(loss)
+                    stopper.update(loss)
+                    if stopper.should_stop():
+                        break
+            """),
         Valid("""
             def features(path, x):
                 with accelerator.main_process_first():
@@ -3392,6 +3410,24 @@ class CollectiveOnSomeRanks(Rule):
                 "there before, the others what it left): the other ranks never join it and every rank hangs until "
                 "the timeout (those ranks run reduce (line 15) only, while the others run no collective here)",
                 range=(7, 16, 7, 63)),
+        # The stopper is fed in a hook that runs on the main process only (speechbrain#1939).
+        Invalid("""
+            def fit(model, loader):
+                stopper = EarlyStopper(patience=2)
+                @accelerator.on_main_process
+                def on_valid_end(loss):
+                    print(loss)
+                    stopper.update(loss)
+                for epoch in range(10):
+                    losses = [accelerator.gather_for_metrics(model(b)) for b in loader]
+                    on_valid_end(torch.cat(losses).mean().item())
+                    if stopper.should_stop():
+                        break
+            """, expected_message="gather_for_metrics() is skipped in the following iterations on ranks where "
+                "'stopper.should_stop()' is true ('on_valid_end()' changes it on one process only "
+                "(@on_main_process)): the 'break' at line 19 is taken only there, while the other ranks go on "
+                "calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(8, 19, 8, 59)),
     )
 
     @staticmethod
