@@ -76,7 +76,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                        and member.name not in steering
                        and not _mentions(member, calling) and not SETUP_METHOD.match(member.name)
                        and not _mentions(member, assigning) and not _is_property(member)
-                       and not (member.name in loader_methods and own_sampler)]
+                       and not (member.name in loader_methods and own_sampler)
+                       and not (member.name in _METRIC_METHODS and _registers_states(statement))]
             for member in _not_called_by_the_rest(lines, statement, members):
                 _cut(lines, member)
     kept = [(number, line) for number, line in enumerate(lines, start=1) if line is not None]
@@ -151,6 +152,17 @@ def _ends_the_process(statement: ast.stmt) -> bool:
         return True
     call = last.value if isinstance(last, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("exit", "_exit")
+
+
+# A torchmetrics Metric's methods that change and read its states (rules/collective_method_on_some_ranks.py,
+# _metric_attributes_left_unsynced: an attribute they share without `add_state` is never synced).
+_METRIC_METHODS = frozenset({"update", "compute"})
+
+
+def _registers_states(klass: ast.ClassDef) -> bool:
+    """Whether the class registers metric states (`self.add_state(...)`)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_state"
+               for node in ast.walk(klass))
 
 
 def _makes_a_directory(statement: ast.stmt) -> bool:

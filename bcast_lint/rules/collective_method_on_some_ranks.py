@@ -261,7 +261,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     torchmetrics' `compute()` on a metric made with `sync_on_compute=False` runs none, and neither
     does one on some ranks where every rank computed the same metric since its last update (it
     returns the cached value): `val = tracker.compute()` everywhere, then `if rank == 0:
-    tracker.best_metric()` (a MetricTracker computes every tracked epoch's metric).
+    tracker.best_metric()` (a MetricTracker computes every tracked epoch's metric). A torchmetrics
+    `Metric` whose `update()` changes a plain attribute (`self.num_batches += 1`, set in `__init__`
+    without `add_state`) that `compute()` reads: only registered states are synced, so each
+    process computes with its own value beside the synced ones. So does what a method keeps of its
+    process's clock (`self.io_seconds += time.monotonic() - start`), read through another object.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
 
@@ -304,6 +308,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Every rank computes the epoch's metric first: rank 0's best_metric reads cached values.
         # Every rank gathers the full state dict; only the saving is on rank 0.
         # The same decision, agreed by the strategy before the save.
+        # The counter registered as a state; a plain attribute that update() only reads.
+        Valid("""
+            from torchmetrics import Metric
+            class MeanBatchRecall(Metric):
+                def __init__(self, positive=1):
+                    super().__init__()
+                    self.add_state("recall_sum", default=torch.tensor(0.0), dist_reduce_fx="sum")
+                    self.add_state("num_batches", default=torch.tensor(0), dist_reduce_fx="sum")
+                    self.positive = positive
+                def update(self, preds, target):
+                    hits = (preds == self.positive) & (target == self.positive)
+                    self.recall_sum += hits.sum() / (target == self.positive).sum()
+                    self.num_batches += 1
+                def compute(self):
+                    return self.recall_sum / self.num_batches * self.positive
+            def main(pairs):
+                metric = MeanBatchRecall()
+                for preds, target in pairs:
+                    metric.update(preds, target)
+                score = metric.compute()
+                dist.barrier()
+            """),
         Valid("""
             import time
             import lightning as L
@@ -2379,6 +2405,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "differs between ranks): the other ranks never join it and every rank hangs until the timeout "
                 "(those ranks run save_checkpoint (line 25) only, while the others run no collective here)",
                 range=(17, 13, 17, 47)),
+        # A batch counter kept beside the synced sum as a plain attribute (super-gradients#446).
+        Invalid("""
+            from torchmetrics import Metric
+            class MeanBatchRecall(Metric):
+                def __init__(self):
+                    super().__init__()
+                    self.add_state("recall_sum", default=torch.tensor(0.0), dist_reduce_fx="sum")
+                    self.num_batches = 0
+                def update(self, preds, target):
+                    self.recall_sum += ((preds == 1) & (target == 1)).sum() / (target == 1).sum()
+                    self.num_batches += 1
+                def compute(self):
+                    return self.recall_sum / self.num_batches
+            def main(pairs):
+                metric = MeanBatchRecall()
+                for preds, target in pairs:
+                    metric.update(preds, target)
+                score = metric.compute()
+                dist.barrier()
+            """, expected_message="self.num_batches is a plain attribute of a torchmetrics Metric: update() "
+                "changes it on each process and compute() reads it as it is, while the states registered with "
+                "add_state() are synced first (torchmetrics 1.9.0 syncs only those), so every process computes "
+                "with its own 'num_batches'",
+                range=(9, 9, 9, 30)),
     )
 
     @classmethod
@@ -2412,9 +2462,50 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _manual_steps_on_some_ranks(analysis)
         yield from _loads_what_rank_zero_saved(analysis)
         yield from _best_metric_set_on_some_ranks(analysis)
+        yield from _metric_attributes_left_unsynced(analysis)
 
 
 _TRANSFORMERS = frameworks.load().versions["transformers"]
+_TORCHMETRICS = frameworks.load().versions["torchmetrics"]
+
+
+def _metric_attributes_left_unsynced(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A torchmetrics `Metric` whose `update()` changes a plain attribute (`self.num_batches += 1`,
+    set in `__init__` without `add_state`) that `compute()` reads: the metric syncs only the states
+    it registered, so each process computes with its own count beside the synced sums
+    (Deci-AI/super-gradients#446)."""
+    for klass in (statement for statement in analysis.module.body if isinstance(statement, cst.ClassDef)):
+        methods = {member.name.value: member for member in klass.body.body if isinstance(member, cst.FunctionDef)}
+        init, update, compute = methods.get("__init__"), methods.get("update"), methods.get("compute")
+        if init is None or update is None or compute is None \
+                or analysis.receiver_class(cst.Name("self"), update) != "torchmetrics.metric.Metric":
+            continue
+        registered = {argument.value.evaluated_value for call in every_node(init, cst.Call)
+                      if last_name(call.func) == "add_state" and call.args
+                      for argument in call.args[:1] if isinstance(argument.value, cst.SimpleString)}
+        plain = _self_attributes_set(init) - registered
+        read = {node.attr.value for node in every_node(compute, cst.Attribute) if _on_self(node)}
+        for statement in every_node(update, cst.AugAssign) + every_node(update, cst.Assign):
+            targets = [statement.target] if isinstance(statement, cst.AugAssign) else [t.target for t in statement.targets]
+            changed = next((t.attr.value for t in targets if _on_self(t) and t.attr.value in plain & read), None)
+            if changed is not None:
+                yield Report(statement, f"self.{changed} is a plain attribute of a torchmetrics Metric: update() "
+                             f"changes it on each process and compute() reads it as it is, while the states "
+                             f"registered with add_state() are synced first (torchmetrics {_TORCHMETRICS} syncs "
+                             f"only those), so every process computes with its own '{changed}'",
+                             help=f'Register it: self.add_state("{changed}", default=torch.tensor(0), '
+                                  f'dist_reduce_fx="sum")')
+                break
+
+
+def _self_attributes_set(function: cst.FunctionDef) -> set[str]:
+    """The `self.x` a function assigns."""
+    return {target.target.attr.value for node in every_node(function, cst.Assign) for target in node.targets
+            if _on_self(target.target)}
+
+
+def _on_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _best_metric_set_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
