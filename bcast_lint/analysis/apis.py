@@ -449,6 +449,9 @@ DIVERGENCE_TEXT_WORDS = ("time.time(", "perf_counter(", "monotonic(", "async_op"
 # Or in a loop over a rank's own share of the data (analysis.divergence's DATA: a loss, a NaN
 # check): `for batch in train_loader:`. A pattern, not a word: "loader" is in most training code.
 DATA_LOOP_WORDS = ("loader", "batches")
+# Decorators that run what they wrap on one process only (accelerate's, Lightning's, mmengine's and mmcv's).
+ONE_RANK_DECORATORS = frozenset({"on_main_process", "on_local_main_process", "on_last_process", "on_process",
+                                 "rank_zero_only", "master_only"})
 # Methods that add to a container in place (`items.append(x)`): how many it holds changes.
 MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "setdefault", "appendleft"})
 

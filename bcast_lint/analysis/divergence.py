@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS
+from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS, ONE_RANK_DECORATORS
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, range_span, self_name)
 from bcast_lint.analysis.names import root_name
@@ -157,9 +157,6 @@ WRITTEN_AFTER = ("every rank checks a path that the function writes after it, be
                  "ranks wait for each other: a rank that gets to the check after the write finds it")
 RACE = "every rank creates or removes the same path, and all but the first to do so raise"
 ONE_RANK_CHANGE = "'{}()' changes it on one process only (@{})"
-# Decorators that run what they wrap on one process only (accelerate's, Lightning's, mmengine's).
-_ONE_RANK_DECORATORS = frozenset({"on_main_process", "on_local_main_process", "on_last_process", "rank_zero_only",
-                                  "master_only"})
 TAKING_TURNS = ("it checks the file system inside '{}', where the ranks take turns: the first finds what "
                 "was there before, the others what it left")
 # Context managers in which the main process runs the block first and the others after it
@@ -621,7 +618,7 @@ class _Pass:
                        and statement.name.value == call.func.value), None)
         decorator = next((last_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                           for d in helper.decorators), None) if helper is not None else None
-        if decorator not in _ONE_RANK_DECORATORS:
+        if decorator not in ONE_RANK_DECORATORS:
             return varying
         own = {param.name.value for param in helper.params.params}
         changed = {inner.func.value.value for inner in calls_in(helper.body) if isinstance(inner.func, cst.Attribute)

@@ -54,8 +54,6 @@ from bcast_lint.source import Source
 # `name(`: the names a text calls, found once (analysis.environment).
 _CALLED_NAME = re.compile(r"(?<!def )(?<!class )\b(\w+)\(")
 _MAIN_FIRST_METHODS = {"main_process_first", "local_main_process_first"}
-_RANK_DECORATORS = {"on_main_process", "on_local_main_process", "on_last_process", "on_process",
-                    "rank_zero_only", "master_only"}  # Accelerate's, Lightning's, mmengine's (and mmcv's)
 _ACCELERATOR_CLASSES = {"Accelerator", "PartialState", "AcceleratorState"}
 T = TypeVar("T")
 
@@ -199,7 +197,7 @@ class _CandidateCollector(Visitor):
         self.method_classes: dict[cst.FunctionDef, cst.ClassDef] = {}  # method -> its class
         self.staggered = _staggered_context_managers(module) | imported_staggered
         self.taking_turns = _taking_turns(module)
-        self.rank_decorators = _RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
+        self.rank_decorators = apis.ONE_RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
         self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS) \
