@@ -489,8 +489,9 @@ class _Pass:
             elif reason and key:
                 varying = {**varying, key: reason}
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if not self._tried and not self._control and self._races(small.value, varying):
-                self.found.races[small.value] = (self._scope, self._exclusive_path(small.value))
+            raced = self._raced_path(small.value, varying) if not (self._tried or self._control) else None
+            if raced is not None:
+                self.found.races[small.value] = (self._scope, raced)
             varying = self._one_rank_changes(small.value, self._mutation(small.value, varying))
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
                 and isinstance(small.value.value, cst.BaseExpression):
@@ -1065,7 +1066,7 @@ class _Pass:
         which can fail on that rank alone."""
         varying = self._comprehension_items(statement.body, varying)
         for call in calls_in(statement.body):
-            if self._races(call, varying):
+            if self._raced_path(call, varying) is not None:
                 return RACE
             site = self._collectives.get(call)
             fails_on = getattr(getattr(site, "api", None), "fails_on", None)
@@ -1084,14 +1085,12 @@ class _Pass:
                 return RAISES
         return None
 
-    def _races(self, call: cst.Call, varying: Varying) -> bool:
-        """`os.makedirs(run_dir)` (no `exist_ok=True`), `os.remove(lock)`, `open(p, "x")` on a
-        path every rank names alike: the ranks race, and only the winner does not raise."""
-        path = self._exclusive_path(call)
-        return path is not None and self.why(path, varying) is None and node_code(path) not in self._written
-
-    def _exclusive_path(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        return exclusive_path(call, self._qualified_names(call))
+    def _raced_path(self, call: cst.Call, varying: Varying) -> Optional[cst.BaseExpression]:
+        """The path of `os.makedirs(run_dir)` (no `exist_ok=True`), `os.remove(lock)`, `open(p, "x")`
+        where every rank names it alike: the ranks race, and only the winner does not raise."""
+        path = exclusive_path(call, self._qualified_names)
+        alike = path is not None and self.why(path, varying) is None and node_code(path) not in self._written
+        return path if alike else None
 
     def _handled(self, statement) -> Optional[str]:
         """A handler that runs a collective and re-raises, after work that is not a collective
@@ -1868,10 +1867,10 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None if name in DIRECTORY_WRITES else _file_target(call)
 
 
-def exclusive_path(call: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
-    """The path `call` (whose target has the `qualified` names) creates or removes in a way that
-    fails when another process did so first: `os.makedirs(d)` without `exist_ok=True`,
-    `Path(d).mkdir()`, `os.remove(p)`, `open(p, "x")`."""
+def exclusive_path(call: cst.Call, qualified_names: Callable[[cst.Call], set]) -> Optional[cst.BaseExpression]:
+    """The path `call` creates or removes in a way that fails when another process did so first:
+    `os.makedirs(d)` without `exist_ok=True`, `Path(d).mkdir()`, `os.remove(p)`, `open(p, "x")`.
+    `qualified_names` resolves the call's target, asked only for a call named like one."""
     name = last_name(call.func)
     if name == "open":
         mode = argument_value(call, 1, "mode")
@@ -1880,7 +1879,7 @@ def exclusive_path(call: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpr
     if name not in _EXCLUSIVE or any(arg.keyword is not None and arg.keyword.value == _EXCLUSIVE[name]
                                      for arg in call.args):
         return None
-    if qualified & _FILE_SYSTEM:
+    if qualified_names(call) & _FILE_SYSTEM:
         return argument_value(call, 0)
     if name in _PATH_METHODS and isinstance(call.func, cst.Attribute) and not positional_arguments(call):
         return call.func.value  # `Path(run_dir).mkdir(parents=True)` (not `hook.remove()`)

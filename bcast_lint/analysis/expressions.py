@@ -66,6 +66,11 @@ def self_name(scope: cst.CSTNode) -> Optional[str]:
     return scope.params.params[0].name.value
 
 
+def is_self_attribute(expr: cst.BaseExpression) -> bool:
+    """`self.x`: an attribute of the method's own object."""
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
 def attribute_key(expr: cst.BaseExpression) -> Optional[str]:
     """"self.weights" for `self.weights`, "state.best" for `state.best`: an attribute of a name,
     which the data flow can follow like a local (analysis.flow)."""

@@ -28,7 +28,7 @@ from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, COUNTED_
                                             NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
                                             makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
-from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none,
+from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none, is_self_attribute,
                                              last_name, literal_items, names_in_payload, payload_attributes, self_name)
 from bcast_lint.analysis.names import ImportResolver, dotted_parts, import_bindings, root_name
 from bcast_lint.analysis.flow import (ASSIGNED, OTHER, UNBOUND, Definition, Env, final_env,
@@ -383,7 +383,7 @@ class _CandidateCollector(Visitor):
             # `FSDP.state_dict_type(model, ...)`: the class whose method takes `model` says what it is.
             self.wrapped_modules.append((self._scopes[-1], node.args[0].value.value, node.func.value))
         candidate = self._candidate(node, name) if name is not None else None
-        if isinstance(node.func, cst.Name) or _self_attribute(node.func):
+        if isinstance(node.func, cst.Name) or is_self_attribute(node.func):
             self.object_calls.append(candidate)
         if self.project_calls is not None and candidate is not None:
             self.project_calls.append(candidate)
@@ -440,7 +440,7 @@ def _container_key(expr: cst.BaseExpression) -> Optional[str]:
     """`metrics` or `self.metrics`: a container a module's code can fill and iterate."""
     if isinstance(expr, cst.Name):
         return expr.value
-    return f"self.{expr.attr.value}" if _is_self_attribute(expr) else None
+    return f"self.{expr.attr.value}" if is_self_attribute(expr) else None
 
 
 # Context managers under which DDP shadows its own collectives for ranks that ran out of batches:
@@ -564,10 +564,6 @@ def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list:
     return [(target, value)]
 
 
-def _self_attribute(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
-
-
 def _calls_one_of(value: cst.BaseExpression, words) -> bool:
     return isinstance(value, cst.Call) and last_name(value.func) in words
 
@@ -668,7 +664,7 @@ class _Substitution(cst.CSTTransformer):
 def _accumulated_attributes(method: cst.FunctionDef) -> frozenset[str]:
     """"self.seen" for each `self.seen += ...` in the method."""
     return frozenset(f"self.{node.target.attr.value}" for node in every_node(method.body, cst.AugAssign)
-                     if isinstance(node.target, cst.Attribute) and _self_attribute(node.target))
+                     if isinstance(node.target, cst.Attribute) and is_self_attribute(node.target))
 
 
 def _parameter(name: str, scope: cst.CSTNode) -> Optional[cst.Param]:
@@ -1181,7 +1177,7 @@ class ModuleAnalysis:
         hook_parameter = isinstance(flag.value, cst.Name) \
             and flag.value.value in {param.name.value for param in scope.params.params} \
             and self.derives_from(klass, ("transformers",), ("TrainerCallback",))
-        own_control = _self_attribute(flag.value) and flag.value.attr.value == "control" \
+        own_control = is_self_attribute(flag.value) and flag.value.attr.value == "control" \
             and self.derives_from(klass, ("transformers",), ("Trainer",))
         if not (hook_parameter or own_control):
             return None
@@ -1350,7 +1346,7 @@ class ModuleAnalysis:
         if isinstance(receiver, cst.Name):
             made = [value for where, value in self._assigned(receiver.value) if where in (scope, self.module)]
             return made or self._handed_makers(receiver.value, scope)
-        if _is_self_attribute(receiver):
+        if is_self_attribute(receiver):
             return [made for method, name, value in self._self_assignments if name == receiver.attr.value
                     for made in self._handed_in(method, value)]
         return [receiver] if isinstance(receiver, cst.Call) else []
@@ -1448,9 +1444,10 @@ class ModuleAnalysis:
         through another object (`self.trainer.last_loss` in a callback,
         `trainer.train_dataloader.dataset.io_seconds`), the value differs between ranks."""
         found: dict[str, str] = {}
+        timed = any(f"{read}(" in self.source.text for read in _CLOCK_READS)  # (walk methods only then)
         for method in self._method_classes:
             handed = self._handed_data(method)
-            if not handed and not _times_itself(method):
+            if not handed and not (timed and _times_itself(method)):
                 continue
             passed = divergence_of(method, self.conditions, self._names_of, {}, _weak(self.returned_variance),
                                    handed)
@@ -1607,7 +1604,7 @@ class ModuleAnalysis:
                     self._handing.discard(candidate.scope)
                 made = [*handed, *(value for argument in handed if isinstance(argument, cst.Name)
                                    for _, value in self._assigned(argument.value))]
-        elif _is_self_attribute(func):
+        elif is_self_attribute(func):
             made = [made for method, name, value in self._self_assignments if name == func.attr.value
                     for made in self._handed_in(method, value)]
         else:
@@ -2135,7 +2132,7 @@ class ModuleAnalysis:
         if isinstance(func, cst.Name):
             made = [(scope, value) for scope, value in self._assigned(func.value)
                     if scope is candidate.scope or scope is self.module]
-        elif _self_attribute(func):
+        elif is_self_attribute(func):
             made = [handed for method, name, value in self._self_assignments if name == func.attr.value
                     for handed in self._handed_in_scopes(method, value)]
         else:
@@ -2170,7 +2167,7 @@ class ModuleAnalysis:
         """`ddp(x)` for `ddp = DDP(model)`: calling a DistributedDataParallel wrapper runs its forward,
         which broadcasts the module's buffers unless it was made with `broadcast_buffers=False`."""
         func = candidate.call.func
-        if not isinstance(func, cst.Name) and not _self_attribute(func):
+        if not isinstance(func, cst.Name) and not is_self_attribute(func):
             return None
         owner = self._receiver_class(func, candidate.scope)
         if owner is not None and owner not in apis.FORWARD_RUNS_COLLECTIVES:
@@ -2233,7 +2230,7 @@ class ModuleAnalysis:
 
     def _forward_of_ddp(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         func = call.func
-        if not isinstance(func, cst.Name) and not _self_attribute(func):
+        if not isinstance(func, cst.Name) and not is_self_attribute(func):
             return False
         return self._receiver_class(func, scope) == _DDP
 
@@ -2960,7 +2957,7 @@ class ModuleAnalysis:
         """What `expr` may be at `site` in `world`: for a local name, the values of the assignments
         reaching it there (None when the name is bound some other way there: a parameter, a loop
         target); otherwise `expr` itself, with `a if test else b` decided where the rank decides."""
-        if _is_self_attribute(expr):
+        if is_self_attribute(expr):
             held = self._set_once_in_class(site.scope, expr.attr.value)
             return list(self._choose(held if held is not None else expr, world))
         if not isinstance(expr, cst.Name) or expr.value not in site.reached.get(world, {}):
@@ -3185,10 +3182,6 @@ def _entry_lengths(table: cst.BaseExpression) -> list:
         return []
     lengths = [len(entry.elements) if isinstance(entry, (cst.List, cst.Tuple)) else None for entry in entries]
     return lengths if None not in lengths else []
-
-
-def _is_self_attribute(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _constructions_in(value: cst.BaseExpression, depth: int = 0) -> Iterator[cst.Call]:

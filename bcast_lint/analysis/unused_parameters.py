@@ -19,7 +19,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import argument_value, is_none
+from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute
 from bcast_lint.analysis.walk import every_node, names_read, path_to
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -96,7 +96,7 @@ def _submodules(analysis, klass: cst.ClassDef) -> frozenset[str]:
     found = set()
     for assign in every_node(init.body, cst.Assign):
         for target, value in _pairs(assign):
-            if _self_attribute(target) and isinstance(value, cst.Call) and _holds_parameters(analysis, value, init):
+            if is_self_attribute(target) and isinstance(value, cst.Call) and _holds_parameters(analysis, value, init):
                 found.add(target.attr.value)
     return frozenset(found)
 
@@ -111,10 +111,6 @@ def _pairs(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExp
             yield target.target, assign.value
 
 
-def _self_attribute(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
-
-
 def _holds_parameters(analysis, made: cst.Call, init: cst.FunctionDef) -> bool:
     """`nn.Linear(8, 4)` (a torch.nn class) or an object of another of the module's classes."""
     return any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
@@ -123,7 +119,7 @@ def _holds_parameters(analysis, made: cst.Call, init: cst.FunctionDef) -> bool:
 
 
 def _submodule_called(call: cst.Call) -> Optional[str]:
-    return call.func.attr.value if _self_attribute(call.func) else None
+    return call.func.attr.value if is_self_attribute(call.func) else None
 
 
 def _data_test(forward: cst.FunctionDef, call: cst.Call, inputs: set[str]) -> Optional[cst.BaseExpression]:

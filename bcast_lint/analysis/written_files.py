@@ -92,9 +92,10 @@ def _checked_before_a_wait(functions: list, writer: str, key: str) -> bool:
     """`save_best(state)` (run on one rank), then `if os.path.isfile(BEST):` in the same function
     before any collective: the others check before the writer is done, whatever waits later."""
     for caller in functions:
-        waits = [call.lineno for call in _calls([caller]) if called_name(call) in NAMED_LIKE_A_COLLECTIVE]
-        for call in _calls([caller]):
-            check = _next_check(caller, call.lineno, key) if called_name(call) == writer else None
+        calls = list(_calls([caller]))
+        waits = [call.lineno for call in calls if called_name(call) in NAMED_LIKE_A_COLLECTIVE]
+        for call in (call for call in calls if called_name(call) == writer):
+            check = _next_check(caller, call.lineno, key)
             if check is not None and not any(call.lineno < wait < check for wait in waits):
                 return True
     return False

@@ -12,7 +12,7 @@ from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import boolean_leaves
 from bcast_lint.analysis.logged_metrics import plateau_monitors
 from bcast_lint.analysis.training_arguments import best_metric
-from bcast_lint.analysis.expressions import argument_value, is_none, last_name
+from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute, last_name
 from bcast_lint.analysis.unused_parameters import skipped_submodules
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
@@ -2484,10 +2484,10 @@ def _metric_attributes_left_unsynced(analysis: ModuleAnalysis) -> Iterator[Repor
                       if last_name(call.func) == "add_state" and call.args
                       for argument in call.args[:1] if isinstance(argument.value, cst.SimpleString)}
         plain = _self_attributes_set(init) - registered
-        read = {node.attr.value for node in every_node(compute, cst.Attribute) if _on_self(node)}
+        read = {node.attr.value for node in every_node(compute, cst.Attribute) if is_self_attribute(node)}
         for statement in every_node(update, cst.AugAssign) + every_node(update, cst.Assign):
             targets = [statement.target] if isinstance(statement, cst.AugAssign) else [t.target for t in statement.targets]
-            changed = next((t.attr.value for t in targets if _on_self(t) and t.attr.value in plain & read), None)
+            changed = next((t.attr.value for t in targets if is_self_attribute(t) and t.attr.value in plain & read), None)
             if changed is not None:
                 yield Report(statement, f"self.{changed} is a plain attribute of a torchmetrics Metric: update() "
                              f"changes it on each process and compute() reads it as it is, while the states "
@@ -2501,11 +2501,7 @@ def _metric_attributes_left_unsynced(analysis: ModuleAnalysis) -> Iterator[Repor
 def _self_attributes_set(function: cst.FunctionDef) -> set[str]:
     """The `self.x` a function assigns."""
     return {target.target.attr.value for node in every_node(function, cst.Assign) for target in node.targets
-            if _on_self(target.target)}
-
-
-def _on_self(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+            if is_self_attribute(target.target)}
 
 
 def _best_metric_set_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:

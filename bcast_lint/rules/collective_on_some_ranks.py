@@ -4289,12 +4289,16 @@ def _paths_every_rank_races_for(analysis: ModuleAnalysis) -> Iterator[Report]:
     every other rank raises, so the collective waits for ranks that are gone (allennlp#3841,
     transformers#20988)."""
     reported: set = set()
+    racing: dict = {}  # scope -> its racing calls, found once for all its collectives
     for site in analysis.calls:
         if not isinstance(site.scope, cst.FunctionDef) or site.call not in analysis.divergence.states:
             continue
+        if site.scope not in racing:
+            racing[site.scope] = list(_racing_calls(analysis, site.scope))
         line = analysis.position(site.call).start.line
-        for call, inner, path in _racing_calls(analysis, site):
-            if call in reported or not _runs_before(analysis, site.scope, call, line):
+        for call, inner, path, handed in racing[site.scope]:
+            if call in reported or (handed and analysis.divergence.value_at(site.call, path) is not None) \
+                    or not _runs_before(analysis, site.scope, call, line):
                 continue
             reported.add(call)
             error = "FileNotFoundError" if last_name(inner.func) in _REMOVALS else "FileExistsError"
@@ -4308,23 +4312,23 @@ def _paths_every_rank_races_for(analysis: ModuleAnalysis) -> Iterator[Report]:
                               "(ignore_errors=True, missing_ok=True)")
 
 
-def _racing_calls(analysis: ModuleAnalysis, site: CallSite) -> Iterator[tuple]:
-    """(the call in `site`'s scope, the racing call, the path as the scope names it): the scope's
-    own races, and calls of the module's functions that race for the path a parameter names."""
-    for call, (scope, path) in analysis.divergence.races.items():
-        if scope is site.scope and not _tested_first(scope, call, path):
-            yield call, call, path
-    for call in _unconditional_calls(site.scope.body):
+def _racing_calls(analysis: ModuleAnalysis, scope: cst.FunctionDef) -> Iterator[tuple]:
+    """(the call in `scope`, the racing call, the path as the scope names it, whether it is handed
+    to a function, so that whether it is alike is judged at each collective): the scope's own
+    races, and calls of the module's functions that race for the path a parameter names."""
+    for call, (raced_in, path) in analysis.divergence.races.items():
+        if raced_in is scope and not _tested_first(scope, call, path):
+            yield call, call, path, False
+    for call in _unconditional_calls(scope.body):
         helper = analysis.own_function(call.func.value) if isinstance(call.func, cst.Name) else None
         handed = dict(bound_arguments(helper, call, False)) if helper is not None else {}
         for inner in _unconditional_calls(helper.body) if handed else ():
-            parameter = exclusive_path(inner, analysis.qualified_names(inner, helper))
+            parameter = exclusive_path(inner, lambda made: analysis.qualified_names(made, helper))
             if isinstance(parameter, cst.Call) and last_name(parameter.func) == "Path" and parameter.args:
                 parameter = parameter.args[0].value  # `Path(out_dir).mkdir()`
             argument = handed.get(parameter.value) if isinstance(parameter, cst.Name) else None
-            if argument is not None and analysis.divergence.value_at(site.call, argument) is None:
-                yield call, inner, argument
-                break
+            if argument is not None:
+                yield call, inner, argument, True
 
 
 def _tested_first(scope: cst.CSTNode, call: cst.Call, path: cst.BaseExpression) -> bool:
