@@ -766,6 +766,23 @@ def subclasses(index: Index, methods: dict[str, set[str]]) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def hook_subclasses(index: Index, hook_classes: tuple[str, ...], methods: dict[str, set[str]]) -> dict[str, str]:
+    """The public subclasses of the hook classes (`BasePredictionWriter` of `Callback`), each with its
+    hook class: the framework calls their hooks with the same parameters. A mapped class and what
+    derives from it keep their own entries."""
+    found: dict[str, str] = {}
+    for owner in hook_classes:
+        waiting = list(index.subclasses.get(owner, ()))
+        while waiting:
+            klass = waiting.pop()
+            if klass.key in methods:
+                continue
+            if not any(part.startswith("_") for part in klass.key.split(".")):
+                found.setdefault(klass.key, owner)
+            waiting.extend(index.subclasses.get(klass.key, ()))
+    return found
+
+
 def aliases(index: Index, names: set[str]) -> dict[str, str]:
     """Public re-exports (`lightning.Trainer`, `ignite.distributed.all_reduce`) of the mapped classes
     and functions: alias -> the name the map uses."""
@@ -873,6 +890,7 @@ def build(corpus_dir: Path) -> dict:
     methods = {klass: {e["name"].rsplit(".", 1)[1] for e in entries.values()
                        if e["kind"] != "function" and e["name"].rsplit(".", 1)[0] == klass} for klass in classes}
     inherited = subclasses(index, methods)
+    inherited = dict(sorted({**hook_subclasses(index, HOOK_CLASSES, methods), **inherited}.items()))
     names = set(entries) | classes | set(inherited) | set(HOOK_CLASSES)  # `L.Callback` is a hook class
     return {
         "generated_by": "scripts/generate_framework_map.py",

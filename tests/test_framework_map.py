@@ -226,3 +226,11 @@ def test_a_subclass_that_overrides_a_mapped_method_is_not_read_as_its_mapped_cla
     # SingleDeviceStrategy overrides barrier() with one that runs no collective.
     name = "lightning.pytorch.strategies.single_device.SingleDeviceStrategy"
     assert frameworks.load().canonical(name) == name
+
+
+def test_a_hook_class_s_subclass_is_read_as_its_hook_class():
+    # Lightning calls a BasePredictionWriter's hooks with a Callback's parameters (trainer, pl_module).
+    framework_map = frameworks.load()
+    writer = framework_map.canonical("lightning.pytorch.callbacks.BasePredictionWriter")
+    assert writer == "lightning.pytorch.callbacks.callback.Callback"
+    assert framework_map.hook_parameters[writer]["pl_module"] == "lightning.pytorch.core.module.LightningModule"

@@ -267,6 +267,13 @@ DATA_PARAMETERS = {
     "transformers.trainer.Trainer": {name: ("inputs",) for name in ("compute_loss", "training_step",
                                                                     "prediction_step")},
 }
+# The parameters through which Lightning hands a prediction writer this rank's predictions of the
+# whole epoch: Lightning deals a prediction loader unpadded (UnrepeatedDistributedSamplerWrapper,
+# lightning 2.6.6, trainer/connectors/data_connector.py:241), so they hold as many rows as the
+# rank's own share of the data (BasePredictionWriter, callbacks/prediction_writer.py:133).
+SHARE_PARAMETERS = {
+    "lightning.pytorch.callbacks.callback.Callback": {"write_on_epoch_end": ("predictions", "batch_indices")},
+}
 
 # A LightningModule's hooks Lightning calls once per batch of the loader its `*_dataloader` method
 # returns (lightning 2.6.6, loops/training_epoch_loop.py, loops/evaluation_loop.py): a collective

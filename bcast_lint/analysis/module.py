@@ -25,8 +25,9 @@ from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
-                                            NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters, RankKind, divergence_of, is_data_reason,
-                                            makes_counter, passed_as, returned_by)
+                                            NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
+                                            RankKind, divergence_of, is_data_reason, makes_counter, passed_as,
+                                            returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none, is_self_attribute,
                                              last_name, literal_items, names_in_payload, payload_attributes, self_name)
@@ -404,6 +405,10 @@ _BUFFERLESS_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3
                                 "Sigmoid", "Softmax", "LeakyReLU", "ELU", "Dropout", "Identity", "Flatten"})
 _ACCELERATE = frameworks.load().versions["accelerate"]
 _LIGHTNING = frameworks.load().versions["lightning"]
+# What a prediction writer is handed at the epoch's end (apis.SHARE_PARAMETERS).
+_UNPADDED_PREDICTIONS = RankKind(f"Lightning deals the prediction loader unpadded (UnrepeatedDistributedSamplerWrapper, "
+                                 f"lightning {_LIGHTNING}, trainer/connectors/data_connector.py:241), so the rank's "
+                                 "predictions hold its own share of the rows")
 
 
 def _put_into(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
@@ -2685,6 +2690,7 @@ class ModuleAnalysis:
         klass = self._method_classes.get(method)
         hook = self._mapped_base(klass, hooks=True)
         names = apis.DATA_PARAMETERS.get(hook, {}).get(method.name.value, ()) if hook else ()
+        shares = apis.SHARE_PARAMETERS.get(hook, {}).get(method.name.value, ()) if hook else ()
         params = method.params.params
         if method.name.value == "__call__" and len(params) > 1 and klass is not None \
                 and klass.name.value in self.once(_collator_classes):
@@ -2692,7 +2698,8 @@ class ModuleAnalysis:
         elif klass is None and params and method.name.value in self.once(collator_functions):
             names = (params[0].name.value,)
         parameters = {param.name.value for param in params}
-        return {name: (DATA, None) for name in names if name in parameters}
+        return {**{name: (DATA, None) for name in names if name in parameters},
+                **{name: (DATA, _UNPADDED_PREDICTIONS) for name in shares if name in parameters}}
 
 
     def arguments_for(self, scope: cst.CSTNode, parameter: str) -> list:

@@ -49,6 +49,19 @@ _VOCAB = ("""
     """)
 
 
+# A prediction writer gathering the rows of its epoch (lightning#5493).
+_WRITER = ("""
+    import torch
+    from lightning.pytorch.callbacks import BasePredictionWriter
+    class Writer(BasePredictionWriter):
+        def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+            rows = torch.cat(predictions)
+            every = pl_module.all_gather(rows)
+            if trainer.is_global_zero:
+                torch.save(every, "scores.pt")
+    """)
+
+
 @dataclass(frozen=True)
 class _Gather:
     """Where a gathering collective takes its input, and its per-rank buckets if the caller
@@ -68,6 +81,12 @@ _ACCELERATE_GATHERS = {
     "accelerate.utils.operations.gather": _Gather(0, "tensor"),
     "Accelerator.gather": _Gather(0, "tensor"),
     "Accelerator.gather_for_metrics": _Gather(0, "input_data"),
+}
+# Lightning's gathers stack what torch.distributed.nn's all_gather gathers into buckets shaped like
+# the local tensor (lightning 2.6.6, fabric/utilities/distributed.py:247).
+_LIGHTNING_GATHERS = {
+    "lightning.pytorch.core.module.LightningModule.all_gather": _Gather(0, "data"),
+    "lightning.fabric.fabric.Fabric.all_gather": _Gather(0, "data"),
 }
 # Reductions combine the ranks' tensors element by element: they need one shape everywhere too.
 _TORCH_REDUCTIONS = {"all_reduce": _Gather(0, "tensor"), "reduce": _Gather(0, "tensor")}
@@ -97,8 +116,8 @@ class GatherRankDependentShape(Rule):
     Flags a gather of a tensor whose length plainly depends on each rank's data or rank, into
     buckets of one fixed shape: `dist.all_gather(buckets, x)` with buckets made alike
     (`[torch.zeros_like(x) for _ in range(world_size)]`), `dist.all_gather_into_tensor`,
-    `accelerator.gather`, `accelerator.gather_for_metrics` and `accelerate.utils.gather` (which
-    allocate buckets shaped like the local tensor); and a reduction of such a tensor
+    `accelerator.gather`, `accelerator.gather_for_metrics`, `accelerate.utils.gather` and Lightning's
+    `self.all_gather`/`fabric.all_gather` (which allocate buckets shaped like the local tensor); and a reduction of such a tensor
     (`dist.all_reduce`, `dist.reduce`, `accelerator.reduce`, `accelerate.utils.reduce`), which
     combines the ranks' tensors element by element. The tensor is one that is
 
@@ -115,7 +134,9 @@ class GatherRankDependentShape(Rule):
     or such a value converted, moved, reshaped or combined element-wise (`x[mask].float() * 2`);
     or any value whose length the divergence analysis finds differs between ranks: a slice bounded by
     a rank's own count (`ids[:, :max_len]` with `max_len` from the local batch), a rank's piece of a
-    split (`torch.split(x, n)[rank]`), a list filled under a condition that differs between ranks.
+    split (`torch.split(x, n)[rank]`), a list filled under a condition that differs between ranks,
+    the `predictions` a Lightning `BasePredictionWriter.write_on_epoch_end` is handed (Lightning
+    deals a prediction loader unpadded, so each rank holds its own share of the rows).
     A gather of a tensor of fixed size (a model output of a fixed batch size, a padded tensor, a
     reduction) is not reported, nor is `all_gather` into buckets sized per rank (`[torch.zeros(n)
     for n in sizes]`).
@@ -174,6 +195,13 @@ class GatherRankDependentShape(Rule):
     code = "BCL015"
     VALID = (
         # The vocabulary of all the lines; a width read off the rank's own batch.
+        # The rows padded to the longest share first; each rank's count; each rank's rows saved apart.
+        Valid(_WRITER.replace("every = pl_module.all_gather(rows)",
+                              "counts = pl_module.all_gather(torch.tensor(len(rows)))\n"
+                              "            pad = rows.new_zeros(int(counts.max()) - len(rows), *rows.shape[1:])\n"
+                              "            every = pl_module.all_gather(torch.cat([rows, pad]))")),
+        Valid(_WRITER.replace("pl_module.all_gather(rows)", "pl_module.all_gather(torch.tensor(len(rows)))")),
+        Valid(_WRITER.replace("every = pl_module.all_gather(rows)", "every = rows")),
         Valid(_VOCAB.replace("for line in mine for w", "for line in LINES for w")),
         Valid(_VOCAB.replace("model = torch.nn.Embedding(len(vocab), 8)",
                              "x = next(iter(loader))\n        model = torch.nn.Linear(x.shape[1], 8)")),
@@ -420,6 +448,13 @@ class GatherRankDependentShape(Rule):
             """, expected_message="dist.all_gather() gathers preds, whose length differs between ranks (a boolean "
                 "mask keeps a data-dependent number of elements), into buckets of one shape: where the counts differ, "
                 "gloo aborts (\"Received data size doesn't match expected size\")", range=(9, 26, 9, 31)),
+        # Lightning deals a prediction loader unpadded: each rank's rows are its own share.
+        Invalid(_WRITER, expected_message="pl_module.all_gather() gathers rows, whose length differs between ranks "
+                "(Lightning deals the prediction loader unpadded (UnrepeatedDistributedSamplerWrapper, lightning "
+                "2.6.6, trainer/connectors/data_connector.py:241), so the rank's predictions hold its own share "
+                "of the rows), into buckets shaped like the local tensor: where the counts differ, gloo aborts "
+                "(\"Received data size doesn't match expected size\")",
+                range=(6, 38, 6, 42)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -492,7 +527,8 @@ def _gather(site: CallSite) -> Optional[_Gather]:
     module, _, name = site.api.qualified_name.rpartition(".")
     if module in apis.TORCH_MODULES:
         return _TORCH_GATHERS.get(name) or _TORCH_REDUCTIONS.get(name)
-    return _ACCELERATE_GATHERS.get(site.api.qualified_name) or _ACCELERATE_REDUCTIONS.get(site.api.qualified_name)
+    return _ACCELERATE_GATHERS.get(site.api.qualified_name) or _ACCELERATE_REDUCTIONS.get(site.api.qualified_name) \
+        or _LIGHTNING_GATHERS.get(site.api.qualified_name)
 
 
 def _is_reduction(site: CallSite) -> bool:
@@ -680,8 +716,10 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
                    "until the timeout")
         return Report(expr, message, None, "Give it one length on every rank first (torch.bincount(..., "
                       "minlength=n), or pad to a length every rank agrees on)")
-    buckets = {"all_gather": "buckets of one shape", "all_gather_into_tensor": "an output tensor of fixed size"}.get(
-        site.api.short_name, "buckets shaped like the local tensor")
+    own_buckets = {"all_gather": "buckets of one shape", "all_gather_into_tensor": "an output tensor of fixed size"}
+    torch_gather = site.api.qualified_name.rpartition(".")[0] in apis.TORCH_MODULES
+    buckets = own_buckets.get(site.api.short_name, "") if torch_gather else ""
+    buckets = buckets or "buckets shaped like the local tensor"
     message = (f"{called} gathers {shown}, whose length differs between ranks ({reason}), into {buckets}: "
                "where the counts differ, gloo aborts (\"Received data size doesn't match expected size\")")
     help_text = ("Pad it to one length first (accelerator.pad_across_processes, or gather the lengths and "
