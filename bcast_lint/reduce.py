@@ -48,7 +48,8 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
     gated = gated_call_words(source.text)
     calling = sorted(_lines_with_calls(lines, COLLECTIVE_WORDS | _aliases(source.text) | gated
                                        | _wrappers(source.text) | _partials(source.text) | helpers)
-                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text))
+                     | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text)
+                                      | helpers & _own_properties(tree))
                      | _lines_steering(lines, source.text) | _lines_collating(lines, source.text)
                      | _lines_setting_levels(lines, source.text)
                      | _lines_registering(lines, helpers) | _lines_defining_gathered_hooks(lines, source.text))
@@ -355,6 +356,12 @@ def _wraps_a_function(function: ast.stmt) -> bool:
     wrapped = function.args.args[0].arg
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped
                for part in function.body if isinstance(part, _FUNCTIONS) for node in ast.walk(part))
+
+
+def _own_properties(tree: ast.Module) -> frozenset:
+    """The names of the properties of the module's top-level classes: reading one runs its body."""
+    return frozenset(member.name for statement in tree.body if isinstance(statement, ast.ClassDef)
+                     for member in statement.body if isinstance(member, _FUNCTIONS) and _is_property(member))
 
 
 def _is_property(member: ast.stmt) -> bool:

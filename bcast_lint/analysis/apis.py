@@ -66,6 +66,8 @@ class Api:
         was called on and what it runs inside (`trainer.save_checkpoint(), which runs strategy.barrier()
         inside (lightning 2.6.6),`)."""
         parentheses = "" if self.read else "()"
+        if self.inside is None and self.read and self.receiver:
+            return f"{self.receiver}.{self.short_name}"  # a property of the project's own class, read
         if self.inside is None:
             return f"{self.short_name}{parentheses}"
         name = f"{self.receiver}.{self.short_name}" if self.receiver else self.short_name

@@ -53,6 +53,17 @@ class FileContext:
             return FunctionRef(index.path, index.location.name, parts[0])
         return None
 
+    def class_properties(self) -> frozenset[str]:
+        """For a method analysed on its own, the properties its class defines or inherits that may run
+        a collective (`self.seed` reads one)."""
+        if self.klass is None or self.index is None:
+            return frozenset()
+        names = {qualname.rsplit(".", 1)[1] for qualname in self.index.functions
+                 if qualname.startswith(self.klass + ".")}
+        return frozenset(name for name in names
+                         for ref in (self.project.method(self.index, self.klass, name),)
+                         if ref is not None and self.project.is_property(ref) and self.summaries.may_run_collective(ref))
+
     def method_of(self, klass: cst.BaseExpression, qualified: set[str], method: str) -> Optional[FunctionRef]:
         """The project method `method` of the class a constructor call names (`Tracker` defined in
         this module, or imported from another of the project's modules), its bases included."""

@@ -254,7 +254,9 @@ DATA = "it is computed from this rank's own batch of data"
 # `self.val_dataloader()`, `DataLoader(...)`), a rank's batches. What comes out of them differs
 # between ranks in value (a loss, a NaN check, a metric), though not in how many there are when a
 # distributed sampler balances them.
-_ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice"})
+_ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice",
+                                # a loader handed back sharded: `for batch in accelerator.prepare(loader)`
+                                "prepare", "prepare_data_loader", "setup_dataloaders", "skip_first_batches"})
 
 
 def returned_by(called: str, why: str) -> Optional[str]:

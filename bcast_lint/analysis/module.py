@@ -169,7 +169,7 @@ class _CandidateCollector(Visitor):
 
     def __init__(self, module: cst.Module, package: Optional[str] = None,
                  project_calls: bool = False, imported_staggered: frozenset[str] = frozenset(),
-                 imported_gating: frozenset[str] = frozenset()) -> None:
+                 imported_gating: frozenset[str] = frozenset(), class_properties: frozenset[str] = frozenset()) -> None:
         self.candidates: list[_Candidate] = []
         # Calls that may be of the project's own functions (only with a FileContext).
         self.project_calls: Optional[list[_Candidate]] = [] if project_calls else None
@@ -201,8 +201,8 @@ class _CandidateCollector(Visitor):
         self.rank_decorators = apis.ONE_RANK_DECORATORS | _rank_gating_decorators(module) | imported_gating
         # Reads of an attribute named like a property that may run a collective (`trainer.log_dir`,
         # a property of the module's own classes): a read runs the property's body.
-        self.property_words = _own_properties(module) | apis.MAPPED_PROPERTY_NAMES | frozenset(apis.CONTROL_FLAGS) \
-            | METRICS_DICTIONARIES | frozenset(apis.LIGHTNING_FLAGS)
+        self.property_words = _own_properties(module) | class_properties | apis.MAPPED_PROPERTY_NAMES \
+            | frozenset(apis.CONTROL_FLAGS) | METRICS_DICTIONARIES | frozenset(apis.LIGHTNING_FLAGS)
         self.property_reads: list[_Candidate] = []
         self._not_reads: set[int] = set()  # called (`x.f()`) or assigned (`x.f = v`) attributes
 
@@ -958,7 +958,8 @@ class ModuleAnalysis:
                                          _weak(self._typed_rank_test))
         collector = _CandidateCollector(module, context.package if context else None, context is not None,
                                         _imported_staggered(module, context) if context else frozenset(),
-                                        _imported_gating(module, context) if context else frozenset())
+                                        _imported_gating(module, context) if context else frozenset(),
+                                        context.class_properties() if context else frozenset())
         collector.walk(module)
         self.bindings = Bindings()  # memo keyed by this tree's nodes: lives as long as the analysis
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
@@ -1226,7 +1227,7 @@ class ModuleAnalysis:
         receiver = read.value
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             klass = self._method_classes.get(scope)
-            names = {klass.name.value} if klass is not None else set()
+            names = {klass.name.value} if klass is not None else {self._context.klass} - {None}  # (a summary's)
         elif isinstance(receiver, cst.Name):
             names = {value.func.value for where, value in self._assigned(receiver.value)
                      if where in (scope, self.module) and _constructs(value) and isinstance(value.func, cst.Name)}
@@ -1236,7 +1237,8 @@ class ModuleAnalysis:
             ref = self._context.project.method(self._context.index, name, read.attr.value)
             if ref is not None and self._context.summaries.may_run_collective(ref):
                 summary = self._context.summaries.of(ref)
-                return replace(summary.api, read=True) if summary is not None and summary.api else None
+                return replace(summary.api, read=True, receiver=self.code(receiver)) \
+                    if summary is not None and summary.api else None
         return None
 
     def _functions_of(self, scope: cst.CSTNode) -> dict[str, cst.FunctionDef]:

@@ -36,6 +36,8 @@ _TOP_LEVEL = re.compile(rb"[\r\n](?=[^\s#])")
 _USED = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\s*[.(]")
 CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a text
 DEFINED = re.compile(r"\bdef\s+[A-Za-z_]\w*\s*\(")  # `def f(`, which CALLED would take for a call
+SELF_READ = re.compile(r"\bself\.([A-Za-z_]\w*)\b(?!\s*\()")  # `self.seed`, which may be a property
+PROPERTY = re.compile(r"@(?:functools\.)?(?:property|cached_property)\b")
 
 
 @dataclass(frozen=True)
@@ -416,6 +418,17 @@ class Project:
                 target = self.resolve_in_module(index, called, function.qualname, names_collective)
                 if isinstance(target, FunctionRef):
                     yield target
+        if "." in function.qualname:  # a read of the class's property runs its body
+            klass = function.qualname.rsplit(".", 1)[0]
+            for name in set(SELF_READ.findall(index.text(function))):
+                target = self.method(index, klass, name)
+                if target is not None and self.is_property(target):
+                    yield target
+
+    def is_property(self, ref: FunctionRef) -> bool:
+        index, function = self.index(ref.path), self.function_index(ref)
+        head = index.text(function).split("def", 1)[0] if index is not None and function is not None else ""
+        return PROPERTY.search(head) is not None
 
     def resolve_in_module(self, index: ModuleIndex, called: str, qualname: Optional[str] = None,
                           worth: Optional[Callable[[bytes], bool]] = None) -> Optional[str | FunctionRef]:

@@ -115,6 +115,28 @@ _NODE_LOCAL_FETCH = (
 )
 
 
+# A property that broadcasts at its first read, read by a method that returns early on a rank's own batch
+# (draco#384).
+_LAZY_SEED = ("""
+    class Injector:
+        def __init__(self):
+            self._seed = None
+        @property
+        def seed(self):
+            if self._seed is None:
+                self._seed = int(broadcast(torch.zeros(1, dtype=torch.int64))[0])
+            return self._seed
+        def inject(self, vis, flags):
+            if flags.all():
+                return vis
+            return vis + torch.randn(vis.shape, generator=torch.Generator().manual_seed(self.seed))
+    def main(loader):
+        injector = Injector()
+        for vis, flags in accelerator.prepare(loader):
+            vis = injector.inject(vis, flags)
+        accelerator.wait_for_everyone()
+    """)
+
 class CollectiveOnSomeRanks(Rule):
     """
     ## What it does
@@ -404,6 +426,10 @@ class CollectiveOnSomeRanks(Rule):
         # The main process rotates them and the others wait; or every rank may find them gone.
         # The idiom itself: what the check decides stays inside the block, and every rank reduces.
         # The main-only hook prints; every process feeds its stopper the same gathered loss.
+        # The property read before the early return, or the early return on a flag alike everywhere.
+        Valid(_LAZY_SEED.replace("            if flags.all():\n                return vis\n",
+                                 "            seed = self.seed\n            if flags.all():\n                return vis\n")),
+        Valid(_LAZY_SEED.replace("if flags.all():", "if self._seed == 0:")),
         Valid("""
             def fit(model, loader):
                 stopper = EarlyStopper(patience=2)
@@ -2108,9 +2134,10 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("class Stats:\n    def __init__(self):\n        self.n = torch.zeros(1)\n    @property\n"
                 "    def total(self):\n        dist.all_reduce(self.n)\n        return self.n.item()\n"
                 "def f():\n    stats = Stats()\n    if rank == 0:\n        print(stats.total)",
-                expected_message="total runs only on ranks where 'rank == 0' is true: total calls dist.all_reduce() "
-                "(case.py:14), and the other ranks never join it and every rank hangs until the timeout (those ranks "
-                "run total (line 19) only, while the others run no collective here)", range=(11, 15, 11, 26)),
+                expected_message="stats.total runs only on ranks where 'rank == 0' is true: stats.total calls "
+                "dist.all_reduce() (case.py:14), and the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run total (line 19) only, while the others run no collective here)",
+                range=(11, 15, 11, 26)),
         # Early stopping on a helper's result from the rank's own validation data.
         Invalid("def evaluate(model, loader):\n    total = 0.0\n    for x in loader:\n        total += model(x).item()\n"
                 "    return total\ndef train(model, loader):\n    for epoch in range(10):\n"
@@ -3428,6 +3455,11 @@ class CollectiveOnSomeRanks(Rule):
                 "(@on_main_process)): the 'break' at line 19 is taken only there, while the other ranks go on "
                 "calling it, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(8, 19, 8, 59)),
+        Invalid(_LAZY_SEED, expected_message="self.seed runs only where 'flags.all()' is false: inject() returns before it "
+                "otherwise, and its call at line 24 passes 'flags' as 'flags', which can differ between ranks (it "
+                "is computed from this rank's own batch of data), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout",
+                range=(12, 85, 12, 94)),
     )
 
     @staticmethod
