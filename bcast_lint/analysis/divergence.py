@@ -1486,6 +1486,11 @@ class _Pass:
             if not _object_state(expr.value) and any(
                     isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value) for element in expr.slice):
                 return SELECTED  # `values[mask]`
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(index, cst.Index) and not isinstance(index.value, (cst.Integer, cst.SimpleString)):
+                picked = self.length_why(index.value, varying)
+                if picked not in (None, CONTROL):
+                    return picked  # `x[idx]` of an index tensor: as many rows as it holds
             if any(not isinstance(element.slice, cst.Slice) for element in expr.slice):
                 return self._piece_length(expr, varying)  # `per_rank[rank]`: one item
             return next(filter(None, (self.why(part, varying) for part in bounds)), None) \

@@ -143,6 +143,23 @@ _FABRIC_STEPS = ("""
             opt.step()
     """)
 
+# A step helper that skips a batch too small for BatchNorm; the batches are windows of each rank's
+# own piece of the rows, whose last one is as long as what the piece leaves (pytorch/xla#855).
+_TAIL_STEP = ("""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    def train_step(model, opt, x):
+        if x.shape[0] < 2:
+            return None
+        return model(x).sum().item()
+    def main(net, rows, opt):
+        model = DDP(net)
+        shard = torch.arange(len(rows)).tensor_split(dist.get_world_size())[rank]
+        for start in range(0, len(shard), 4):
+            idx = shard[start:start + 4]
+            train_step(model, opt, rows[idx])
+    """)
+
+
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
     ## What it does
@@ -309,6 +326,10 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Every rank gathers the full state dict; only the saving is on rank 0.
         # The same decision, agreed by the strategy before the save.
         # The counter registered as a state; a plain attribute that update() only reads.
+        # Windows of a permutation of all the rows (alike everywhere), or one row at a time.
+        Valid(_TAIL_STEP.replace("torch.arange(len(rows)).tensor_split(dist.get_world_size())[rank]",
+                                 "torch.randperm(len(rows))")),
+        Valid(_TAIL_STEP.replace("idx = shard[start:start + 4]", "idx = shard[start]")),
         Valid("""
             from torchmetrics import Metric
             class MeanBatchRecall(Metric):
@@ -2429,6 +2450,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "add_state() are synced first (torchmetrics 1.9.0 syncs only those), so every process computes "
                 "with its own 'num_batches'",
                 range=(9, 9, 9, 30)),
+        Invalid(_TAIL_STEP, expected_message="model.forward(), which broadcasts the module's buffers in pre_forward() "
+                "(torch 2.13.0), is skipped on ranks where 'x.shape[0] < 2' is true (line 19 passes 'rows[idx]', "
+                "and each rank takes its own share of the items, and the shares differ in length unless they "
+                "divide evenly): the 'return' at line 12 is taken only there, while the other ranks go on calling "
+                "it, so the ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run "
+                "no collective here, while the others run forward (line 13) only)",
+                range=(5, 12, 5, 20)),
     )
 
     @classmethod
