@@ -8,8 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, LOCAL_DATA, RACE, RAISES, RANK, UNEVEN_PIECE, setup_truth,
-                                            written_by_some)
+from bcast_lint.analysis.divergence import (CLOCK, CONTROL, DATA, DEALT, LOCAL_DATA, RACE, RAISES, RANK, UNEVEN_PIECE,
+                                            setup_truth, written_by_some)
 from bcast_lint.analysis.module import ModuleAnalysis
 
 PRELUDE = "import os\nimport time\nimport torch\nimport torch.distributed as dist\n"
@@ -99,7 +99,27 @@ def test_a_length_from_the_rank_varies_but_one_item_per_rank_does_not():
                 dist.all_reduce(x)
             for y in per_rank[rank]:
                 dist.all_reduce(y)
-    """) == {"mine": RANK}
+    """) == {"mine": DEALT}
+
+
+def test_batches_of_a_dealt_share_are_as_many_on_every_rank_but_the_share_s_items_are_not():
+    # Shares dealt round-robin differ by one item at most: counted in batches of 8, alike.
+    assert _loops("""
+        def f(items):
+            mine = items[dist.get_rank()::dist.get_world_size()]
+            for start in range(0, len(mine), 8):
+                dist.all_reduce(mine[start])
+            for batch in mine.split(8):
+                dist.all_reduce(batch)
+            for one in range(0, len(mine), 1):
+                dist.all_reduce(mine[one])
+            piece = items.tensor_split(dist.get_world_size())[dist.get_rank()]
+            for batch in piece.split(8):
+                dist.all_reduce(batch)
+            last = items.chunk(dist.get_world_size())[dist.get_rank()]  # (a short last piece)
+            for batch in last.split(8):
+                dist.all_reduce(batch)
+    """) == {"range(0, len(mine), 1)": DEALT, "last.split(8)": UNEVEN_PIECE}
 
 
 def test_a_list_filled_under_a_varying_test_varies_in_length():

@@ -327,6 +327,17 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # The same decision, agreed by the strategy before the save.
         # The counter registered as a state; a plain attribute that update() only reads.
         # Windows of a permutation of all the rows (alike everywhere), or one row at a time.
+        # Batches of a share dealt round-robin: as many on every rank (the shares differ by one row at most).
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def train(net, x, y, opt):
+                model = DDP(net)
+                x, y = x[rank::dist.get_world_size()], y[rank::dist.get_world_size()]
+                for start in range(0, len(x), 8):
+                    loss = ((model(x[start:start + 8]) - y[start:start + 8]) ** 2).mean()
+                    loss.backward()
+                    opt.step()
+            """),
         Valid(_TAIL_STEP.replace("torch.arange(len(rows)).tensor_split(dist.get_world_size())[rank]",
                                  "torch.randperm(len(rows))")),
         Valid(_TAIL_STEP.replace("idx = shard[start:start + 4]", "idx = shard[start]")),
@@ -1473,11 +1484,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "    def __init__(self, rows):\n        self.rows = rows\ndef main(model, args, rows):\n"
                 "    trainer = Trainer(model=model, args=args, eval_dataset=Rows(rows[rank::world_size]))\n"
                 "    return trainer.evaluate()",
-                expected_message="trainer.evaluate(), which runs evaluation_loop() inside (transformers 5.25.0), "
-                "gathers the outputs of every batch, and its eval_dataset 'Rows(rows[rank::world_size])' holds a "
-                "different number of items on each rank (it is computed from the rank): the Trainer splits each "
+                expected_message="trainer.evaluate(), which runs evaluation_loop() inside (transformers "
+                "5.25.0), gathers the outputs of every batch, and its eval_dataset 'Rows(rows[rank::world_size])' "
+                "holds a different number of items on each rank (each rank takes every world-th item from its "
+                "rank on, and the shares differ by one item unless they divide evenly): the Trainer splits each "
                 "rank's share among the processes again, so the ranks run a different number of batches and every "
-                "rank hangs until the timeout", range=(8, 12, 8, 30)),
+                "rank hangs until the timeout",
+                range=(8, 12, 8, 30)),
         Invalid("from transformers import Trainer\ndef main(model, args, ds):\n"
                 "    trainer = Trainer(model=model, args=args)\n"
                 "    return trainer.predict(ds.shard(num_shards=world_size, index=rank))",

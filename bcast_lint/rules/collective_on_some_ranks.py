@@ -2370,9 +2370,10 @@ class CollectiveOnSomeRanks(Rule):
                 "calls stop pairing up and every rank hangs until the timeout", range=(7, 9, 7, 31)),
         Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n    for i in range(len(mine)):\n"
                 "        dist.all_reduce(torch.ones(1))",
-                expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
-                "line 11 iterates over 'range(len(mine))', whose length can differ between ranks (it is computed "
-                "from the rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 11 iterates over 'range(len(mine))', whose length can differ between ranks (each rank "
+                "takes every world-th item from its rank on, and the shares differ by one item unless they divide "
+                "evenly), so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(4, 9, 4, 39)),
         Invalid("def f(all_ids, feats, chunk):\n    ids = torch.split(all_ids, chunk)[rank]\n"
                 "    for start in range(0, len(ids), 2):\n        dist.all_reduce(feats[ids[start:start + 2]])",
@@ -3212,8 +3213,9 @@ class CollectiveOnSomeRanks(Rule):
                 for shard in mine:
                     dist.all_reduce(model(shard))
             """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
-                "at line 15 iterates over 'mine', whose length can differ between ranks (it is computed from the "
-                "rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                "at line 15 iterates over 'mine', whose length can differ between ranks (each rank takes every "
+                "world-th item from its rank on, and the shares differ by one item unless they divide evenly), so "
+                "the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(8, 9, 8, 38)),
         # The same helper over an odd table: at two processes one rank gets a batch more.
         Invalid("""
@@ -3242,10 +3244,12 @@ class CollectiveOnSomeRanks(Rule):
                 rank, world = dist.get_rank(), dist.get_world_size()
                 for batch in make_batches(rank, world):
                     dist.all_reduce(batch)
-            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop at "
-                "line 15 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
-                "('make_batches()' returns as many items as the rank makes it hold), so the ranks' calls stop "
-                "pairing up and every rank hangs until the timeout", range=(8, 9, 8, 31)),
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 15 iterates over 'make_batches(rank, world)', whose length can differ between ranks "
+                "('make_batches()' returns something else on some ranks, as each rank takes every world-th item "
+                "from its rank on, and the shares differ by one item unless they divide evenly), so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(8, 9, 8, 31)),
         # A preview on the main process leaves the model in eval mode, where its norm layer stops
         # syncing (pytorch#72897).
         Invalid("""

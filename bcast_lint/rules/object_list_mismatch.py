@@ -134,9 +134,11 @@ class ObjectListMismatch(Rule):
                 "gloo the receivers abort (\"Received data size doesn't match expected size\")", range=(7, 5, 7, 46)),
         Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
                 "    objs = list(mine) if rank == 0 else [None] * len(mine)\n    dist.broadcast_object_list(objs, src=0)",
-                expected_message="'objs' can hold a different number of items on different ranks (it is computed "
-                "from the rank): broadcast_object_list() needs one length on every rank, and under gloo the "
-                "receivers abort (\"Received data size doesn't match expected size\")", range=(4, 5, 4, 44)),
+                expected_message="'objs' can hold a different number of items on different ranks (each rank "
+                "takes every world-th item from its rank on, and the shares differ by one item unless they divide "
+                "evenly): broadcast_object_list() needs one length on every rank, and under gloo the receivers "
+                "abort (\"Received data size doesn't match expected size\")",
+                range=(4, 5, 4, 44)),
         Invalid("if accelerator.is_main_process:\n    payload = [cfg, vocab]\nelse:\n    payload = [None]\n"
                 "cfg, vocab = broadcast_object_list(payload)",
                 expected_message="'payload' holds 2 objects on source rank 0 but 1 object on ranks where "

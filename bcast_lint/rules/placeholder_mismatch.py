@@ -162,9 +162,10 @@ class PlaceholderMismatch(Rule):
         # Ids of a rank's own flagged rows: none flagged on one rank makes its tensor float32.
         Invalid(_FLAGGED_IDS, expected_message="all_gather() gets a tensor whose dtype can differ between ranks: "
                 "'torch.tensor(ids)' is float32 where 'ids' is empty and int64 where it holds integers, and how "
-                "many items it holds can differ between ranks (it is computed from the rank): the ranks' elements "
-                "differ in size (8 against 4 bytes), so gloo aborts with a size mismatch and NCCL reads the bytes "
-                "as the wrong type",
+                "many items it holds can differ between ranks (each rank takes every world-th item from its rank "
+                "on, and the shares differ by one item unless they divide evenly): the ranks' elements differ in "
+                "size (8 against 4 bytes), so gloo aborts with a size mismatch and NCCL reads the bytes as the "
+                "wrong type",
                 range=(5, 5, 5, 44)),
         # An accuracy that falls back to the int 0 on a rank whose share was empty (speculators#1116).
         Invalid(_ACCURACY, expected_message="all_reduce() gets a tensor whose dtype can differ between ranks: "
@@ -205,17 +206,20 @@ class PlaceholderMismatch(Rule):
         Invalid("from accelerate.utils import broadcast\ndef f(keys):\n"
                 "    mine = keys[accelerator.process_index::accelerator.num_processes]\n"
                 "    stats = {key: torch.zeros(2) for key in mine}\n    return broadcast(stats)",
-                expected_message="'stats' can hold different keys or items on different ranks (it is computed "
-                "from the rank): broadcast() walks each rank's own 'stats' and broadcasts its tensors one by one, "
-                "so the ranks' broadcasts pair up tensors of different keys, or stop pairing up",
+                expected_message="'stats' can hold different keys or items on different ranks (each rank takes "
+                "every world-th item from its rank on, and the shares differ by one item unless they divide "
+                "evenly): broadcast() walks each rank's own 'stats' and broadcasts its tensors one by one, so the "
+                "ranks' broadcasts pair up tensors of different keys, or stop pairing up",
                 range=(5, 12, 5, 28)),
         Invalid("def f(items):\n    mine = items[rank::dist.get_world_size()]\n"
                 "    buf = torch.tensor(mine) if rank == 0 else torch.zeros_like(torch.tensor(mine))\n"
                 "    dist.broadcast(buf, src=0)",
-                expected_message="'buf' is allocated on the receiving ranks with a shape from 'torch.tensor(mine)', "
-                "which can differ between ranks (it is computed from the rank): where it differs from what source "
-                "rank 0 sends, broadcast() receives into a buffer of another size (gloo aborts with \"Received data "
-                "size doesn't match expected size\", NCCL may hang or corrupt the data)", range=(3, 48, 3, 84)),
+                expected_message="'buf' is allocated on the receiving ranks with a shape from "
+                "'torch.tensor(mine)', which can differ between ranks (each rank takes every world-th item from "
+                "its rank on, and the shares differ by one item unless they divide evenly): where it differs from "
+                "what source rank 0 sends, broadcast() receives into a buffer of another size (gloo aborts with "
+                "\"Received data size doesn't match expected size\", NCCL may hang or corrupt the data)",
+                range=(3, 48, 3, 84)),
         Invalid("ids = torch.zeros(1)\nif accelerator.is_main_process:\n    ids = torch.randint(0, 10, (8,))\n"
                 "ids = broadcast(ids)",
                 expected_message="placeholder 'ids' is torch.zeros(1) (shape (1,), float32) on ranks "
