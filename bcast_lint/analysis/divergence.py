@@ -1071,6 +1071,15 @@ class _Pass:
             varying = self._with_comprehension_items(loop, varying)
         return varying
 
+    def _loop_items(self, body: cst.CSTNode, varying: Varying) -> Varying:
+        """`varying` with the targets of the `for` loops in `body` bound to what their items hold
+        (`for xb, yb in loader: metric.update(model(xb), yb)` works on the rank's own batches)."""
+        for loop in every_node(body, cst.For):
+            reason = self.why(loop.iter, varying)
+            varying = _bind(varying, _target_keys(loop.target), reason) if reason \
+                else _bind(varying, _data_targets(loop.target, loop.iter), DATA)
+        return varying
+
     def _with_comprehension_items(self, loop: cst.CompFor, varying: Varying) -> Varying:
         return _bind(varying, _target_keys(loop.target), self.why(loop.iter, varying))
 
@@ -1079,7 +1088,7 @@ class _Pass:
         or written by some ranks only, the next item of a rank's own iterator), so that it may
         raise on some ranks only; or works on a rank's own data (`compute_loss(model, batch)`),
         which can fail on that rank alone."""
-        varying = self._comprehension_items(statement.body, varying)
+        varying = self._loop_items(statement.body, self._comprehension_items(statement.body, varying))
         for call in calls_in(statement.body):
             if self._raced_path(call, varying) is not None:
                 return RACE

@@ -163,8 +163,12 @@ class _Collector(ScopeVisitor):
     def visit_Continue(self, node: cst.Continue) -> None:
         self._exit(node, "continue")
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Return(self, node: cst.Return) -> bool:
+        # `return metric.compute()`: the value is evaluated before the function returns.
+        if node.value is not None:
+            self.walk(node.value)
         self._exit(node, "return")
+        return False
 
     def visit_Raise(self, node: cst.Raise) -> None:
         if not self._tries:

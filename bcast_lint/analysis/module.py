@@ -2120,7 +2120,7 @@ class ModuleAnalysis:
         owner = self._receiver_class(func.value, candidate.scope)
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)
-            if entry is None or not self._switched_on(entry, func.value):
+            if entry is None or not self._switched_on(entry, func.value, candidate.scope):
                 return None  # `MeanSquaredError(sync_on_compute=False).compute()`
             return _called_on(apis.framework_api(entry), func.value)
         receiver = last_name(func.value)
@@ -2241,11 +2241,12 @@ class ModuleAnalysis:
             return False
         return self._receiver_class(func, scope) == _DDP
 
-    def _switched_on(self, entry, receiver: cst.BaseExpression) -> bool:
-        """Whether the object `receiver` names runs the collective of `entry`: not made with a
-        keyword that turns it off (apis.SWITCHED_OFF_BY), and made with one that turns it on
-        where it is off by default (apis.SWITCHED_ON_BY)."""
-        if any(self.made_with(receiver, keyword, "False") for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
+    def _switched_on(self, entry, receiver: cst.BaseExpression, within: Optional[cst.CSTNode] = None) -> bool:
+        """Whether the object `receiver` names (in `within`, where known) runs the collective of
+        `entry`: not made with a keyword that turns it off (apis.SWITCHED_OFF_BY), and made with
+        one that turns it on where it is off by default (apis.SWITCHED_ON_BY)."""
+        if any(self.made_with(receiver, keyword, "False", within=within)
+               for keyword in apis.SWITCHED_OFF_BY.get(entry.name, ())):
             return False
         keyword = apis.SWITCHED_OFF_IN_ITEMS.get(entry.name)
         if keyword is not None and self._items_made_with(receiver, keyword, "False"):
@@ -2260,14 +2261,16 @@ class ModuleAnalysis:
                  for item in literal_items(made_by.args[0].value)]
         return bool(items) and all(_passes_name(item, keyword, value) for item in items)
 
-    def made_with(self, func: cst.BaseExpression, keyword: str, value: str, scope: Optional[cst.CSTNode] = None) -> bool:
+    def made_with(self, func: cst.BaseExpression, keyword: str, value: str, scope: Optional[cst.CSTNode] = None,
+                  within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object `func` names (`ddp`, `self.model`) was made by a call passing
         `keyword=<value>` ("False", "True"), or by a class of the module that hands its base so;
-        with `scope`, a name made there (or at module level) is judged by those makings alone."""
+        with `scope`, a name made there (or at module level) is judged by those makings alone;
+        `within`: the function `func` is read in, whose callers hand it a parameter."""
         if isinstance(func, cst.Attribute) and value == "False" \
                 and any(keyword in false for _, false in self._summarised_attribute(func.attr.value)):
             return True
-        calls = self._makings(func, scope)
+        calls = self._makings(func, scope, within)
         # A class of the module that hands its base the keyword: `super().__init__(sync_on_compute=False)`.
         classes = self._module_classes()
         calls += [call for made_by in list(calls) if isinstance(made_by.func, cst.Name) and made_by.func.value in classes
@@ -2275,9 +2278,11 @@ class ModuleAnalysis:
                   if last_name(call.func) == "__init__" and calls_super(call.func)]
         return any(_passes_name(call, keyword, value) for call in calls)
 
-    def _makings(self, func: cst.BaseExpression, scope: Optional[cst.CSTNode]) -> list[cst.Call]:
+    def _makings(self, func: cst.BaseExpression, scope: Optional[cst.CSTNode],
+                 within: Optional[cst.CSTNode] = None) -> list[cst.Call]:
         """The calls that made the object `func` names (`metrics`, `self.model`); with `scope`, a
-        name made there (or at module level) by those alone."""
+        name made there (or at module level) by those alone; a parameter of `within`, by what this
+        module's calls of it hand it (`evaluate(model, x, y, f1)`)."""
         if isinstance(func, cst.Name):
             made = [made_by for _, made_by in self._assigned(func.value)]
             if scope is not None:
@@ -2286,6 +2291,11 @@ class ModuleAnalysis:
         else:
             made = [made_by for _, name, made_by in self._self_assignments if name == func.attr.value]
         calls = [made_by for made_by in made if isinstance(made_by, cst.Call)]
+        if not calls and isinstance(func, cst.Name) and isinstance(within, cst.FunctionDef) \
+                and _parameter(func.value, within) is not None:
+            handed = self.arguments_for(within, func.value)
+            calls = [value for value in handed if isinstance(value, cst.Call)] \
+                + [made_by for value in handed if isinstance(value, cst.Name) for made_by in self._makings(value, None)]
         if not calls and isinstance(func, cst.Name):
             # A parameter, in a helper's summary read apart from its callers: the objects the
             # file's other functions make under that name (`metrics = MetricCollection(...)` in

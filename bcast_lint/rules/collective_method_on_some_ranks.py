@@ -160,6 +160,23 @@ _TAIL_STEP = ("""
     """)
 
 
+# An evaluation that returns early where a batch of the rank's own fails to update the metric,
+# then returns what the metric computes (synced) on the other ranks (lmms-eval#1304).
+_FAILED_UPDATE = ("""
+    from torchmetrics.classification import BinaryF1Score
+    def evaluate(model, loader, metric):
+        try:
+            for xb, yb in loader:
+                metric.update(model(xb).sigmoid(), yb)
+        except RuntimeError:
+            return None
+        return metric.compute().item()
+    def main(model, val_loader):
+        f1 = BinaryF1Score()
+        return evaluate(model, val_loader, f1)
+    """)
+
+
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
     ## What it does
@@ -328,6 +345,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # The counter registered as a state; a plain attribute that update() only reads.
         # Windows of a permutation of all the rows (alike everywhere), or one row at a time.
         # Batches of a share dealt round-robin: as many on every rank (the shares differ by one row at most).
+        # The metric never syncs (made so where the caller makes it).
+        Valid(_FAILED_UPDATE.replace("BinaryF1Score()", "BinaryF1Score(sync_on_compute=False)")),
         Valid("""
             from torch.nn.parallel import DistributedDataParallel as DDP
             def train(net, x, y, opt):
@@ -2470,6 +2489,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "it, so the ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run "
                 "no collective here, while the others run forward (line 13) only)",
                 range=(5, 12, 5, 20)),
+        Invalid(_FAILED_UPDATE, expected_message="metric.compute(), which runs sync() inside (torchmetrics 1.9.0), is "
+                "skipped on ranks where the 'try' at line 11 raises (work in the 'try' block can fail on some ranks "
+                "only): the 'return' at line 15 is taken only there, while the other ranks go on calling it, so "
+                "the ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run no "
+                "collective here, while the others run compute (line 16) only)",
+                range=(8, 12, 8, 28)),
     )
 
     @classmethod

@@ -427,6 +427,8 @@ class CollectiveOnSomeRanks(Rule):
         # The idiom itself: what the check decides stays inside the block, and every rank reduces.
         # The main-only hook prints; every process feeds its stopper the same gathered loss.
         # The property read before the early return, or the early return on a flag alike everywhere.
+        Valid("def evaluate(model, loader):\n    total = torch.zeros(1)\n    for batch in loader:\n"
+              "        total += model(batch).sum()\n    return accelerator.reduce(total)"),
         Valid(_LAZY_SEED.replace("            if flags.all():\n                return vis\n",
                                  "            seed = self.seed\n            if flags.all():\n                return vis\n")),
         Valid(_LAZY_SEED.replace("if flags.all():", "if self._seed == 0:")),
@@ -3464,6 +3466,15 @@ class CollectiveOnSomeRanks(Rule):
                 "is computed from this rank's own batch of data), so the ranks' calls stop pairing up and every "
                 "rank hangs until the timeout",
                 range=(12, 85, 12, 94)),
+        # The collective is what the function returns, after a return taken where the rank's own batches fail.
+        Invalid("def evaluate(model, loader):\n    total = torch.zeros(1)\n    try:\n        for batch in loader:\n"
+                "            total += model(batch).sum()\n    except RuntimeError:\n        return None\n"
+                "    return accelerator.reduce(total)",
+                expected_message="reduce() is skipped on ranks where the 'try' at line 11 raises (work in the "
+                "'try' block can fail on some ranks only): the 'return' at line 15 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout (those ranks run no collective here, while the others run reduce (line 16) only)",
+                range=(8, 12, 8, 37)),
     )
 
     @staticmethod
