@@ -1252,6 +1252,9 @@ class _Pass:
         where = self._conditions.environment_where(variable) if variable is not None else None
         if where is not None:
             return RankKind(ENVIRONMENT.format(variable, where))
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) \
+                and expr.value.value in self._conditions.uniform_tables:
+            return None  # `SHARD_ROWS[index]` of `[8, 8, 8]`: 8, whatever the index
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
         metric = self._logged_metric(expr)

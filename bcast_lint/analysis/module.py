@@ -1027,6 +1027,7 @@ class ModuleAnalysis:
         self.conditions.constants = _module_constants(module, collector.assignments)
         self.conditions.tables = _literal_tables(module, collector.assignments)
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
+        self.conditions.uniform_tables = _uniform_tables(module, collector.assignments)
         # (read only where the module has a table: its functions are found by a parse of the whole text)
         self.conditions.table_copies = self.per_file(_table_copies) if self.conditions.table_lengths else {}
         if not self.calls:
@@ -3136,6 +3137,16 @@ def _literal_tables(module: cst.Module, assignments) -> dict[str, bool]:
     -> whether its entries are literal sequences that are not all of one length."""
     return {name: len(set(_entry_lengths(value))) > 1 for name, value in _bound_once_at_top(module, assignments)
             if isinstance(value, (cst.Dict, cst.List, cst.Tuple))}
+
+
+def _uniform_tables(module: cst.Module, assignments) -> frozenset[str]:
+    """Names assigned once in the whole module, at its top level, a list or tuple of one literal
+    repeated (`SHARD_ROWS = [8, 8, 8, 8]`): any entry of it is that literal."""
+    return frozenset(name for name, value in _bound_once_at_top(module, assignments)
+                     if isinstance(value, (cst.List, cst.Tuple)) and value.elements
+                     and all(isinstance(element, cst.Element) and isinstance(element.value, (cst.Integer, cst.Float))
+                             for element in value.elements)
+                     and len({element.value.value for element in value.elements}) == 1)
 
 
 def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:

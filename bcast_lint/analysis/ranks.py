@@ -151,6 +151,8 @@ class RankConditions:
         # Module-level names bound once to a literal table (`SHARDS = {0: [5, 7], 1: [8, 3, 13]}`)
         # -> whether its entries differ in length: a rank's own entry is its own data.
         self.tables: dict[str, bool] = {}
+        # Module-level names bound once to a list or tuple of one number repeated (`[8, 8, 8]`).
+        self.uniform_tables: frozenset[str] = frozenset()
         # Module-level names bound once to a list or tuple literal -> how many items it holds.
         self.table_lengths: dict[str, int] = {}
         # The module's functions that return one item per item of such a name -> the name.

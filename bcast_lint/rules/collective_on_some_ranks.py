@@ -427,6 +427,9 @@ class CollectiveOnSomeRanks(Rule):
         # The idiom itself: what the check decides stays inside the block, and every rank reduces.
         # The main-only hook prints; every process feeds its stopper the same gathered loss.
         # The property read before the early return, or the early return on a flag alike everywhere.
+        # A table of one count repeated: each rank's entry is that count.
+        Valid("SHARD_ROWS = [8, 8, 8, 8]\ndef f():\n    x = torch.randn(SHARD_ROWS[rank], 5)\n"
+              "    for start in range(0, len(x), 4):\n        dist.all_reduce(x[start])"),
         Valid("def evaluate(model, loader):\n    total = torch.zeros(1)\n    for batch in loader:\n"
               "        total += model(batch).sum()\n    return accelerator.reduce(total)"),
         Valid(_LAZY_SEED.replace("            if flags.all():\n                return vis\n",
