@@ -92,11 +92,12 @@ _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", 
 # Calls that fail when the path is already there (or already gone), unless told not to: when every
 # rank makes the same call on one path, one succeeds and the others raise.
 _EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unlink": "missing_ok",
-              "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None}
+              "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None,
+              "rename": None, "replace": None}  # (a move: only the first finds its source)
 # Of those, pathlib's methods (the path is the receiver).
 _PATH_METHODS = frozenset({"mkdir", "unlink", "rmdir"})
 _FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
-                          "os.symlink", "os.link"})
+                          "os.symlink", "os.link", "os.rename", "os.replace"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
 # Calls whose result has as many elements as the data selects, and calls that make a boolean mask.
 _DATA_SIZED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
@@ -155,7 +156,7 @@ CHECKED_THEN_WRITTEN = ("every rank checks a path that the branch then writes, a
                         "changes what the others find")
 WRITTEN_AFTER = ("every rank checks a path that the function writes after it, before any collective makes the "
                  "ranks wait for each other: a rank that gets to the check after the write finds it")
-RACE = "every rank creates or removes the same path, and all but the first to do so raise"
+RACE = "every rank creates, removes or moves the same path, and all but the first to do so raise"
 ONE_RANK_CHANGE = "'{}()' changes it on one process only (@{})"
 TAKING_TURNS = ("it checks the file system inside '{}', where the ranks take turns: the first finds what "
                 "was there before, the others what it left")
@@ -1905,8 +1906,9 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def exclusive_path(call: cst.Call, qualified_names: Callable[[cst.Call], set]) -> Optional[cst.BaseExpression]:
-    """The path `call` creates or removes in a way that fails when another process did so first:
-    `os.makedirs(d)` without `exist_ok=True`, `Path(d).mkdir()`, `os.remove(p)`, `open(p, "x")`.
+    """The path `call` creates, removes or moves away in a way that fails when another process did
+    so first: `os.makedirs(d)` without `exist_ok=True`, `Path(d).mkdir()`, `os.remove(p)`,
+    `open(p, "x")`, `os.rename(p, claimed)`.
     `qualified_names` resolves the call's target, asked only for a call named like one."""
     name = last_name(call.func)
     if name == "open":

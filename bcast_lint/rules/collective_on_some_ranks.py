@@ -428,6 +428,9 @@ class CollectiveOnSomeRanks(Rule):
         # The main-only hook prints; every process feeds its stopper the same gathered loss.
         # The property read before the early return, or the early return on a flag alike everywhere.
         # A table of one count repeated: each rank's entry is that count.
+        # Each rank moves a file of its own.
+        Valid("def claim(trigger):\n    try:\n        os.rename(f'{trigger}.{rank}', trigger + '.handled')\n"
+              "    except FileNotFoundError:\n        return\n    dist.barrier()"),
         Valid("SHARD_ROWS = [8, 8, 8, 8]\ndef f():\n    x = torch.randn(SHARD_ROWS[rank], 5)\n"
               "    for start in range(0, len(x), 4):\n        dist.all_reduce(x[start])"),
         Valid("def evaluate(model, loader):\n    total = torch.zeros(1)\n    for batch in loader:\n"
@@ -2347,8 +2350,8 @@ class CollectiveOnSomeRanks(Rule):
         Invalid("class RunDir:\n    def __init__(self, path):\n        try:\n            os.makedirs(path)\n"
                 "            self.created = True\n        except FileExistsError:\n            self.created = False\n"
                 "    def prepare(self):\n        if self.created:\n            dist.barrier()",
-                expected_message="barrier() runs only on ranks where 'self.created' is true (every rank creates or "
-                "removes the same path, and all but the first to do so raise): the other ranks "
+                expected_message="barrier() runs only on ranks where 'self.created' is true (every rank creates, "
+                "removes or moves the same path, and all but the first to do so raise): the other ranks "
                 "never join it and every rank hangs until the timeout (those ranks run barrier (line 18) only, "
                 "while the others run no collective here)", range=(10, 13, 10, 27)),
         Invalid("class State:\n    def __init__(self, root):\n"
@@ -3478,6 +3481,15 @@ class CollectiveOnSomeRanks(Rule):
                 "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout (those ranks run no collective here, while the others run reduce (line 16) only)",
                 range=(8, 12, 8, 37)),
+        # Every rank claims the same trigger file by moving it: one wins, the others' handlers return.
+        Invalid("def claim(trigger):\n    try:\n        os.rename(trigger, trigger + '.handled')\n"
+                "    except FileNotFoundError:\n        return\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where the 'try' at line 10 raises (every rank "
+                "creates, removes or moves the same path, and all but the first to do so raise): the 'return' at "
+                "line 13 is taken only there, while the other ranks go on calling it, so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout (those ranks run no collective here, while the "
+                "others run barrier (line 14) only)",
+                range=(6, 5, 6, 19)),
     )
 
     @staticmethod
