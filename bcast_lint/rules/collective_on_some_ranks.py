@@ -189,9 +189,10 @@ class CollectiveOnSomeRanks(Rule):
     it), called in such a `try` with a rank's own data: a planner whose cost estimate has no entry
     for one rank's longest sequence. Every rank making the same directory without
     `exist_ok=True` (`os.makedirs(out_dir)`, `Path(d).mkdir()`, also in a function of the module
-    handed the path) or removing the same file or tree (`shutil.rmtree(old)` rotating shared
-    checkpoints), outside a `try` and not under a test of that path, before a collective: the
-    first rank wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
+    handed the path), removing the same file or tree (`shutil.rmtree(old)` rotating shared
+    checkpoints) or moving it away (`os.rename(trigger, claimed)`), outside a `try` and not under a
+    test of that path, before a collective (or in a `try` whose handler goes on): the first rank
+    wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
     A file check inside `with accelerator.main_process_first():` (`local_main_process_first`,
     Fabric's `rank_zero_first`, `torch_distributed_zero_first`) differs between ranks: the main
     process runs the block first and finds what was there, the others find what it left (a cache
