@@ -485,9 +485,13 @@ class _Pass:
 
     def _small(self, small: cst.CSTNode, varying: Varying) -> Varying:
         calls = calls_in(small)
-        for call in calls:
-            if call in self._collectives:  # what varies where the collective starts
-                self.found.states[call] = (self, varying)
+        collective_calls = [call for call in calls if call in self._collectives]
+        # What varies where the collective starts; in a comprehension, with its items bound
+        # (`[step(x, y) for x, y in record_batches(rank)]`).
+        at_call = self._comprehension_items(small, varying) \
+            if collective_calls and any(every_node(small, cst.CompFor)) else varying
+        for call in collective_calls:
+            self.found.states[call] = (self, at_call)
         if any(call in self._collectives for call in calls):
             self._comprehension_loops(small, varying)
         if isinstance(small, cst.Assign):

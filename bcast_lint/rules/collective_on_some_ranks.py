@@ -430,6 +430,11 @@ class CollectiveOnSomeRanks(Rule):
         # The property read before the early return, or the early return on a flag alike everywhere.
         # A table of one count repeated: each rank's entry is that count.
         # Each rank moves a file of its own.
+        # The same step over batches alike on every rank.
+        Valid("from tenacity import retry\n@retry\ndef step(model, x):\n    loss = model(x).sum()\n"
+              "    loss.backward()\n    for p in model.parameters():\n        dist.all_reduce(p.grad)\n"
+              "    if loss > 1e4:\n        raise ValueError('loss spike')\n"
+              "def main(model):\n    losses = [step(model, x) for x in range(4)]"),
         Valid("def claim(trigger):\n    try:\n        os.rename(f'{trigger}.{rank}', trigger + '.handled')\n"
               "    except FileNotFoundError:\n        return\n    dist.barrier()"),
         Valid("SHARD_ROWS = [8, 8, 8, 8]\ndef f():\n    x = torch.randn(SHARD_ROWS[rank], 5)\n"
@@ -2118,6 +2123,23 @@ class CollectiveOnSomeRanks(Rule):
             """, expected_message="barrier() runs again on ranks where 'load_shard' fails (it works on data that "
                 "differs between ranks): '@retry' calls it again there alone, so the ranks' calls stop pairing up "
                 "and every rank hangs until the timeout", range=(4, 5, 4, 19)),
+        # ...where a step over a batch the comprehension draws from the rank's own batches fails.
+        Invalid("""
+            from tenacity import retry
+            @retry
+            def step(model, x):
+                loss = model(x).sum()
+                loss.backward()
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+                if loss > 1e4:
+                    raise ValueError("loss spike")
+            def main(model):
+                losses = [step(model, x) for x in load_batches(rank)]
+            """, expected_message="all_reduce() runs again on ranks where 'step' fails (it works on data that "
+                "differs between ranks): '@retry' calls it again there alone, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout",
+                range=(7, 9, 7, 32)),
         # accelerate's Accelerator.log() is @on_main_process: a tracker's log() runs there only.
         Invalid("""
             from accelerate.tracking import GeneralTracker
