@@ -117,9 +117,9 @@ class GatherRankDependentShape(Rule):
     buckets of one fixed shape: `dist.all_gather(buckets, x)` with buckets made alike
     (`[torch.zeros_like(x) for _ in range(world_size)]`), `dist.all_gather_into_tensor`,
     `accelerator.gather`, `accelerator.gather_for_metrics`, `accelerate.utils.gather` and Lightning's
-    `self.all_gather`/`fabric.all_gather` (which allocate buckets shaped like the local tensor); and a reduction of such a tensor
-    (`dist.all_reduce`, `dist.reduce`, `accelerator.reduce`, `accelerate.utils.reduce`), which
-    combines the ranks' tensors element by element. The tensor is one that is
+    `self.all_gather`/`fabric.all_gather` (which allocate buckets shaped like the local tensor);
+    and a reduction of such a tensor (`dist.all_reduce`, `dist.reduce`, `accelerator.reduce`,
+    `accelerate.utils.reduce`), which combines the ranks' tensors element by element. The tensor is one that is
 
     - indexed by a boolean mask: `x[x > 0]`, `logits[labels != -100]`, `x[mask]` with
       `mask = scores > threshold`;
