@@ -54,15 +54,13 @@ class FileContext:
         return None
 
     def class_properties(self) -> frozenset[str]:
-        """For a method analysed on its own, the properties its class defines or inherits that may run
-        a collective (`self.seed` reads one)."""
+        """For a method analysed on its own, the properties its class defines that may run a
+        collective (`self.seed` reads one)."""
         if self.klass is None or self.index is None:
             return frozenset()
-        names = {qualname.rsplit(".", 1)[1] for qualname in self.index.functions
-                 if qualname.startswith(self.klass + ".")}
-        return frozenset(name for name in names
-                         for ref in (self.project.method(self.index, self.klass, name),)
-                         if ref is not None and self.project.is_property(ref) and self.summaries.may_run_collective(ref))
+        index, klass = self.index, self.klass
+        return frozenset(name for name in self.project.properties(index, klass) if self.summaries.may_run_collective(
+            FunctionRef(index.path, index.location.name, f"{klass}.{name}")))
 
     def method_of(self, klass: cst.BaseExpression, qualified: set[str], method: str) -> Optional[FunctionRef]:
         """The project method `method` of the class a constructor call names (`Tracker` defined in

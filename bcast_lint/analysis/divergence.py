@@ -492,7 +492,7 @@ class _Pass:
             if collective_calls and any(every_node(small, cst.CompFor)) else varying
         for call in collective_calls:
             self.found.states[call] = (self, at_call)
-        if any(call in self._collectives for call in calls):
+        if collective_calls:
             self._comprehension_loops(small, varying)
         if isinstance(small, cst.Assign):
             if isinstance(small.value, cst.Call):  # `counts = self.counts.setdefault(task, zeros)`

@@ -425,6 +425,17 @@ class Project:
                 if target is not None and self.is_property(target):
                     yield target
 
+    def properties(self, index: ModuleIndex, klass: str) -> frozenset[str]:
+        """The names of the properties class `klass` of `index`'s module defines itself (found once
+        per class: a method analysed alone asks for its class's)."""
+        key = ("properties", klass)
+        if key not in index.memo:
+            index.memo[key] = frozenset(
+                qualname.rsplit(".", 1)[1] for qualname in index.functions
+                if qualname.rsplit(".", 1)[0] == klass and self.is_property(FunctionRef(index.path, index.location.name,
+                                                                                     qualname)))
+        return index.memo[key]
+
     def is_property(self, ref: FunctionRef) -> bool:
         index, function = self.index(ref.path), self.function_index(ref)
         head = index.text(function).split("def", 1)[0] if index is not None and function is not None else ""
