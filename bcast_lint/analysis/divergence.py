@@ -204,6 +204,7 @@ EXHAUSTED = RankKind("it is the default 'next' returns once the iterator runs ou
 # Arithmetic on the rank, as RANK is: no failing exit (an `assert` on a share's length or items,
 # as in a test of the split) counts.
 UNEVEN_ENTRY = RankKind("each rank takes its own entry of a table whose entries differ in length")
+UNEVEN_ITEMS = RankKind("each rank iterates its own entry of a table whose entries hold items of other lengths")
 OWN_SHARE = RankKind("it holds this process's own share of the items")
 ODD_SHARE = ("each process takes its own share of the {} items of '{}', and an odd number of items "
              "splits unevenly over any even number of processes")
@@ -435,6 +436,7 @@ class _Pass:
         self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
+        self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._turns: list[str] = []  # the `with accelerator.main_process_first():` blocks around the statement
@@ -572,6 +574,8 @@ class _Pass:
             self._table_sized.update({target.value: count}) if count else self._table_sized.pop(target.value, None)
             (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
+            (self._uneven_item_entries.add if self._uneven_items_entry(value, varying)
+             else self._uneven_item_entries.discard)(target.value)
         self._world_sizes.discard(_key(target))
         self._multiples.pop(_key(target), None)
         if isinstance(target, cst.Name) and names_world_size(value):
@@ -941,6 +945,8 @@ class _Pass:
             # A summary: how long each item of a parameter is follows what the caller hands it
             # (`for row in rows: if len(row) + n > budget: yield chunk`).
             entry = _bind(entry, [_length(items.value)], reason)
+        if isinstance(items, cst.Name) and self._uneven_items_entry(_enumerated_iterable(loop.iter), varying):
+            entry = _bind(entry, [_length(items.value)], UNEVEN_ITEMS)  # `for seq in SEQUENCES[rank]`
         if counter is not None:  # the n-th pass counts n on every rank
             entry = _bind(entry, _target_keys(counter), None)
         routed = self._conditions.routed_forward
@@ -1326,6 +1332,14 @@ class _Pass:
         table, index = expr.value, expr.slice[0].slice
         return isinstance(table, cst.Name) and table.value in self._conditions.tables and len(expr.slice) == 1 \
             and isinstance(index, cst.Index) and self.why(index.value, varying) == RANK
+
+    def _uneven_items_entry(self, expr: cst.BaseExpression, varying: Varying) -> bool:
+        """`SEQUENCES[rank]`, or a name holding it, of a table whose entries' items differ in
+        length from entry to entry (RankConditions.uneven_item_tables)."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self._uneven_item_entries
+        return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) \
+            and expr.value.value in self._conditions.uneven_item_tables and self._own_entry(expr, varying)
 
     def _held_rank(self, expr: cst.Attribute) -> Optional[str]:
         """RANK for an attribute the module sets once to a test on the rank or the rank itself

@@ -1028,6 +1028,7 @@ class ModuleAnalysis:
         self.conditions.tables = _literal_tables(module, collector.assignments)
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         self.conditions.uniform_tables = _uniform_tables(module, collector.assignments)
+        self.conditions.uneven_item_tables = _uneven_item_tables(module, collector.assignments)
         # (read only where the module has a table: its functions are found by a parse of the whole text)
         self.conditions.table_copies = self.per_file(_table_copies) if self.conditions.table_lengths else {}
         if not self.calls:
@@ -3149,6 +3150,33 @@ def _uniform_tables(module: cst.Module, assignments) -> frozenset[str]:
                      and len({element.value.value for element in value.elements}) == 1)
 
 
+def _uneven_item_tables(module: cst.Module, assignments) -> frozenset[str]:
+    """Names assigned once in the whole module, at its top level, a literal table whose entries are
+    sequences of sequences, and at some place the entries' items differ in length: each rank's own
+    entry then hands it items of a length of its own (`for seq in SEQUENCES[rank]: if len(seq) > 6`)."""
+    found = set()
+    for name, value in _bound_once_at_top(module, assignments):
+        entries = _table_entries(value)
+        rows = [[_sequence_length(item.value) for item in entry.elements] for entry in entries
+                if isinstance(entry, (cst.List, cst.Tuple))]
+        if len(rows) < 2 or len(rows) != len(entries):
+            continue
+        places = zip(*rows)  # the entries' items at one place, as far as the shortest entry goes
+        if any(None not in lengths and len(set(lengths)) > 1 for lengths in places):
+            found.add(name)
+    return frozenset(found)
+
+
+def _sequence_length(item: cst.BaseExpression) -> Optional[int]:
+    """How many items a list or tuple literal without starred items, or `[... for i in range(N)]`,
+    holds; None for anything else."""
+    if isinstance(item, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in item.elements):
+        return len(item.elements)
+    if isinstance(item, cst.ListComp) and item.for_in.inner_for_in is None and not item.for_in.ifs:
+        return _range_count(item.for_in.iter)
+    return None
+
+
 def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
     """Names assigned once in the whole module, at its top level, a list or tuple literal without
     starred items, or a list made from `range(N)` (`[f"img{i}" for i in range(9)]`) -> how many
@@ -3204,14 +3232,18 @@ def _copied_table(value: Optional[ast.expr]) -> Optional[str]:
 
 def _entry_lengths(table: cst.BaseExpression) -> list:
     """The lengths of a literal table's entries (a list, tuple or string literal each), or []."""
-    if isinstance(table, cst.Dict):
-        entries = [element.value for element in table.elements if isinstance(element, cst.DictElement)]
-    elif isinstance(table, (cst.List, cst.Tuple)):
-        entries = [element.value for element in table.elements]
-    else:
-        return []
+    entries = _table_entries(table)
     lengths = [len(entry.elements) if isinstance(entry, (cst.List, cst.Tuple)) else None for entry in entries]
     return lengths if None not in lengths else []
+
+
+def _table_entries(table: cst.BaseExpression) -> list:
+    """The entries of a dict, list or tuple literal (a dict's values), or []."""
+    if isinstance(table, cst.Dict):
+        return [element.value for element in table.elements if isinstance(element, cst.DictElement)]
+    if isinstance(table, (cst.List, cst.Tuple)):
+        return [element.value for element in table.elements]
+    return []
 
 
 def _constructions_in(value: cst.BaseExpression, depth: int = 0) -> Iterator[cst.Call]:

@@ -151,6 +151,9 @@ class RankConditions:
         # Module-level names bound once to a literal table (`SHARDS = {0: [5, 7], 1: [8, 3, 13]}`)
         # -> whether its entries differ in length: a rank's own entry is its own data.
         self.tables: dict[str, bool] = {}
+        # Such tables whose entries hold sequences whose lengths differ from entry to entry at one
+        # place (`{0: [[1.0] * 9, [2.0]], 1: [[3.0], [4.0]]}`): the items a rank iterates differ in length.
+        self.uneven_item_tables: frozenset[str] = frozenset()
         # Module-level names bound once to a list or tuple of one number repeated (`[8, 8, 8]`).
         self.uniform_tables: frozenset[str] = frozenset()
         # Module-level names bound once to a list or tuple literal -> how many items it holds.

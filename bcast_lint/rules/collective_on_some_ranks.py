@@ -431,6 +431,12 @@ class CollectiveOnSomeRanks(Rule):
         # A table of one count repeated: each rank's entry is that count.
         # Each rank moves a file of its own.
         # The same step over batches alike on every rank.
+        # Each rank's entry holds items whose lengths differ within it, alike place by place.
+        Valid("SEQS = {0: [[1.0] * 3, [2.0, 3.0, 4.0, 5.0]], 1: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]}\n"
+              "def f():\n    for seq in SEQS[rank]:\n        if len(seq) > 3:\n            dist.barrier()"),
+        # Every rank iterates the whole table: the same items everywhere.
+        Valid("SEQS = {0: [[1.0, 2.0, 3.0], [4.0]], 1: [[1.0], [4.0, 5.0]]}\n"
+              "def f():\n    for seq in SEQS[0]:\n        if len(seq) > 2:\n            dist.barrier()"),
         Valid("from tenacity import retry\n@retry\ndef step(model, x):\n    loss = model(x).sum()\n"
               "    loss.backward()\n    for p in model.parameters():\n        dist.all_reduce(p.grad)\n"
               "    if loss > 1e4:\n        raise ValueError('loss spike')\n"
@@ -3513,6 +3519,22 @@ class CollectiveOnSomeRanks(Rule):
                 "pairing up and every rank hangs until the timeout (those ranks run no collective here, while the "
                 "others run barrier (line 14) only)",
                 range=(6, 5, 6, 19)),
+        # The items of each rank's own entry differ in length from the other entries' items.
+        Invalid("SEQS = {0: [[1.0] * 3, [2.0, 3.0, 4.0, 5.0]], 1: [[1.0, 2.0, 3.0], [4.0]]}\n"
+                "def f():\n    for seq in SEQS[rank]:\n        if len(seq) > 2:\n            dist.barrier()",
+                expected_message="barrier() runs only on ranks where 'len(seq) > 2' is true (each rank "
+                "iterates its own entry of a table whose entries hold items of other lengths): the other ranks "
+                "never join it and every rank hangs until the timeout",
+                range=(5, 13, 5, 27)),
+        Invalid("SEQS = {0: [[0.1 * i for i in range(9)], [0.2]], 1: [[0.3, 0.1], [0.2]]}\n"
+                "def split_long(tokens):\n    dist.all_reduce(tokens)\n"
+                "def f():\n    mine = SEQS[rank]\n    for values in mine:\n        tokens = torch.tensor(values)\n"
+                "        if len(tokens) > 6:\n            split_long(tokens)",
+                expected_message="split_long() runs only on ranks where 'len(tokens) > 6' is true (each rank "
+                "iterates its own entry of a table whose entries hold items of other lengths): split_long() calls "
+                "dist.all_reduce() (case.py:11), and the other ranks never join it and every rank hangs until the "
+                "timeout",
+                range=(9, 13, 9, 31)),
     )
 
     @staticmethod
