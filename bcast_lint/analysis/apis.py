@@ -317,24 +317,24 @@ SOME_RANKS_HOOKS = {
 # trainer.py): leave the loops (:2008, :2010) while the others go on to the next step's gradient
 # all-reduce; or log (:2293, `nested_gather` of the loss), evaluate (:2315, gathers every batch) or
 # save a checkpoint (:2322, `save_model` and a barrier) alone.
-_TRANSFORMERS = frameworks.load().versions["transformers"]
+TRANSFORMERS = frameworks.load().versions["transformers"]
 CONTROL_FLAGS = {
-    "should_training_stop": f"makes this process's Trainer leave its training loop (transformers {_TRANSFORMERS}, "
+    "should_training_stop": f"makes this process's Trainer leave its training loop (transformers {TRANSFORMERS}, "
                             "trainer.py:2008) while the others go on to the next step's gradient all-reduce",
-    "should_epoch_stop": f"makes this process's Trainer leave the epoch (transformers {_TRANSFORMERS}, "
+    "should_epoch_stop": f"makes this process's Trainer leave the epoch (transformers {TRANSFORMERS}, "
                          "trainer.py:2008) while the others go on to the next step's gradient all-reduce",
-    "should_log": f"makes this process's Trainer log, which all-gathers the loss (transformers {_TRANSFORMERS}, "
+    "should_log": f"makes this process's Trainer log, which all-gathers the loss (transformers {TRANSFORMERS}, "
                   "trainer.py:2293 nested_gather)",
     "should_evaluate": f"makes this process's Trainer evaluate, which gathers every batch (transformers "
-                       f"{_TRANSFORMERS}, trainer.py:2315)",
+                       f"{TRANSFORMERS}, trainer.py:2315)",
     "should_save": f"makes this process's Trainer save a checkpoint, which runs save_model() and a barrier "
-                   f"(transformers {_TRANSFORMERS}, trainer.py:2322)",
+                   f"(transformers {TRANSFORMERS}, trainer.py:2322)",
 }
 
 # A transformers Trainer's evaluation loop gathers the loss, logits and labels `prediction_step`
 # returns, each only when it is not None (transformers 5.25.0, trainer.py:3040 and :3050-3069): an
 # override that returns None for some batches on some processes skips gathers the others run.
-SKIPPED_GATHERS = (f"makes the Trainer's evaluation loop skip its gathers of that batch (transformers {_TRANSFORMERS}, "
+SKIPPED_GATHERS = (f"makes the Trainer's evaluation loop skip its gathers of that batch (transformers {TRANSFORMERS}, "
                    "trainer.py:3050)")
 
 # Reading a Lightning Trainer's metrics computes, at the first read after an epoch logged them, the
@@ -357,8 +357,8 @@ LIGHTNING_FLAGS = {
 # Where user code steers a transformers Trainer (CONTROL_FLAGS, SKIPPED_GATHERS): the pre-filter
 # parses a file that does, and the cut keeps those lines.
 STEERS_TRAINER = (r"\.(?:" + "|".join(sorted({*CONTROL_FLAGS, *LIGHTNING_FLAGS})) + r")[ \t]*=[ \t]*True\b"
-                  r"|\bdef[ \t]+prediction_step\b")
-STEERS_TRAINER_WORDS = ("should_", "prediction_step")
+                  r"|\bdef[ \t]+(?:prediction_step|get_train_dataloader)\b")
+STEERS_TRAINER_WORDS = ("should_", "prediction_step", "get_train_dataloader")
 
 # Calls that set how verbose logging is (logging's, and transformers' and datasets' own loggers),
 # and a logger's answer to "would this level print?": set by a test on the rank, the answer (and

@@ -433,6 +433,7 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._floor_shares: set[str] = set()  # local names holding `len(x) // world`: the least share's size
         self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
@@ -580,6 +581,8 @@ class _Pass:
         self._multiples.pop(_key(target), None)
         if isinstance(target, cst.Name) and names_world_size(value):
             self._world_sizes.add(target.value)
+        (self._floor_shares.add if isinstance(target, cst.Name) and self._is_floor_share(value)
+         else self._floor_shares.discard)(_key(target))
         if isinstance(target, cst.Name) and self._multiple_of(value):
             self._multiples[target.value] = self._multiple_of(value)
         for key in keys:
@@ -1230,7 +1233,8 @@ class _Pass:
         return any(map(is_data_reason, self._control))
 
     def _why_controlled(self) -> Optional[str]:
-        if self._control and (isinstance(self._control[-1], Passed) or self._control[-1] in (RACE, SOME_RANKS_WORK)):
+        if self._control and (isinstance(self._control[-1], (Passed, PassedLength))
+                              or self._control[-1] in (RACE, SOME_RANKS_WORK)):
             # set under a test on a parameter (a summary's marker), or by the ranks that lost a race
             return self._control[-1]
         return CONTROL if self._control else None
@@ -1522,6 +1526,8 @@ class _Pass:
             return None
         if isinstance(expr, cst.Subscript) and self._cycled_to_a_count(expr, varying):
             return None
+        if isinstance(expr, cst.Subscript) and self._cut_to_least_share(expr, varying):
+            return None
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
                       if isinstance(element.slice, cst.Slice) and not self._window(element.slice, varying)
@@ -1601,6 +1607,22 @@ class _Pass:
             return False
         count = node_code(cut.upper)
         return count in (node_code(repeated.left), node_code(repeated.right)) and self.why(cut.upper, varying) is None
+
+    def _cut_to_least_share(self, expr: cst.Subscript, varying: Varying) -> bool:
+        """`rows[rank::world][:len(rows) // world]`: a dealt share (DealtLength) cut to the size of
+        the least share, which every rank's holds."""
+        cut = expr.slice[0].slice if len(expr.slice) == 1 else None
+        return isinstance(cut, cst.Slice) and cut.upper is not None and cut.step is None \
+            and (cut.lower is None or integer_literal(cut.lower) == 0) and self._is_floor_share(cut.upper) \
+            and isinstance(self.length_why(expr.value, varying), DealtLength)
+
+    def _is_floor_share(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """`len(rows) // world` (or a name holding it), `world` the number of processes."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self._floor_shares
+        return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.FloorDivide) \
+            and isinstance(expr.left, cst.Call) and last_name(expr.left.func) == "len" \
+            and (names_world_size(expr.right) or isinstance(expr.right, cst.Name) and expr.right.value in self._world_sizes)
 
     def _agreed_member(self, test: cst.BaseExpression, varying: Varying) -> bool:
         """`s.rid in common`, where `common` holds what every rank agrees on: the intersection of
@@ -1723,7 +1745,10 @@ class _Pass:
                 break  # the positions from here on are unknown
             if _is_placement(arg):
                 continue
-            whys = (self.why(arg.value, varying), self.length_why(arg.value, varying))
+            why = self.why(arg.value, varying)
+            if why == RANK and self._own_slice(arg.value, varying):
+                why = LOCAL_DATA  # `pack(rows[rank::world])`: the rank's own rows, as a loop over them says
+            whys = (why, self.length_why(arg.value, varying))
             if any(whys):
                 reasons[arg.keyword.value if arg.keyword is not None else index] = whys
         return reasons
@@ -1976,10 +2001,14 @@ def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
 
 
 def _merge(*states: Varying) -> Varying:
+    """Each name's reason from the first state that has one; in a summary, a parameter's value
+    (Passed) goes before its length (PassedLength): what varies with the items varies with their
+    number too, not the other way round."""
     merged: dict = {}
     for state in states:
         for name, why in state.items():
-            merged.setdefault(name, why)
+            if name not in merged or isinstance(merged[name], PassedLength) and isinstance(why, Passed):
+                merged[name] = why
     return merged
 
 

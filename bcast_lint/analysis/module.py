@@ -24,7 +24,7 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
+from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, CONTROL, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
                                             NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
                                             RankKind, divergence_of, is_data_reason, makes_counter, passed_as,
                                             returned_by)
@@ -405,6 +405,7 @@ _BUFFERLESS_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3
                                 "Sigmoid", "Softmax", "LeakyReLU", "ELU", "Dropout", "Identity", "Flatten"})
 _ACCELERATE = frameworks.load().versions["accelerate"]
 _LIGHTNING = frameworks.load().versions["lightning"]
+_TRAINERS = ("Trainer", "Seq2SeqTrainer")  # transformers' classes that run the training loop
 # What a prediction writer is handed at the epoch's end (apis.SHARE_PARAMETERS).
 _UNPADDED_PREDICTIONS = RankKind(f"Lightning deals the prediction loader unpadded (UnrepeatedDistributedSamplerWrapper, "
                                  f"lightning {_LIGHTNING}, trainer/connectors/data_connector.py:241), so the rank's "
@@ -545,6 +546,15 @@ def _target_names(target: cst.BaseExpression) -> set:
     if isinstance(target, (cst.Tuple, cst.List)):
         return set().union(*(_target_names(element.value) for element in target.elements))
     return set()
+
+
+def _sets_max_steps(text: str) -> bool:
+    """Whether the file hands a Trainer's arguments a step limit (`max_steps=2`; -1 is none), read
+    once per file (ModuleAnalysis.per_file)."""
+    return _MAX_STEPS.search(text) is not None
+
+
+_MAX_STEPS = re.compile(r"\bmax_steps\s*=\s*(?!-)\w")
 
 
 def _keeps_own_samplers(text: str) -> bool:
@@ -2683,6 +2693,26 @@ class ModuleAnalysis:
         why = self._method_returned(loader)[1]
         return f"Lightning calls '{scope.name.value}' once per batch of '{loader_name}()', whose length can differ " \
                f"between ranks ({why})" if why else None
+
+    def uneven_trainer_loaders(self) -> Iterator[tuple[cst.FunctionDef, cst.BaseExpression, str]]:
+        """(method, the loader it returns, why its length differs between ranks) for each
+        `get_train_dataloader` of a transformers Trainer subclass that returns a loader whose
+        number of batches differs between ranks. The Trainer iterates what the method returns as
+        it is (transformers trainer.py:1612): its default prepares the loader with Accelerate,
+        which shards it evenly, and an override that shards by itself keeps its own counts. Where
+        the file sets `max_steps`, every rank runs that many steps, cycling its loader as needed."""
+        if self.per_file(_sets_max_steps):
+            return
+        for klass in self._module_classes().values():
+            if not self.derives_from(klass, ("transformers",), _TRAINERS):
+                continue
+            for method in klass.body.body:
+                if not (isinstance(method, cst.FunctionDef) and method.name.value == "get_train_dataloader"):
+                    continue
+                returned = [node.value for node in every_node(method, cst.Return) if node.value is not None]
+                why = self._method_returned(method)[1] if returned else None
+                if why is not None and why != CONTROL:
+                    yield method, returned[-1], why
 
     def derives_from(self, klass: Optional[cst.ClassDef], packages: tuple, classes: tuple, depth: int = 0) -> bool:
         """`class Data(pl.LightningDataModule)`, or a class of this module deriving from one."""

@@ -432,6 +432,55 @@ class CollectiveOnSomeRanks(Rule):
         # Each rank moves a file of its own.
         # The same step over batches alike on every rank.
         # Each rank's entry holds items whose lengths differ within it, alike place by place.
+        # The same packing over the whole data set, dealt out and cut to the least share.
+        Valid("""
+            from torch.utils.data import DataLoader
+            from transformers import Trainer
+            def pack(sequences, capacity):
+                rows, current = [], []
+                for seq in sequences:
+                    if current and len(seq) > capacity:
+                        rows.append(current)
+                        current = []
+                    current.append(seq)
+                if current:
+                    rows.append(current)
+                return rows
+            class PackingTrainer(Trainer):
+                def get_train_dataloader(self):
+                    world = dist.get_world_size()
+                    rows = pack(self.train_dataset, 32)
+                    per_process = len(rows) // world
+                    return DataLoader(rows[rank::world][:per_process], batch_size=1)
+            def main(model, data):
+                PackingTrainer(model=model, train_dataset=data).train()
+            """),
+        # Training bounded by max_steps: every rank runs that many steps, cycling its own loader.
+        Valid("""
+            from torch.utils.data import DataLoader
+            from transformers import Trainer, TrainingArguments
+            class ShardTrainer(Trainer):
+                def get_train_dataloader(self):
+                    rows = [s for s in self.train_dataset[rank::dist.get_world_size()] if len(s) > 4]
+                    return DataLoader(rows, batch_size=1)
+            def main(model, data):
+                args = TrainingArguments(output_dir="out", max_steps=2)
+                ShardTrainer(model=model, args=args, train_dataset=data).train()
+            """),
+        # Prepared by Accelerate, which shards it evenly; a class that is no Trainer.
+        Valid("""
+            from torch.utils.data import DataLoader
+            from transformers import Trainer
+            class PackingTrainer(Trainer):
+                def get_train_dataloader(self):
+                    rows = [s for s in self.train_dataset if len(s) > 4]
+                    return self.accelerator.prepare(DataLoader(rows, batch_size=1))
+            class Loaders:
+                def get_train_dataloader(self):
+                    return DataLoader(self.rows[rank::dist.get_world_size()], batch_size=1)
+            def main(model, data):
+                PackingTrainer(model=model, train_dataset=data).train()
+            """),
         Valid("SEQS = {0: [[1.0] * 3, [2.0, 3.0, 4.0, 5.0]], 1: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]}\n"
               "def f():\n    for seq in SEQS[rank]:\n        if len(seq) > 3:\n            dist.barrier()"),
         # Every rank iterates the whole table: the same items everywhere.
@@ -3535,6 +3584,33 @@ class CollectiveOnSomeRanks(Rule):
                 "dist.all_reduce() (case.py:11), and the other ranks never join it and every rank hangs until the "
                 "timeout",
                 range=(9, 13, 9, 31)),
+        # A Trainer subclass whose loader packs each rank's own share: the steps differ in number.
+        Invalid("""
+            from torch.utils.data import DataLoader
+            from transformers import Trainer
+            def pack(sequences, capacity):
+                rows, current = [], []
+                for seq in sequences:
+                    if current and sum(len(s) for s in current) + len(seq) > capacity:
+                        rows.append(current)
+                        current = []
+                    current.append(seq)
+                if current:
+                    rows.append(current)
+                return rows
+            class PackingTrainer(Trainer):
+                def get_train_dataloader(self):
+                    world = dist.get_world_size()
+                    rows = pack(self.train_dataset[rank::world], 32)
+                    return DataLoader(rows, batch_size=1)
+            def main(model, data):
+                PackingTrainer(model=model, train_dataset=data).train()
+            """, expected_message="get_train_dataloader() returns a loader whose length can differ between "
+                "ranks (it holds the data of the rank it was given), and Trainer.train() runs one training step "
+                "per batch of it, with DDP's gradient all-reduce in the backward (transformers 5.25.0, "
+                "trainer.py:1612 iterates the loader as returned), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout",
+                range=(17, 16, 17, 46)),
     )
 
     @staticmethod
@@ -3550,6 +3626,7 @@ class CollectiveOnSomeRanks(Rule):
         yield from _helpers_out_of_order(analysis)
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
+        yield from _trainer_loaders_of_uneven_length(analysis)
 
     def check_sites(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
@@ -4092,6 +4169,19 @@ def _classes_chosen_by_rank(analysis: ModuleAnalysis) -> Iterator[Report]:
                          "every rank hangs until the timeout",
                          help=f"Run the collective on every rank: let {chosen.other}.{call.func.attr.value}() run it "
                               "too, or call it outside the classes")
+
+
+def _trainer_loaders_of_uneven_length(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A transformers Trainer subclass's `get_train_dataloader` that returns a loader whose number
+    of batches differs between ranks: the Trainer runs one training step, and DDP's gradient
+    all-reduce in its backward, per batch (ModuleAnalysis.uneven_trainer_loaders)."""
+    for method, loader, why in analysis.uneven_trainer_loaders():
+        yield Report(loader, f"{method.name.value}() returns a loader whose length can differ between ranks ({why}), "
+                     f"and Trainer.train() runs one training step per batch of it, with DDP's gradient all-reduce in "
+                     f"the backward (transformers {apis.TRANSFORMERS}, trainer.py:1612 iterates the loader as "
+                     f"returned), {_UNEVEN}",
+                     help="Give every rank the same number of batches: prepare the loader with "
+                          "self.accelerator.prepare (it shards evenly), or pad the shares to one length")
 
 
 _FORMAT_HELP = ("Format it on every rank before the call (`text = str(meter)`, or an f-string), and log the text")

@@ -1,0 +1,46 @@
+# verify: ok
+"""Hand fix: every chunk is padded with -1 to the longest chunk's length, which every
+process computes alike, and each process drops the padding after the scatter.
+
+Shard manifest scattered from the reader process in chunks of unequal length.
+
+Modelled on https://github.com/bigscience-workshop/Megatron-DeepSpeed/pull/55 (a merge tool
+scattered per-process work with `torch.distributed.scatter` as if it were a scatterv, and
+deadlocked once the counts were uneven: "it's a true scatter rather than scatterv"). The
+reader lists the shard files and splits their ids with `tensor_split`, which gives the first
+chunks one more id when the count does not divide evenly; every process sizes its receive
+buffer from the count it expects for itself, so the buffers differ in length across processes.
+"""
+import torch
+import torch.distributed as dist
+
+READER = 0
+
+
+def expected_count(n, rank, world):
+    return n // world + (1 if rank < n % world else 0)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    shard_ids = torch.arange(100, 105)  # five shard files, listed by the reader
+    n = torch.tensor([len(shard_ids)])
+    dist.broadcast(n, src=READER)
+    width = expected_count(int(n.item()), 0, world)  # the longest chunk, the same everywhere
+    padded = torch.zeros(width, dtype=torch.long)
+    chunks = None
+    if rank == READER:
+        chunks = [torch.nn.functional.pad(c, (0, width - len(c)), value=-1)
+                  for c in torch.tensor_split(shard_ids, world)]
+    dist.scatter(padded, chunks, src=READER)
+    mine = padded[padded >= 0]
+    print(f"process {rank}: shards {mine.tolist()}")
+    done = torch.tensor([len(mine)])
+    dist.all_reduce(done)
+    assert done.item() == len(shard_ids)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+# verify: ok
+"""Hand fix: every process posts the isend, an all-zero padded buffer when it has no
+overflow tokens, so every irecv has its matching send.
+
+Tokens over an expert's capacity handed to the peer process with batch_isend_irecv.
+
+Modelled on https://github.com/NVIDIA/nccl/issues/2130 (batch_isend_irecv hangs when one
+process's batch holds an isend and an irecv and the peer's holds only the irecv). Each process
+routes its tokens to its local expert, which takes at most CAPACITY of them; the tokens over
+capacity are sent to the other process, padded to a fixed buffer. Every process posts the
+irecv, but only a process that has overflow tokens posts the isend. The shard with the
+high-scoring tokens belongs to one process, so the other never sends, and the irecv waiting for
+its tokens never completes.
+"""
+import torch
+import torch.distributed as dist
+
+CAPACITY, DIM = 3, 4
+
+
+def make_tokens(rank, world):
+    g = torch.Generator().manual_seed(11)
+    tokens = torch.randn(12, DIM, generator=g)
+    scores = torch.linspace(1.0, 0.0, 12)  # the router's scores, highest first
+    shard = slice(rank * 12 // world, (rank + 1) * 12 // world)
+    routed = scores[shard] > 0.3
+    return tokens[shard][routed]
+
+
+def exchange_overflow(tokens, peer):
+    keep, spill = tokens[:CAPACITY], tokens[CAPACITY:]
+    inbox = torch.zeros(CAPACITY, DIM)
+    outbox = torch.zeros(CAPACITY, DIM)
+    outbox[: len(spill)] = spill[:CAPACITY]
+    ops = [dist.P2POp(dist.irecv, inbox, peer), dist.P2POp(dist.isend, outbox, peer)]
+    for req in dist.batch_isend_irecv(ops):
+        req.wait()
+    return keep, inbox
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    peer = (rank + 1) % world
+    expert = torch.nn.Linear(DIM, DIM)
+    tokens = make_tokens(rank, world)
+    keep, received = exchange_overflow(tokens, peer)
+    out = expert(torch.cat([keep, received]))
+    total = out.detach().abs().sum().reshape(1)
+    dist.all_reduce(total)
+    print(f"process {rank}: kept {len(keep)} tokens, total activation {total.item():.3f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
