@@ -55,7 +55,8 @@ FRAMEWORKS = (
     Framework("torch", "2.13.0", ("torch/distributed", "torch/nn/parallel"), (
         "torch.distributed.checkpoint.state_dict", "torch.distributed.tensor._api.DTensor",
         "torch.nn.parallel.distributed.DistributedDataParallel",
-        "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer")),
+        "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer",
+        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel")),
     Framework("accelerate", "1.15.0", ("accelerate",), (
         "accelerate.accelerator.Accelerator", "accelerate.state.PartialState")),
     Framework("transformers", "5.25.0", (

@@ -274,6 +274,11 @@ _ITERATOR_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice",
                                 "prepare", "prepare_data_loader", "setup_dataloaders", "skip_first_batches"})
 
 
+# The keys of a checkpoint that record where training stood: the ranks save their own checkpoints
+# at the same step, so what these hold is alike in every rank's file.
+_POSITION_KEYS = frozenset({"step", "global_step", "epoch", "iteration", "steps_done", "global_steps"})
+
+
 def returned_by(called: str, why: str) -> Optional[str]:
     """Why a call's result varies, given why what the function returns does there: None for the
     rank itself or a test on it (`return state.is_main_process`), which the rank conditions
@@ -1272,6 +1277,9 @@ class _Pass:
             return None  # `SHARD_ROWS[index]` of `[8, 8, 8]`: 8, whatever the index
         if isinstance(expr, cst.Subscript) and self._own_entry(expr, varying):
             return LOCAL_DATA
+        if isinstance(expr, cst.Subscript) and _string_key(expr) in _POSITION_KEYS \
+                and self.why(expr.value, varying) == READ_FROM_RANK:
+            return None  # `state["global_step"]` of a rank's own checkpoint: every rank saved at the same step
         metric = self._logged_metric(expr)
         if metric is not None:
             return UNSYNCED_METRIC.format(metric)

@@ -26,7 +26,7 @@ from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, CONTROL, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
                                             NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
-                                            RankKind, divergence_of, is_data_reason, makes_counter, passed_as,
+                                            RankKind, divergence_of, handed_arguments, is_data_reason, makes_counter, passed_as,
                                             returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none, is_self_attribute,
@@ -2242,7 +2242,8 @@ class ModuleAnalysis:
         values = [value for where, value in self._assigned(func.value.value) if where is candidate.scope]
         values += [inner for value in values for name in names_read(value)
                    for where, inner in self._assigned(name) if where is candidate.scope]
-        if not any(self._forward_of_ddp(call, candidate.scope) for value in values for call in every_call(value)):
+        if not any(self._forward_of_ddp(call, candidate.scope) or self._helper_forward_of_ddp(call, candidate.scope)
+                   for value in values for call in every_call(value)):
             return None
         return apis.Api("torch.Tensor.backward", apis.HIDDEN, receiver=func.value.value,
                         inside=f"runs the gradient all_reduce() of DDP's reducer inside (torch {_TORCH})")
@@ -2252,6 +2253,18 @@ class ModuleAnalysis:
         if not isinstance(func, cst.Name) and not is_self_attribute(func):
             return False
         return self._receiver_class(func, scope) == _DDP
+
+    def _helper_forward_of_ddp(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """`train_on(model, optimizer, x)`: a function of this module handed a DistributedDataParallel
+        wrapper, which it calls (`model(tokens)`): what it returns comes from DDP's forward pass."""
+        function = self.module_function(call.func.value) if isinstance(call.func, cst.Name) else None
+        if function is None:
+            return False
+        called = {inner.func.value for inner in every_call(function) if isinstance(inner.func, cst.Name)}
+        for parameter, value in handed_arguments(call, tuple((p.name.value, i) for i, p in enumerate(function.params.params))):
+            if parameter in called and isinstance(value, cst.Name) and self._receiver_class(value, scope) == _DDP:
+                return True
+        return False
 
     def _switched_on(self, entry, receiver: cst.BaseExpression, within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object `receiver` names (in `within`, where known) runs the collective of

@@ -346,6 +346,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Windows of a permutation of all the rows (alike everywhere), or one row at a time.
         # Batches of a share dealt round-robin: as many on every rank (the shares differ by one row at most).
         # The metric never syncs (made so where the caller makes it).
+        # A helper handed the DDP model that never calls it: the loss is not DDP's output.
+        # Clipped at every step on every rank; the local rise only printed.
+        Valid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+              "def train(net, loader, opt):\n    model = FSDP(net)\n    previous = 1e9\n"
+              "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n        loss.backward()\n"
+              "        if loss.item() > previous:\n            print('rising')\n        previous = loss.item()\n"
+              "        model.clip_grad_norm_(1.0)\n        opt.step()"),
+        Valid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def step_loss(model, x, y):\n    return F.mse_loss(x, y) * len(list(model.parameters()))\n"
+              "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
+              "        loss = step_loss(model, x, y)\n        if not torch.isfinite(loss):\n            continue\n"
+              "        loss.backward()\n        opt.step()"),
+        # Where training stood, read back from each rank's own checkpoint: every rank saved the same step.
+        Valid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def resume(net, batches, opt):\n    model = DDP(net)\n    state = torch.load(f'ckpt-{rank}.pt')\n"
+              "    for i, (x, y) in enumerate(batches):\n        if i < state['global_step']:\n            continue\n"
+              "        loss = F.mse_loss(model(x), y)\n        loss.backward()\n        opt.step()"),
         Valid(_FAILED_UPDATE.replace("BinaryF1Score()", "BinaryF1Score(sync_on_compute=False)")),
         Valid("""
             from torch.nn.parallel import DistributedDataParallel as DDP
@@ -2495,6 +2512,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "the ranks' calls stop pairing up and every rank hangs until the timeout (those ranks run no "
                 "collective here, while the others run compute (line 16) only)",
                 range=(8, 12, 8, 28)),
+        # The loss comes from a helper handed the DDP model, which it calls: its backward is DDP's.
+        Invalid("import torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def step_loss(model, x, y):\n    return F.mse_loss(model(x), y)\n"
+                "def train(net, loader, opt):\n    model = DDP(net)\n    for x, y in loader:\n"
+                "        loss = step_loss(model, x, y)\n        if not torch.isfinite(loss):\n            continue\n"
+                "        loss.backward()\n        opt.step()",
+                expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer "
+                "inside (torch 2.13.0), is skipped on ranks where 'torch.isfinite(loss)' is false (it is computed "
+                "from this rank's own batch of data): the 'continue' at line 18 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(11, 9, 11, 24)),
+        # FSDP's clip_grad_norm_ all-reduces the norm: switched on by each rank's own losses.
+        Invalid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+                "def train(net, loader, opt):\n    model = FSDP(net)\n    rises, previous = 0, 1e9\n"
+                "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n        loss.backward()\n"
+                "        rises = rises + 1 if loss.item() > previous else 0\n        previous = loss.item()\n"
+                "        if rises >= 2:\n            model.clip_grad_norm_(1.0)\n        opt.step()",
+                expected_message="model.clip_grad_norm_(), which runs dist.all_reduce() inside (torch 2.13.0), "
+                "runs only on ranks where 'rises >= 2' is true (it is computed from this rank's own batch of "
+                "data): the other ranks never join it and every rank hangs until the timeout",
+                range=(11, 13, 11, 39)),
     )
 
     @classmethod
