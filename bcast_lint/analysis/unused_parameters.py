@@ -10,6 +10,11 @@ in the blind corpora: one rank's RuntimeError, the other's "Connection closed by
 
 Only classes this module defines and wraps itself are read (`DDP(TwoStage())`, or `model =
 TwoStage()` then `DDP(model)`): their `forward` and what `__init__` assigns are at hand.
+
+Gradient hooks registered on every parameter of such a model (`for p in model.parameters():
+p.register_hook(sync)`, Horovod's way) run once per parameter that gets a gradient: a collective
+in one runs fewer times on a process whose step skips a submodule, in `forward` or in the training
+code (`if depth is not None: loss = loss + mse(model.depth_head(h), depth)`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute
+from bcast_lint.analysis.ranks import boolean_leaves
 from bcast_lint.analysis.walk import every_node, names_read, path_to
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -52,6 +58,78 @@ def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
             if test is not None and name not in always and name not in seen:
                 seen.add(name)
                 yield SkippedSubmodule(call, test, klass, wrapping)
+
+
+# Registrations of a hook on one parameter's gradient: autograd runs it where that parameter gets one.
+_GRADIENT_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})
+
+
+@dataclass(frozen=True)
+class HookedSubmodule:
+    registration: cst.Call  # `p.register_hook(sync)` in `for p in model.parameters():`
+    hook: cst.FunctionDef  # `sync`, which runs a collective
+    call: cst.Call  # the submodule's call that runs on some steps only
+    test: cst.BaseExpression  # the test on the step's data it runs under
+
+
+def hooked_submodules(analysis) -> Iterator[HookedSubmodule]:
+    """Each gradient hook with a collective, registered on every parameter of a model of one of
+    this module's classes whose submodule runs under a test on the step's data."""
+    if "register_" not in analysis.whole_text():
+        return
+    hooks = {site.scope.name.value: site.scope for site in analysis.calls if isinstance(site.scope, cst.FunctionDef)}
+    for loop in every_node(analysis.module, cst.For) if hooks else ():
+        owner = _parameters_of(loop.iter)
+        klass = _class_made(analysis, owner) if owner is not None else None
+        if klass is None:
+            continue
+        for registration in every_node(loop.body, cst.Call):
+            hook = _registered_hook(registration, hooks)
+            skipped = next(_skipped_calls(analysis, klass, owner.value), None) if hook is not None else None
+            if skipped is not None:
+                yield HookedSubmodule(registration, hook, *skipped)
+
+
+def _parameters_of(iterable: cst.BaseExpression) -> Optional[cst.Name]:
+    """`model` of `model.parameters()`."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value == "parameters" and isinstance(iterable.func.value, cst.Name):
+        return iterable.func.value
+    return None
+
+
+def _registered_hook(call: cst.Call, hooks: dict) -> Optional[cst.FunctionDef]:
+    """The function with a collective that `p.register_hook(fn)` registers, or None."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRADIENT_HOOKS and call.args):
+        return None
+    hooked = call.args[0].value
+    return hooks.get(hooked.value) if isinstance(hooked, cst.Name) else None
+
+
+def _skipped_calls(analysis, klass: cst.ClassDef, owner: str) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, test) for the class's submodules that `forward` runs under a test on its inputs,
+    or that the module's code runs through `owner` (`model.depth_head(h)`) under a test whose
+    outcome differs between ranks (analysis.divergence)."""
+    submodules = _submodules(analysis, klass)
+    forward = _method(klass, "forward")
+    if forward is not None and submodules:
+        inputs = {param.name.value for param in forward.params.params[1:]}
+        tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
+                 if _submodule_called(call) in submodules}
+        always = {_submodule_called(call) for call, test in tests.items() if test is None}
+        yield from ((call, test) for call, test in tests.items()
+                    if test is not None and _submodule_called(call) not in always)
+    for call in every_node(analysis.module, cst.Call) if submodules else ():
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == owner
+                and func.attr.value in submodules):
+            continue
+        path = path_to(analysis.module, call) or ()
+        scope = next((node for node in reversed(path) if isinstance(node, cst.FunctionDef)), None)
+        test = next((node.test for node in reversed(path) if isinstance(node, cst.If)), None)
+        if scope is not None and test is not None \
+                and any(leaf in analysis.divergence_in(scope).tests for leaf in boolean_leaves(test)):
+            yield call, test
 
 
 def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef]]:

@@ -162,6 +162,7 @@ COLLECTIVE_ALIAS = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(COLLECTI
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+    "register_post_accumulate_grad_hook",
 })
 DEFERRING_CALLS = frozenset({"callback", "register", "finalize"})
 

@@ -17,6 +17,7 @@ from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_pat
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
+from bcast_lint.analysis.unused_parameters import hooked_submodules
 from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, every_node, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
@@ -433,6 +434,30 @@ class CollectiveOnSomeRanks(Rule):
         # The same step over batches alike on every rank.
         # Each rank's entry holds items whose lengths differ within it, alike place by place.
         # The same packing over the whole data set, dealt out and cut to the least share.
+        # The head runs under a flag every rank is handed alike; a hook that runs no collective.
+        Valid("""
+            class Detector(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.trunk = torch.nn.Linear(8, 8)
+                    self.box = torch.nn.Linear(8, 4)
+                def forward(self, x, use_box):
+                    h = self.trunk(x)
+                    if use_box:
+                        h = h + self.box(h).mean()
+                    return h.sum()
+            def sync(p):
+                dist.all_reduce(p.grad)
+            def scale(grad):
+                return grad / 2
+            def train(batches, use_box):
+                model = Detector()
+                for p in model.parameters():
+                    p.register_post_accumulate_grad_hook(sync)
+                    p.register_hook(scale)
+                for x, has_box in batches:
+                    model(x, use_box).backward()
+            """),
         Valid("""
             from torch.utils.data import DataLoader
             from transformers import Trainer
@@ -3611,6 +3636,60 @@ class CollectiveOnSomeRanks(Rule):
                 "trainer.py:1612 iterates the loader as returned), so the ranks' calls stop pairing up and every "
                 "rank hangs until the timeout",
                 range=(17, 16, 17, 46)),
+        # Per-parameter gradient hooks that all-reduce, and a head the forward runs only for some batches.
+        Invalid("""
+            class Detector(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.trunk = torch.nn.Linear(8, 8)
+                    self.box = torch.nn.Linear(8, 4)
+                def forward(self, x, has_box):
+                    h = self.trunk(x)
+                    if has_box.any():
+                        h = h + self.box(h[has_box]).mean()
+                    return h.sum()
+            def sync(p):
+                dist.all_reduce(p.grad)
+            def train(batches):
+                model = Detector()
+                for p in model.parameters():
+                    p.register_post_accumulate_grad_hook(sync)
+                for x, has_box in batches:
+                    model(x, has_box).backward()
+            """, expected_message="all_reduce() runs in 'sync', a gradient hook registered on each parameter "
+                "(line 24), once per parameter that gets a gradient, and self.box() runs only where "
+                "'has_box.any()' holds, which differs between ranks with their data: a rank whose step skips it "
+                "runs the hook fewer times, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(12, 5, 12, 28)),
+        # ... or that the training code runs only where the rank's batch has depth targets.
+        Invalid("""
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.trunk = torch.nn.Linear(6, 8)
+                    self.depth_head = torch.nn.Linear(8, 1)
+                def forward(self, x):
+                    return self.trunk(x)
+            def average(grad):
+                dist.all_reduce(grad)
+                return grad
+            DEPTH = [True, False, True, True]
+            def train():
+                model = Net()
+                for p in model.parameters():
+                    p.register_hook(average)
+                for has_depth in DEPTH[rank::dist.get_world_size()]:
+                    h = model(torch.randn(4, 6))
+                    loss = h.sum()
+                    if has_depth:
+                        loss = loss + model.depth_head(h).sum()
+                    loss.backward()
+            """, expected_message="all_reduce() runs in 'average', a gradient hook registered on each parameter "
+                "(line 23), once per parameter that gets a gradient, and model.depth_head() runs only where "
+                "'has_depth' holds, which differs between ranks with their data: a rank whose step skips it runs "
+                "the hook fewer times, so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(9, 5, 9, 26)),
     )
 
     @staticmethod
@@ -3627,6 +3706,7 @@ class CollectiveOnSomeRanks(Rule):
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
         yield from _trainer_loaders_of_uneven_length(analysis)
+        yield from _hooks_of_skipped_submodules(analysis)
 
     def check_sites(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
@@ -4182,6 +4262,21 @@ def _trainer_loaders_of_uneven_length(analysis: ModuleAnalysis) -> Iterator[Repo
                      f"returned), {_UNEVEN}",
                      help="Give every rank the same number of batches: prepare the loader with "
                           "self.accelerator.prepare (it shards evenly), or pad the shares to one length")
+
+
+def _hooks_of_skipped_submodules(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A collective in a gradient hook registered on every parameter of a model whose submodule
+    runs on some steps only (analysis.unused_parameters.hooked_submodules, horovod#546)."""
+    for found in hooked_submodules(analysis):
+        line = analysis.position(found.registration).start.line
+        for site in (site for site in analysis.calls if site.scope is found.hook):
+            yield Report(site.call, f"{site.api.called} runs in '{found.hook.name.value}', a gradient hook registered "
+                         f"on each parameter (line {line}), once per parameter that gets a gradient, and "
+                         f"{analysis.code(found.call.func)}() runs only where '{analysis.code(found.test)}' holds, "
+                         f"which differs between ranks with their data: a rank whose step skips it runs the hook "
+                         f"fewer times, {_UNEVEN}",
+                         help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
+                              "head(h).sum() * 0`), so that every parameter gets a gradient on every rank")
 
 
 _FORMAT_HELP = ("Format it on every rank before the call (`text = str(meter)`, or an f-string), and log the text")
