@@ -102,6 +102,7 @@ TORCH_GROUP_POSITIONS = {
     "reduce_scatter": 3, "reduce_scatter_tensor": 3, "scatter": 3, "scatter_object_list": 3,
     "barrier": 0, "monitored_barrier": 0,
 }
+_GROUP_MAKERS = ("new_group", "new_subgroups", "new_subgroups_by_enumeration")
 _OTHER_ACCELERATE_COLLECTIVES = ("gather", "gather_object", "reduce", "pad_across_processes")
 
 
@@ -112,6 +113,9 @@ def _build_catalog() -> dict[str, Api]:
         apis.append(_torch_style(module, "broadcast_object_list", OBJECTS))
         apis.extend(Api(f"{module}.{name}", OTHER, group_position=TORCH_GROUP_POSITIONS[name])
                     for name in _OTHER_TORCH_COLLECTIVES)
+        # Every process of the job must enter these, as torch documents (groups are numbered by each
+        # process's count of calls, so a process that skips one names every later group differently).
+        apis.extend(Api(f"{module}.{name}", OTHER) for name in _GROUP_MAKERS)
     for module in _ACCELERATE_MODULES:
         apis.append(_accelerate_style(module, "broadcast", TENSOR))
         apis.append(_accelerate_style(module, "broadcast_object_list", OBJECTS))
@@ -127,9 +131,6 @@ def _build_catalog() -> dict[str, Api]:
 
 # Framework calls that run collectives inside, by qualified name (evidence: docs/rules/BCL011.md).
 _FRAMEWORK_FUNCTIONS = {
-    "every process of the job must enter, as torch documents (groups are numbered by each process's count of calls, so a process that skips one names every later group differently)": tuple(
-        f"{module}.{name}" for module in TORCH_MODULES
-        for name in ("new_group", "new_subgroups", "new_subgroups_by_enumeration")),
     "always broadcasts the parameters from rank 0 when constructed": (
         "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"),
     "always all-gathers the parameters in every forward": (

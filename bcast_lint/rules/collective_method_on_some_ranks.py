@@ -220,8 +220,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     when constructed, `nn/parallel/distributed.py:1064` `_verify_param_shape_across_processes`, `:1066`
     `_sync_module_states`), `FullyShardedDataParallel(...)`/`fully_shard(...)` (all-gathers at the first
     forward, `fsdp/_fully_shard/_fully_shard.py:115`), `torch.distributed.checkpoint.save`/`load`
-    (`checkpoint/state_dict_saver.py:487` `reduce_scatter`), `dist.new_group` unless
-    `use_local_synchronization=True` (`distributed_c10d.py:5757`), and DeepSpeed's
+    (`checkpoint/state_dict_saver.py:487` `reduce_scatter`), and DeepSpeed's
     `deepspeed.zero.GatheredParameters(...)` (`runtime/zero/partition_parameters.py:2474` `all_gather`).
     Iterating a shuffled DataLoader that `accelerator.prepare` wrapped (`for batch in loader:`,
     `next(iter(loader))`) broadcasts its shuffling generator's state first (`DataLoaderShard.__iter__`,
@@ -829,7 +828,6 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         Valid("def f(state, path):\n    if rank == 0:\n        torch.save(state, path)"),
         Valid("def f(model, path):\n    if accelerator.is_main_process:\n        model.save_pretrained(path)\n"
               "        accelerator.save(model.state_dict(), path)"),
-        Valid("if rank == 0:\n    group = dist.new_group([0, 1], use_local_synchronization=True)"),
         Valid("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.nn.Linear(2, 2)\n"
               "if accelerator.num_processes > 1:\n    model = DDP(model)"),
         Valid("class MyTrainer:\n    def save(self, out):\n        if self.is_world_process_zero():\n"
@@ -1953,13 +1951,6 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 f"0 when constructed, runs only on ranks where 'local_rank == 0' is true: {_HANG}"
                 " (those ranks run DistributedDataParallel (line 12) only, while the others run no collective here)",
                 range=(4, 13, 4, 23)),
-        Invalid("def f():\n    if rank == 0:\n        group = dist.new_group([0, 1])\n        return group",
-                expected_message="new_group(), which every process of the job must enter, as torch documents (groups "
-                "are numbered by each process's count of calls, so a process that skips one names every later "
-                "group differently), "
-                f"runs only on ranks where 'rank == 0' is true: {_HANG}"
-                " (those ranks run new_group (line 11) only, while the others run no collective here)",
-                range=(3, 17, 3, 39)),
         # Lightning: what the class derives from, a callback's hook parameters, what the module hands out.
         Invalid("""
             import lightning as L

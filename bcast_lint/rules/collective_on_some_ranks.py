@@ -142,7 +142,8 @@ class CollectiveOnSomeRanks(Rule):
     """
     ## What it does
     Flags a collective (a broadcast, `all_reduce`, `all_gather`, `gather`, `reduce`, `scatter`,
-    `barrier`, Accelerate's `gather`/`reduce`/`pad_across_processes`, `Accelerator.gather`,
+    `barrier`, `new_group`, which every process enters, members or not, unless
+    `use_local_synchronization=True`, Accelerate's `gather`/`reduce`/`pad_across_processes`, `Accelerator.gather`,
     `gather_for_metrics`, `reduce`, `wait_for_everyone`, a framework's methods named like one:
     Fabric's `barrier`/`all_gather`/`all_reduce`/`broadcast`, a LightningModule's `all_gather`, a
     strategy's `barrier`, ...) that only some ranks call: inside a
@@ -435,6 +436,8 @@ class CollectiveOnSomeRanks(Rule):
         # Each rank's entry holds items whose lengths differ within it, alike place by place.
         # The same packing over the whole data set, dealt out and cut to the least share.
         # The head runs under a flag every rank is handed alike; a hook that runs no collective.
+        # With use_local_synchronization=True only the members enter new_group.
+        Valid("if rank == 0:\n    group = dist.new_group([0, 1], use_local_synchronization=True)"),
         Valid("""
             class Detector(torch.nn.Module):
                 def __init__(self):
@@ -3690,6 +3693,13 @@ class CollectiveOnSomeRanks(Rule):
                 "'has_depth' holds, which differs between ranks with their data: a rank whose step skips it runs "
                 "the hook fewer times, so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(9, 5, 9, 26)),
+        # Every process of the job must enter new_group, members or not (groups are numbered by each
+        # process's count of calls).
+        Invalid("def f():\n    if rank == 0:\n        group = dist.new_group([0, 1])\n        return group",
+                expected_message="new_group() runs only on ranks where 'rank == 0' is true: the other ranks "
+                "never join it and every rank hangs until the timeout (those ranks run new_group (line 11) only, "
+                "while the others run no collective here)",
+                range=(3, 17, 3, 39)),
     )
 
     @staticmethod
