@@ -406,7 +406,7 @@ class Divergence:
     def value_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
         """Why `expr`'s value can differ between ranks where `call` runs, or None."""
         walk, varying = self.states.get(call, (None, None))
-        return walk.why(expr, varying) if walk is not None else None
+        return walk.held(expr, varying) if walk is not None else None
 
     def length_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
         """Why how many items `expr` holds where `call` runs can differ between ranks, or None."""
@@ -438,6 +438,9 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._slice_objects: dict[str, cst.Call] = {}  # local names holding `slice(start, stop, step)`
+        # (A window, `slice(rank * n, (rank + 1) * n)`, is left out: trl takes its own completions so,
+        # and then tests whether what it buffered from them is None, alike on every rank.)
         self._floor_shares: set[str] = set()  # local names holding `len(x) // world`: the least share's size
         self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
@@ -562,10 +565,8 @@ class _Pass:
         if self._uniform_result(value):
             reason = length = None
         else:
-            reason = self.why(value, varying) or self._why_escaping(target)
+            reason = self.held(value, varying) or self._why_escaping(target)
             length = self.length_why(value, varying) or self._why_escaping(target)
-            if reason == RANK and self._own_slice(value, varying):
-                reason = LOCAL_DATA  # `share = rows[rank::world]`: the rank's own rows, as a loop over it says
         keys = _target_keys(target)
         if isinstance(target, cst.Attribute) and not reason:
             # `cfg.output_dir = Path(fabric.broadcast(...))`: what the object's class set no longer counts
@@ -588,6 +589,11 @@ class _Pass:
             self._world_sizes.add(target.value)
         (self._floor_shares.add if isinstance(target, cst.Name) and self._is_floor_share(value)
          else self._floor_shares.discard)(_key(target))
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+                and value.func.value == "slice" and len(value.args) == 3:
+            self._slice_objects[target.value] = value  # a stride through the items: dealt round-robin
+        else:
+            self._slice_objects.pop(_key(target) or "", None)
         if isinstance(target, cst.Name) and self._multiple_of(value):
             self._multiples[target.value] = self._multiple_of(value)
         for key in keys:
@@ -1330,14 +1336,28 @@ class _Pass:
             return None
         return text if text in self._conditions.unsynced_metrics else None
 
+    def held(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
+        """Why what `expr` holds differs between ranks: as `why` says, but the rank's own share of
+        a list alike on every rank (`rows[rank::world]`, `pack(rows[rank::world])`) holds its data,
+        as a loop over it says, not a number computed from the rank."""
+        why = self.why(expr, varying)
+        return LOCAL_DATA if why == RANK and self._own_slice(expr, varying) else why
+
     def _own_slice(self, expr: cst.BaseExpression, varying: Varying) -> bool:
         """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]` of a list alike on every rank:
         the rank's own share of it, whose items are the data it holds (not numbers computed from
         the rank)."""
-        return isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) \
-            and self.why(expr.value, varying) is None \
-            and any(part is not None and self.why(part, varying) == RANK
-                    for part in (expr.slice[0].slice.lower, expr.slice[0].slice.upper))
+        if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1) or self.why(expr.value, varying) is not None:
+            return False
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Slice):
+            bounds = (index.lower, index.upper)
+        elif isinstance(index.value, cst.Name) and index.value.value in self._slice_objects:
+            made = self._slice_objects[index.value.value]  # `mine = slice(rank, None, world)`, then `x[mine]`
+            bounds = tuple(arg.value for arg in made.args[:2] if arg.keyword is None)
+        else:
+            return False
+        return any(part is not None and self.why(part, varying) == RANK for part in bounds)
 
     def _own_entry(self, expr: cst.Subscript, varying: Varying) -> bool:
         """`RECORDS[rank]`: the rank's own entry of a module's literal table, the data it holds."""
@@ -1753,10 +1773,7 @@ class _Pass:
                 break  # the positions from here on are unknown
             if _is_placement(arg):
                 continue
-            why = self.why(arg.value, varying)
-            if why == RANK and self._own_slice(arg.value, varying):
-                why = LOCAL_DATA  # `pack(rows[rank::world])`: the rank's own rows, as a loop over them says
-            whys = (why, self.length_why(arg.value, varying))
+            whys = (self.held(arg.value, varying), self.length_why(arg.value, varying))
             if any(whys):
                 reasons[arg.keyword.value if arg.keyword is not None else index] = whys
         return reasons

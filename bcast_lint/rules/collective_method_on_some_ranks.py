@@ -1801,8 +1801,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "    print(report.compute())",
                 expected_message="m.compute(), which runs sync() inside (torchmetrics 1.9.0), runs a different number "
                 "of times on different ranks: the loop at line 19 iterates over 'sorted(self.metrics.items())', whose "
-                "length can differ between ranks (it is set under a condition that differs between ranks), so the "
-                "ranks' calls stop pairing up and every rank hangs until the timeout", range=(11, 23, 11, 34)),
+                "length can differ between ranks (line 22 passes 'LANGS[rank::2]', and it holds the data of the rank "
+                "it was given), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(11, 23, 11, 34)),
         # The same loop on a helper that returns the rank's own loss: each rank stops on its own.
         Invalid("""
             import lightning as L

@@ -437,6 +437,10 @@ class CollectiveOnSomeRanks(Rule):
         # The same packing over the whole data set, dealt out and cut to the least share.
         # The head runs under a flag every rank is handed alike; a hook that runs no collective.
         # With use_local_synchronization=True only the members enter new_group.
+        # A slice object alike on every rank: the same rows everywhere.
+        Valid("def score(preds):\n    valid = ~torch.isnan(preds)\n    if not valid.any():\n        return None\n"
+              "    return dist.all_reduce(preds[valid].sum())\n"
+              "def main(preds):\n    head = slice(0, 8)\n    return score(preds[head])"),
         Valid("if rank == 0:\n    group = dist.new_group([0, 1], use_local_synchronization=True)"),
         Valid("""
             class Detector(torch.nn.Module):
@@ -3700,6 +3704,16 @@ class CollectiveOnSomeRanks(Rule):
                 "never join it and every rank hangs until the timeout (those ranks run new_group (line 11) only, "
                 "while the others run no collective here)",
                 range=(3, 17, 3, 39)),
+        # A slice object of the rank's own rows, then a helper that leaves early on that share.
+        Invalid("def score(preds):\n    valid = ~torch.isnan(preds)\n    if not valid.any():\n        return None\n"
+                "    return dist.all_reduce(preds[valid].sum())\n"
+                "def main(preds):\n    mine = slice(rank, None, dist.get_world_size())\n    return score(preds[mine])",
+                expected_message="all_reduce() is skipped on ranks where 'valid.any()' is false (line 16 "
+                "passes 'preds[mine]', and it holds the data of the rank it was given): the 'return' at line 12 "
+                "is taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout (those ranks run no collective here, while the others run "
+                "all_reduce (line 13) only)",
+                range=(5, 12, 5, 47)),
     )
 
     @staticmethod
