@@ -24,7 +24,8 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
-from bcast_lint.analysis.apis import DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS, ONE_RANK_DECORATORS
+from bcast_lint.analysis.apis import (DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS, ONE_RANK_DECORATORS,
+                                     WRITES_THEN_WAITS)
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
                                              last_name, positional_arguments, range_span, self_name)
 from bcast_lint.analysis.names import root_name
@@ -41,6 +42,9 @@ from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
                      "time.monotonic", "time.monotonic_ns", "datetime.datetime.now",
                      "datetime.datetime.utcnow", "socket.gethostname", "os.getpid"})
+# Calls that make a file or directory of a name unique to the process that calls them.
+_PROCESS_UNIQUE = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
+                             "tempfile.TemporaryDirectory"})
 # Literals and comprehensions that make a container: its truth is whether it holds items.
 _CONTAINERS = (cst.List, cst.ListComp, cst.Set, cst.SetComp, cst.Dict, cst.DictComp)
 # Expressions that can name a file (written_files.path_key).
@@ -93,11 +97,12 @@ _READS = frozenset({"open", "load", "loads", "read", "read_text", "read_bytes", 
 # rank makes the same call on one path, one succeeds and the others raise.
 _EXCLUSIVE = {"makedirs": "exist_ok", "mkdir": "exist_ok", "remove": None, "unlink": "missing_ok",
               "rmdir": None, "rmtree": "ignore_errors", "symlink": None, "link": None,
-              "rename": None, "replace": None}  # (a move: only the first finds its source)
+              "rename": None, "replace": None,  # (a move: only the first finds its source)
+              "copytree": "dirs_exist_ok"}  # (its destination: only the first creates it)
 # Of those, pathlib's methods (the path is the receiver).
 _PATH_METHODS = frozenset({"mkdir", "unlink", "rmdir"})
 _FILE_SYSTEM = frozenset({"os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rmdir", "shutil.rmtree",
-                          "os.symlink", "os.link", "os.rename", "os.replace"})
+                          "os.symlink", "os.link", "os.rename", "os.replace", "shutil.copytree"})
 # Methods that find where a value stands in a container: given the rank, a position, not data.
 # Calls whose result has as many elements as the data selects, and calls that make a boolean mask.
 _DATA_SIZED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
@@ -144,6 +149,7 @@ _CONFIGURATION_WORDS = ("distributed_type", "DistributedType", "deepspeed", "fsd
 
 RANK = "it is computed from the rank"
 CLOCK = "it reads the clock, which differs between ranks"
+OWN_TEMPORARY = "it names a temporary file or directory of this process's own (tempfile), which no other rank sees"
 CONTROL = "it is set under a condition that differs between ranks"
 RAISES = "work in the 'try' block can fail on some ranks only"
 FAILING_LOOKUP = "a lookup whose key differs between ranks can fail on some ranks only"
@@ -438,6 +444,8 @@ class _Pass:
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
         self._literal_lengths: dict[int, Optional[str]] = {}  # lengths of list literals returned -> why there
         self._world_sizes: set[str] = set()  # local names holding the number of processes
+        self._own_temporaries: set[str] = set()  # names holding a temporary path of this process's own
+        self._rank_zero_writes: set[str] = set()  # path texts a framework's save writes on rank 0 alone
         self._slice_objects: dict[str, cst.Call] = {}  # local names holding `slice(start, stop, step)`
         # (A window, `slice(rank * n, (rank + 1) * n)`, is left out: trl takes its own completions so,
         # and then tests whether what it buffered from them is None, alike on every rank.)
@@ -581,6 +589,8 @@ class _Pass:
             self._table_sized.update({target.value: count}) if count else self._table_sized.pop(target.value, None)
             (self._counters.add if makes_counter(value) else self._counters.discard)(target.value)
             (self._masks.add if self._is_mask(value) else self._masks.discard)(target.value)
+            (self._own_temporaries.add if self._makes_own_temporary(value) else self._own_temporaries.discard)(
+                target.value)
             (self._uneven_item_entries.add if self._uneven_items_entry(value, varying)
              else self._uneven_item_entries.discard)(target.value)
         self._world_sizes.discard(_key(target))
@@ -754,7 +764,14 @@ class _Pass:
             found.returns_length = found.returns_length or length_why
 
     def _note_writes(self, calls: list) -> None:
-        """Paths written under a condition that differs between ranks: only some ranks write them."""
+        """Paths written under a condition that differs between ranks: only some ranks write them;
+        and paths a framework's save writes on global rank 0 alone (apis.WRITES_THEN_WAITS)."""
+        for call in calls:
+            site = self._collectives.get(call)
+            path = argument_value(call, 0, "filepath") or argument_value(call, 0, "path") if site is not None \
+                and getattr(site.api, "qualified_name", "") in WRITES_THEN_WAITS else None
+            if path is not None:
+                self._rank_zero_writes.add(node_code(path))
         if not self._control:
             return
         for call in calls:
@@ -762,6 +779,22 @@ class _Pass:
             if path is not None:
                 text = node_code(path)
                 self._written.setdefault(text, written_by_some(text))
+
+    def _own_temporary(self, path: cst.BaseExpression) -> Optional[str]:
+        """OWN_TEMPORARY for a path in a temporary directory of this process's own that a framework's
+        save wrote on rank 0 alone: the other ranks find nothing there. (Where every rank writes
+        its own, each finds what it wrote itself.)"""
+        if node_code(path) in self._rank_zero_writes and names_read(path) & self._own_temporaries:
+            return OWN_TEMPORARY
+        return None
+
+    def _makes_own_temporary(self, value: cst.BaseExpression) -> bool:
+        """`tempfile.mkdtemp()`, or a path built on a name holding one (not what a broadcast of it
+        agreed on: `stage = trainer.strategy.broadcast(mine)`)."""
+        if self._uniform_result(value):
+            return False
+        return any(self._qualified_names(call) & _PROCESS_UNIQUE for call in every_node(value, cst.Call)) \
+            or bool(names_read(value) & self._own_temporaries)
 
     def _note_named_file(self, name: str, value: cst.BaseExpression) -> None:
         """`state_path = ckpt_dir / STATE_FILE`, a file some ranks only write elsewhere in the module."""
@@ -1448,7 +1481,7 @@ class _Pass:
         if name in FILE_CHECKS:
             path = _checked_path(call)
             if path is not None:
-                why = self._written.get(node_code(path)) or self.why(path, varying)
+                why = self._written.get(node_code(path)) or self.why(path, varying) or self._own_temporary(path)
                 return FILE_OF_RANK if why == RANK else why or self._written_elsewhere(path) \
                     or (TAKING_TURNS.format(self._turns[-1]) if self._turns else None)
         read = self._read_of_own_file(call, varying)
@@ -1976,7 +2009,7 @@ def _written_path(call: cst.Call) -> Optional[cst.BaseExpression]:
 def exclusive_path(call: cst.Call, qualified_names: Callable[[cst.Call], set]) -> Optional[cst.BaseExpression]:
     """The path `call` creates, removes or moves away in a way that fails when another process did
     so first: `os.makedirs(d)` without `exist_ok=True`, `Path(d).mkdir()`, `os.remove(p)`,
-    `open(p, "x")`, `os.rename(p, claimed)`.
+    `open(p, "x")`, `os.rename(p, claimed)`, `shutil.copytree(src, p)` without `dirs_exist_ok=True`.
     `qualified_names` resolves the call's target, asked only for a call named like one."""
     name = last_name(call.func)
     if name == "open":
@@ -1987,7 +2020,7 @@ def exclusive_path(call: cst.Call, qualified_names: Callable[[cst.Call], set]) -
                                      for arg in call.args):
         return None
     if qualified_names(call) & _FILE_SYSTEM:
-        return argument_value(call, 0)
+        return argument_value(call, 1, "dst") if name == "copytree" else argument_value(call, 0)
     if name in _PATH_METHODS and isinstance(call.func, cst.Attribute) and not positional_arguments(call):
         return call.func.value  # `Path(run_dir).mkdir(parents=True)` (not `hook.remove()`)
     return None

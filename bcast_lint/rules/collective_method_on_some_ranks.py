@@ -347,6 +347,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # The metric never syncs (made so where the caller makes it).
         # A helper handed the DDP model that never calls it: the loss is not DDP's output.
         # Clipped at every step on every rank; the local rise only printed.
+        # The main process's temporary directory, broadcast: every rank checks the one path.
+        Valid("""
+            import tempfile
+            import lightning as L
+            class StageAndPublish(L.Callback):
+                def on_train_end(self, trainer, pl_module):
+                    stage = trainer.strategy.broadcast(tempfile.mkdtemp())
+                    path = os.path.join(stage, "final.ckpt")
+                    trainer.save_checkpoint(path)
+                    if not os.path.isfile(path):
+                        trainer.save_checkpoint(path)
+            """),
+        # A temporary path of each process's own that nobody wrote yet: every rank finds it missing.
+        Valid("""
+            import tempfile
+            import lightning as L
+            class Stage(L.Callback):
+                def on_train_end(self, trainer, pl_module):
+                    path = os.path.join(tempfile.mkdtemp(), "final.ckpt")
+                    if not os.path.isfile(path):
+                        trainer.save_checkpoint(path)
+            """),
         Valid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
               "def train(net, loader, opt):\n    model = FSDP(net)\n    previous = 1e9\n"
               "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n        loss.backward()\n"
@@ -2526,6 +2548,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "runs only on ranks where 'rises >= 2' is true (it is computed from this rank's own batch of "
                 "data): the other ranks never join it and every rank hangs until the timeout",
                 range=(11, 13, 11, 39)),
+        # Saved into a temporary directory of each process's own: Lightning writes on rank 0 alone,
+        # so the other ranks find no file there and save again.
+        Invalid("""
+            import tempfile
+            import lightning as L
+            class StageAndPublish(L.Callback):
+                def on_train_end(self, trainer, pl_module):
+                    path = os.path.join(tempfile.mkdtemp(), "final.ckpt")
+                    trainer.save_checkpoint(path)
+                    if not os.path.isfile(path):
+                        trainer.save_checkpoint(path)
+            """, expected_message="trainer.save_checkpoint(), which runs strategy.barrier() inside (lightning "
+                "2.6.6), runs only on ranks where 'os.path.isfile(path)' is false (it names a temporary file or "
+                "directory of this process's own (tempfile), which no other rank sees): the other ranks never "
+                "join it and every rank hangs until the timeout (those ranks run save_checkpoint (line 14) then "
+                "save_checkpoint (line 16), while the others run save_checkpoint (line 14) only)",
+                range=(8, 13, 8, 42)),
     )
 
     @classmethod

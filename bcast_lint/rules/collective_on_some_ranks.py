@@ -438,6 +438,9 @@ class CollectiveOnSomeRanks(Rule):
         # The head runs under a flag every rank is handed alike; a hook that runs no collective.
         # With use_local_synchronization=True only the members enter new_group.
         # A slice object alike on every rank: the same rows everywhere.
+        # A copy that may land on an existing destination: no rank raises.
+        Valid("import shutil\ndef mirror(src, dst):\n    try:\n        shutil.copytree(src, dst, dirs_exist_ok=True)\n"
+              "    except OSError:\n        return\n    dist.barrier()"),
         Valid("def score(preds):\n    valid = ~torch.isnan(preds)\n    if not valid.any():\n        return None\n"
               "    return dist.all_reduce(preds[valid].sum())\n"
               "def main(preds):\n    head = slice(0, 8)\n    return score(preds[head])"),
@@ -3714,6 +3717,15 @@ class CollectiveOnSomeRanks(Rule):
                 "and every rank hangs until the timeout (those ranks run no collective here, while the others run "
                 "all_reduce (line 13) only)",
                 range=(5, 12, 5, 47)),
+        # Every rank copies a tree to one destination: the first creates it, the others raise.
+        Invalid("import shutil\ndef mirror(src, dst):\n    try:\n        shutil.copytree(src, dst)\n"
+                "    except OSError:\n        return\n    dist.barrier()",
+                expected_message="barrier() is skipped on ranks where the 'try' at line 11 raises (every rank "
+                "creates, removes or moves the same path, and all but the first to do so raise): the 'return' at "
+                "line 14 is taken only there, while the other ranks go on calling it, so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout (those ranks run no collective here, while the "
+                "others run barrier (line 15) only)",
+                range=(7, 5, 7, 19)),
     )
 
     @staticmethod

@@ -1,0 +1,58 @@
+# verify: ok
+"""Look-alike: the hyper-parameters still carry the schedule function and `fabric.save` is still
+wrapped in `try`/`except Exception`, but the schedule is a module-level function, which pickle
+stores by reference: global rank 0's `torch.save` succeeds and both processes complete the save.
+
+The broken program's report: https://github.com/Lightning-AI/pytorch-lightning/issues/433
+"""
+import os
+import shutil
+import tempfile
+
+import lightning as L
+import torch
+
+ROOT = os.path.join(
+    tempfile.gettempdir(),
+    f"blind33-{os.environ['MASTER_ADDR']}-{os.environ['MASTER_PORT']}-fabric",
+)
+
+
+BASE_LR = 0.05
+
+
+def schedule(epoch):
+    return BASE_LR * 0.5 ** epoch
+
+
+def main():
+    fabric = L.Fabric(accelerator="cpu", devices=2, strategy="ddp")
+    fabric.launch()
+    fabric.seed_everything(0)
+    base_lr = BASE_LR
+    hparams = {"base_lr": base_lr, "schedule": schedule, "epochs": 3}
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=base_lr)
+    model, optimizer = fabric.setup(model, optimizer)
+    gen = torch.Generator().manual_seed(fabric.global_rank)
+    os.makedirs(ROOT, exist_ok=True)
+    for epoch in range(hparams["epochs"]):
+        for group in optimizer.param_groups:
+            group["lr"] = schedule(epoch)
+        for _ in range(4):
+            x = torch.randn(8, 4, generator=gen)
+            loss = (model(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
+            optimizer.zero_grad()
+            fabric.backward(loss)
+            optimizer.step()
+        state = {"model": model, "optimizer": optimizer, "epoch": epoch, "hparams": hparams}
+        try:
+            fabric.save(os.path.join(ROOT, f"epoch-{epoch}.ckpt"), state)
+        except Exception as err:
+            fabric.print(f"checkpoint for epoch {epoch} skipped: {err}")
+    fabric.barrier()
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

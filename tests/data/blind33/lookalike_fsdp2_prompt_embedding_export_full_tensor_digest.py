@@ -1,0 +1,67 @@
+# verify: ok
+"""Look-alike: the digest is taken over `full_tensor()` (an all-gather every process enters), so it
+is the digest of the whole table on every process and the export decision agrees.
+
+The broken program's report: https://github.com/EleutherAI/bergson/pull/380
+"""
+import os
+import shutil
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.fsdp import fully_shard
+
+VOCAB, NEW_TOKENS, DIM = 8, 2, 4
+ROOT = os.path.join(
+    tempfile.gettempdir(),
+    f"blind33-{os.environ['MASTER_ADDR']}-{os.environ['MASTER_PORT']}-export",
+)
+
+
+class PromptModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, DIM)
+        self.head = nn.Linear(DIM, 3)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids).mean(dim=1))
+
+
+def shard_digest(module):
+    return sum(float(p.full_tensor().double().sum()) for p in module.parameters())
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = PromptModel()
+    model.head.requires_grad_(False)
+    fully_shard(model.embed)
+    fully_shard(model)
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.5)
+    before = shard_digest(model.embed)
+    gen = torch.Generator().manual_seed(dist.get_rank())
+    for _ in range(4):
+        ids = torch.randint(VOCAB - NEW_TOKENS, VOCAB, (6, 3), generator=gen)
+        target = torch.randint(0, 3, (6,), generator=gen)
+        loss = nn.functional.cross_entropy(model(ids), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if shard_digest(model.embed) != before:
+        options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+        full = get_model_state_dict(model, options=options)
+        if full:
+            os.makedirs(ROOT, exist_ok=True)
+            torch.save(full["embed.weight"][-NEW_TOKENS:], os.path.join(ROOT, "prompt.pt"))
+    dist.barrier()
+    shutil.rmtree(ROOT, ignore_errors=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
