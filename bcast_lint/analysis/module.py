@@ -24,10 +24,10 @@ from bcast_lint.analysis.bindings import Bindings
 from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
-from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, CONTROL, COUNTED_FROM_RANK, DATA, ENVIRONMENT, LENGTH_KEY,
-                                            NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
-                                            RankKind, divergence_of, handed_arguments, is_data_reason, makes_counter, passed_as,
-                                            returned_by)
+from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, CONTROL, COUNTED_FROM_RANK, DATA, ENVIRONMENT,
+                                            LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
+                                            RankKind, divergence_of, handed_arguments, is_data_reason, makes_counter,
+                                            passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none, is_self_attribute,
                                              last_name, literal_items, names_in_payload, payload_attributes, self_name)
@@ -916,23 +916,28 @@ def _entry_of(api: apis.Api) -> Optional[frameworks.Entry]:
         framework_map.canonical(api.qualified_name))
 
 
-def _condition_holds(api: apis.Api, call: cst.Call) -> bool:
+def _condition_holds(api: apis.Api, call: cst.Call, assigned: Callable[[str], list]) -> bool:
     """A mapped call that runs its collective only under an argument (`log(..., sync_dist=True)`,
-    `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) passes it, true."""
+    `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`, or `options=options`
+    for a name the module assigns so: `assigned(name)` gives its values) passes it, true."""
     entry = _entry_of(api)
     if entry is None or entry.when is None:
         return True
     return any(node.keyword is not None and node.keyword.value == entry.when
                and not (isinstance(node.value, cst.Name) and node.value.value in ("False", "None"))
-               for node in _arguments(call))
+               for node in _arguments(call, assigned))
 
 
-def _arguments(call: cst.Call) -> Iterator[cst.Arg]:
-    """The call's arguments and those of the calls among them (`options=StateDictOptions(...)`)."""
+def _arguments(call: cst.Call, assigned: Callable[[str], list]) -> Iterator[cst.Arg]:
+    """The call's arguments and those of the calls among them or assigned to a name among them
+    (`options=StateDictOptions(...)`, `options=options`)."""
     for arg in call.args:
         yield arg
-        if isinstance(arg.value, cst.Call):
-            yield from _arguments(arg.value)
+        made = [arg.value] if isinstance(arg.value, cst.Call) else \
+            assigned(arg.value.value) if isinstance(arg.value, cst.Name) and arg.keyword is not None else []
+        for value in made:
+            if isinstance(value, cst.Call):
+                yield from _arguments(value, lambda name: [])
 
 
 def _locally_synchronised(api: apis.Api, call: cst.Call) -> bool:
@@ -1085,7 +1090,7 @@ class ModuleAnalysis:
             api = self._framework_method(candidate) or self._forward_of(candidate) or self._wrapped_backward(candidate)
         if api is None and self._context is not None:
             api = self._partial_api(candidate) or self._prepared_iteration(candidate) or self._state_dict_hook(candidate)
-        if api is not None and not _condition_holds(api, candidate.call):
+        if api is not None and not _condition_holds(api, candidate.call, self.assigned_values):
             api = self._object_condition(api, candidate) or self._monitored_key(api, candidate)
         if api is None or _locally_synchronised(api, candidate.call):
             return None
@@ -2261,7 +2266,8 @@ class ModuleAnalysis:
         if function is None:
             return False
         called = {inner.func.value for inner in every_call(function) if isinstance(inner.func, cst.Name)}
-        for parameter, value in handed_arguments(call, tuple((p.name.value, i) for i, p in enumerate(function.params.params))):
+        parameters = tuple((param.name.value, index) for index, param in enumerate(function.params.params))
+        for parameter, value in handed_arguments(call, parameters):
             if parameter in called and isinstance(value, cst.Name) and self._receiver_class(value, scope) == _DDP:
                 return True
         return False

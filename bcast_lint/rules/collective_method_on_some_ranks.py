@@ -348,6 +348,14 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # A helper handed the DDP model that never calls it: the loss is not DDP's output.
         # Clipped at every step on every rank; the local rise only printed.
         # The main process's temporary directory, broadcast: every rank checks the one path.
+        # Options handed as a name that keep the state sharded: no gather.
+        Valid("""
+            from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+            def export(model):
+                if dist.get_rank() == 0:
+                    sharded = StateDictOptions(cpu_offload=True)
+                    return get_model_state_dict(model, options=sharded)
+            """),
         Valid("""
             import tempfile
             import lightning as L
@@ -2565,6 +2573,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "join it and every rank hangs until the timeout (those ranks run save_checkpoint (line 14) then "
                 "save_checkpoint (line 16), while the others run save_checkpoint (line 14) only)",
                 range=(8, 13, 8, 42)),
+        # A full state dict's gather under a test on the rank; the options are handed as a name.
+        Invalid("""
+            from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+            def export(model):
+                if dist.get_rank() == 0:
+                    options = StateDictOptions(full_state_dict=True)
+                    return get_model_state_dict(model, options=options)
+            """, expected_message="get_model_state_dict(), which runs _gather_state_dict() inside (torch "
+                "2.13.0), runs only on ranks where 'dist.get_rank() == 0' is true: the other ranks never join it "
+                "and every rank hangs until the timeout (those ranks run get_model_state_dict (line 13) only, "
+                "while the others run no collective here)",
+                range=(5, 16, 5, 60)),
     )
 
     @classmethod
