@@ -768,8 +768,9 @@ class _Pass:
         and paths a framework's save writes on global rank 0 alone (apis.WRITES_THEN_WAITS)."""
         for call in calls:
             site = self._collectives.get(call)
-            path = argument_value(call, 0, "filepath") or argument_value(call, 0, "path") if site is not None \
-                and getattr(site.api, "qualified_name", "") in WRITES_THEN_WAITS else None
+            if site is None or getattr(site.api, "qualified_name", "") not in WRITES_THEN_WAITS:
+                continue
+            path = argument_value(call, 0, "filepath") or argument_value(call, 0, "path")
             if path is not None:
                 self._rank_zero_writes.add(node_code(path))
         if not self._control:

@@ -273,6 +273,15 @@ class CollectiveOnSomeRanks(Rule):
     with the string it is handed) runs the method of that name of the module's classes the code
     constructs, where one may run a collective.
 
+    A transformers `Trainer` subclass whose `get_train_dataloader` returns a loader whose number of
+    batches differs between ranks (each rank packs its own share) is flagged at that loader:
+    `Trainer.train()` iterates it as returned, one DDP step per batch (not where the file sets
+    `max_steps`, to which every rank cycles its loader). A collective in a gradient hook registered
+    on each parameter of a model of the module's classes (`p.register_hook(sync)`,
+    `register_post_accumulate_grad_hook`) runs once per parameter that gets a gradient: where
+    `forward` runs a submodule under a test on its inputs, or the training code runs it under a
+    test that differs between ranks, the ranks run it a different number of times.
+
     A call that defers a function running a collective (`stack.callback(confirm, n)` of an
     `ExitStack`, `atexit.register(confirm)`, `weakref.finalize(obj, confirm)`) is that function's
     call, made later once per registration: registered on some ranks only, or a different number of
