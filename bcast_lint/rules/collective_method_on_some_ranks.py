@@ -190,8 +190,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     {map_source}. For each public method, property or function the map gives the
     first call on the way and the chain of `file:line` hops that proves it; where a call runs
     one only under an argument (`LightningModule.log(..., sync_dist=True)`,
-    `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`) it is flagged
-    only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
+    `get_model_state_dict(..., options=StateDictOptions(full_state_dict=True))`, also through a
+    name the module assigns so) it is flagged only when the argument is passed, or when it is handed an object that runs one (a torchmetrics
     Metric logged with `self.log("recall", self.recall)` is computed, and synced, at the epoch's end
     on the ranks that logged it), or when it logs a key that a `ModelCheckpoint(monitor=...)` or
     `EarlyStopping(...)` of the module monitors: after each validation every rank looks the key up,
@@ -201,6 +201,11 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     follow, each with the line that proves it. Many run their collective only in some
     configurations (under DeepSpeed, FSDP or a distributed strategy); they are flagged all the same,
     since the configuration is chosen elsewhere.
+
+    A framework's save that writes on global rank 0 alone (`trainer.save_checkpoint(path)`,
+    `fabric.save(path, state)`) into a temporary directory of each process's own
+    (`tempfile.mkdtemp()`) leaves nothing there on the other ranks: a save retried under
+    `if not os.path.isfile(path):` runs on those ranks alone.
 
     A LightningModule's `training_step` that returns None, or a new tensor no parameter reaches
     (`torch.tensor(0.0, requires_grad=True)`), under a test that differs between ranks while its

@@ -192,7 +192,8 @@ class CollectiveOnSomeRanks(Rule):
     for one rank's longest sequence. Every rank making the same directory without
     `exist_ok=True` (`os.makedirs(out_dir)`, `Path(d).mkdir()`, also in a function of the module
     handed the path), removing the same file or tree (`shutil.rmtree(old)` rotating shared
-    checkpoints) or moving it away (`os.rename(trigger, claimed)`), outside a `try` and not under a
+    checkpoints), moving it away (`os.rename(trigger, claimed)`) or copying a tree to it
+    (`shutil.copytree(src, mirror)` without `dirs_exist_ok=True`), outside a `try` and not under a
     test of that path, before a collective (or in a `try` whose handler goes on): the first rank
     wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
     A file check inside `with accelerator.main_process_first():` (`local_main_process_first`,
