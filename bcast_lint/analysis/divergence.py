@@ -768,15 +768,11 @@ class _Pass:
         and paths a framework's save writes on global rank 0 alone (apis.WRITES_THEN_WAITS)."""
         for call in calls:
             site = self._collectives.get(call)
-            if site is None or getattr(site.api, "qualified_name", "") not in WRITES_THEN_WAITS:
-                continue
-            path = argument_value(call, 0, "filepath") or argument_value(call, 0, "path")
-            if path is not None:
-                self._rank_zero_writes.add(node_code(path))
-        if not self._control:
-            return
-        for call in calls:
-            path = _file_target(call)
+            if site is not None and getattr(site.api, "qualified_name", "") in WRITES_THEN_WAITS:
+                path = argument_value(call, 0, "filepath") or argument_value(call, 0, "path")
+                if path is not None:
+                    self._rank_zero_writes.add(node_code(path))
+            path = _file_target(call) if self._control else None
             if path is not None:
                 text = node_code(path)
                 self._written.setdefault(text, written_by_some(text))

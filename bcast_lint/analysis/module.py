@@ -3232,13 +3232,9 @@ def _table_lengths(module: cst.Module, assignments) -> dict[str, int]:
     items it holds."""
     found = {}
     for name, value in _bound_once_at_top(module, assignments):
-        if isinstance(value, (cst.List, cst.Tuple)) \
-                and not any(isinstance(element, cst.StarredElement) for element in value.elements):
-            found[name] = len(value.elements)
-        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs:
-            count = _range_count(value.for_in.iter)
-            if count is not None:
-                found[name] = count
+        count = _sequence_length(value)
+        if count is not None:
+            found[name] = count
     return found
 
 

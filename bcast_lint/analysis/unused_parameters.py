@@ -44,20 +44,27 @@ class SkippedSubmodule:
 def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
     """Each submodule call of a wrapped class's `forward` that runs under a test on its inputs."""
     for wrapping, klass in _wrapped_classes(analysis):
-        forward = _method(klass, "forward")
-        submodules = _submodules(analysis, klass)
-        if forward is None or not submodules:
-            continue
-        inputs = {param.name.value for param in forward.params.params[1:]}
-        tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
-                 if _submodule_called(call) in submodules}
-        always = {_submodule_called(call) for call, test in tests.items() if test is None}
-        seen = set()
-        for call, test in tests.items():
-            name = _submodule_called(call)
-            if test is not None and name not in always and name not in seen:
-                seen.add(name)
-                yield SkippedSubmodule(call, test, klass, wrapping)
+        for call, test in _skipped_in_forward(klass, _submodules(analysis, klass)):
+            yield SkippedSubmodule(call, test, klass, wrapping)
+
+
+def _skipped_in_forward(klass: cst.ClassDef,
+                        submodules: frozenset[str]) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, test), once per submodule, for the submodules the class's `forward` runs only under
+    a test on its inputs."""
+    forward = _method(klass, "forward")
+    if forward is None or not submodules:
+        return
+    inputs = {param.name.value for param in forward.params.params[1:]}
+    tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
+             if _submodule_called(call) in submodules}
+    always = {_submodule_called(call) for call, test in tests.items() if test is None}
+    seen = set()
+    for call, test in tests.items():
+        name = _submodule_called(call)
+        if test is not None and name not in always and name not in seen:
+            seen.add(name)
+            yield call, test
 
 
 # Registrations of a hook on one parameter's gradient: autograd runs it where that parameter gets one.
@@ -111,14 +118,7 @@ def _skipped_calls(analysis, klass: cst.ClassDef, owner: str) -> Iterator[tuple[
     or that the module's code runs through `owner` (`model.depth_head(h)`) under a test whose
     outcome differs between ranks (analysis.divergence)."""
     submodules = _submodules(analysis, klass)
-    forward = _method(klass, "forward")
-    if forward is not None and submodules:
-        inputs = {param.name.value for param in forward.params.params[1:]}
-        tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
-                 if _submodule_called(call) in submodules}
-        always = {_submodule_called(call) for call, test in tests.items() if test is None}
-        yield from ((call, test) for call, test in tests.items()
-                    if test is not None and _submodule_called(call) not in always)
+    yield from _skipped_in_forward(klass, submodules)
     for call in every_node(analysis.module, cst.Call) if submodules else ():
         func = call.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == owner

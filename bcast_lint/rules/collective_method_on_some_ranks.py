@@ -2626,7 +2626,6 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _metric_attributes_left_unsynced(analysis)
 
 
-_TRANSFORMERS = frameworks.load().versions["transformers"]
 _TORCHMETRICS = frameworks.load().versions["torchmetrics"]
 
 
@@ -2686,7 +2685,7 @@ def _best_metric_set_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]
                 phrase = analysis.test_phrase(part.test, assign in every_node(part.body, cst.Assign))
                 yield Report(assign, f"'{analysis.code(target)}' is set only on ranks where {phrase}, and after each "
                              f"evaluation the Trainer looks up metric_for_best_model='{named}' on every rank "
-                             f"(_determine_best_metric, transformers {_TRANSFORMERS}): the other ranks raise "
+                             f"(_determine_best_metric, transformers {apis.TRANSFORMERS}): the other ranks raise "
                              f"KeyError while these go on to the next collective",
                              help="Set the metric on every rank: broadcast it from the rank that computes it")
                 break
