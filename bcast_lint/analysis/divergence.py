@@ -543,7 +543,7 @@ class _Pass:
         elif isinstance(small, cst.Return):
             self._note_return(small.value, varying)
             self._note_held(varying)
-        elif isinstance(small, cst.Assert):
+        elif isinstance(small, cst.Assert) and not self._checks_own_expectation(small.test, varying):
             if is_data_reason(self._test_reason(small.test, varying, data_only=True)) or self._data_controlled():
                 self.found.failing.add(small)
         if isinstance(small, (cst.Raise, cst.Expr)) and self._data_controlled():
@@ -954,6 +954,21 @@ class _Pass:
         # launched at all) does not set ranks apart.
         return RANK if decided and not undecided and any(self.why(leaf, varying) for leaf in decided) \
             and self._rank_splits(test, worlds) else None
+
+    def _checks_own_expectation(self, test: cst.BaseExpression, varying: Varying) -> bool:
+        """`assert len(mine) == expected_count(n, rank, world)`: each rank checks what it holds
+        against what it computes for itself from its rank, an invariant of the split that holds on
+        every rank of a correct program, not an exit that data sends some ranks through."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return False
+        return any(self._computed_from_rank(side) for side in (test.left, test.comparisons[0].comparator))
+
+    def _computed_from_rank(self, expr: cst.BaseExpression) -> bool:
+        """`expected_count(n, rank, world)`, `sizes[rank]`, `rank * per_rank`: an expression that
+        names the rank itself among its parts."""
+        return any(self._names_rank(node) for kind in (cst.Name, cst.Attribute, cst.Call)
+                   for node in every_node(expr, kind))
 
     def _rank_splits(self, test: cst.BaseExpression, worlds) -> bool:
         """Whether the rank tests in `test` give different ranks different outcomes once the

@@ -460,10 +460,12 @@ def _returned(analysis, func: cst.FunctionDef, parameters: Optional[dict] = None
 def _returns_rank_named(analysis, func: cst.FunctionDef) -> bool:
     """A `return` of the function's own (not of one nested in it) builds a name from the rank: an
     f-string, a `+` or `/` of paths and strings, `os.path.join(...)`, `Path(...)` or
-    `"...".format(...)` holding the rank."""
+    `"...".format(...)` holding the rank. Arithmetic on the rank (`n // world + (rank < n % world)`)
+    is a number, not a name."""
     for returned in _value_returns(func):
         value = returned.value
-        building = isinstance(value, (cst.FormattedString, cst.BinaryOperation)) or (
+        building = isinstance(value, cst.FormattedString) or (
+            isinstance(value, cst.BinaryOperation) and _holds_text(value)) or (
             isinstance(value, cst.Call) and last_name(value.func) in _NAME_BUILDERS)
         if building and any(analysis.conditions.quantity(node) for kind in (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
                             for node in every_node(value, kind)):
@@ -473,6 +475,12 @@ def _returns_rank_named(analysis, func: cst.FunctionDef) -> bool:
 
 # Calls that build a path or a string from their arguments.
 _NAME_BUILDERS = frozenset({"join", "Path", "PurePath", "format"})
+
+
+def _holds_text(operation: cst.BinaryOperation) -> bool:
+    """A string or a path among the operands (`root + "/" + str(rank)`, `Path(d) / f"r{rank}"`)."""
+    return bool(every_node(operation, cst.SimpleString) or every_node(operation, cst.FormattedString)) or any(
+        last_name(call.func) in _NAME_BUILDERS | {"str"} for call in every_node(operation, cst.Call))
 
 
 def _return_of(statement: cst.CSTNode) -> Optional[cst.Return]:

@@ -1383,6 +1383,10 @@ class CollectiveOnSomeRanks(Rule):
               "    dist.barrier()"),
         Valid("def f(place):\n    everyone = [None] * 2\n    dist.all_gather_object(everyone, place)\n"
               "    assert [rank for rank, main in everyone if main] == [0]\n    dist.barrier()"),
+        # An invariant of the split: each rank checks its share against what it computes for its rank.
+        Valid("def expected(n, rank, world):\n    return n // world + (1 if rank < n % world else 0)\n"
+              "def f(received, n, world):\n    mine = torch.tensor(received[0])\n"
+              "    assert len(mine) == expected(n, rank, world)\n    dist.all_reduce(mine)"),
         # Sets iterated in one order: sorted, or of plain integers.
         Valid("def f(params):\n    for name in sorted(set(params)):\n        dist.all_reduce(params[name])"),
         Valid("def f(xs):\n    for i in {0, 1, 2}:\n        dist.all_reduce(xs[i])\n"
