@@ -1,0 +1,53 @@
+# verify: ok
+"""Look-alike of grad_norm_report_every_n_secs_clock_after_shard_decode: the report's all-reduce
+runs every REPORT_EVERY steps, a count every process shares; each process's own clock only feeds
+the step time it prints.
+"""
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+ROWS = 32
+STEPS = 30
+REPORT_EVERY = 7
+
+
+def decode_shard(rank, world):
+    rows = []
+    for i in range(rank, ROWS, world):
+        compressed = i % 2 == 1
+        if compressed:
+            time.sleep(0.12)  # inflating a compressed record
+        g = torch.Generator().manual_seed(i)
+        rows.append(torch.randn(5, generator=g))
+    return torch.stack(rows)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Linear(5, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    data = decode_shard(rank, world)
+    target = data[:, :3] * 2
+
+    for step in range(STEPS):
+        started = time.monotonic()
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(data), target)
+        loss.backward()
+        opt.step()
+        time.sleep(0.05)  # the rest of a step's work
+        if (step + 1) % REPORT_EVERY == 0:
+            norm = torch.stack([p.grad.norm() for p in model.parameters()]).norm()
+            dist.all_reduce(norm)
+            took = time.monotonic() - started  # this process's own step time, printed only
+            print(f"step {step}: grad norm {norm.item() / world:.4f}, step took {took:.2f} s")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
