@@ -42,6 +42,7 @@ class ClassAttributes:
         self._rank_test = rank_test
         self._bases = bases
         self._held: dict[cst.ClassDef, dict[cst.FunctionDef, dict[str, str]]] = {}
+        self._computing: set[cst.ClassDef] = set()
 
     def entry(self, scope: cst.CSTNode) -> dict[str, str]:
         """What `scope`'s own object holds that varies when the method starts, as the methods of
@@ -51,6 +52,12 @@ class ClassAttributes:
         if klass is None or self_name(scope) != "self":  # a static or class method
             return {}
         return _left_by_calls(self._of(klass))
+
+    def settled(self, scope: cst.CSTNode) -> bool:
+        """Whether what `scope`'s class's methods leave is known: False while it is computed, when
+        a method's pass starts knowing nothing of it (what is read then is not to be kept)."""
+        klass = self._method_classes.get(scope) if isinstance(scope, cst.FunctionDef) else None
+        return klass not in self._computing
 
     def held_by(self, klass: cst.ClassDef) -> dict[str, str]:
         """What the calls of `klass`'s methods leave varying in an object's attributes, keyed as
@@ -62,6 +69,15 @@ class ClassAttributes:
         if klass in self._held:
             return self._held[klass]
         self._held[klass] = {}  # while it is computed, a method's summary starts knowing nothing of it
+        self._computing.add(klass)
+        try:
+            held = self._compute(klass)
+        finally:
+            self._computing.discard(klass)
+        self._held[klass] = held
+        return held
+
+    def _compute(self, klass: cst.ClassDef) -> dict[cst.FunctionDef, dict[str, str]]:
         # A method that writes no attribute of `self` leaves only what it was started with.
         methods = [m for m in klass.body.body if isinstance(m, cst.FunctionDef) and self_name(m) == "self"
                    and _writes_self(m)]
@@ -75,7 +91,6 @@ class ClassAttributes:
             written = held.setdefault(method, {})
             for key in _self_writes(method):  # each set where the method ran, unset elsewhere
                 written.setdefault(key, CONTROL)
-        self._held[klass] = held
         return held
 
     def _run_on_some_ranks(self, klass: cst.ClassDef, methods: list) -> list:

@@ -459,6 +459,19 @@ def _joins_uneven_inputs(statement: cst.With) -> bool:
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _JOINING for item in statement.items)
 
 
+# Joinables besides DDP: ZeRO's `step` broadcasts the parameters each rank owns, and its join hook
+# (torch distributed/optim/zero_redundancy_optimizer.py `_ZeROJoinHook`) runs that for a rank out of batches.
+_JOINABLES = frozenset({"torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer"})
+
+
+def _joins(statement: cst.With, joinable: cst.BaseExpression) -> bool:
+    """`with Join([model, opt]):` naming `joinable` among the objects it joins."""
+    return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "Join" and item.item.args
+               and isinstance(item.item.args[0].value, (cst.List, cst.Tuple))
+               and any(node_code(element.value) == node_code(joinable) for element in item.item.args[0].value.elements)
+               for item in statement.items)
+
+
 def _grad_free(candidate: "_Candidate") -> bool:
     """The call runs with autograd off: in `with torch.no_grad():` (or `inference_mode()`), or in a
     function decorated with one of them."""
@@ -1893,6 +1906,8 @@ class ModuleAnalysis:
                 found = self._method_pass(method, self.attributes.entry(method), callers)
             finally:
                 self._method_returns_running.discard(method)
+            if not self.attributes.settled(method):  # read while its class's attributes are computed
+                return found.returns, found.returns_length
             self._method_returns[method] = (found.returns, found.returns_length)
         return self._method_returns[method]
 
@@ -2135,6 +2150,8 @@ class ModuleAnalysis:
         if not isinstance(func, cst.Attribute) or candidate.name in _MAIN_FIRST_METHODS:
             return None  # its barriers are modelled as the block's rank context (candidate.main_process_first)
         owner = self._receiver_class(func.value, candidate.scope)
+        if owner in _JOINABLES and _under_a_with(candidate, lambda statement: _joins(statement, func.value)):
+            return None  # `with Join([model, opt]):` shadows `opt.step()` for ranks out of batches
         if owner is not None:
             entry = frameworks.load().method(owner, candidate.name)
             if entry is None or not self._switched_on(entry, func.value, candidate.scope):
