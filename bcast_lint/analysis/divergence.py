@@ -240,6 +240,7 @@ class DealtLength(RankKind):
 
 
 DEALT_PIECE = DealtLength(UNEVEN_PIECE)  # `x.tensor_split(world)[rank]`
+FILTERED_SHARE = "each rank keeps the items of its own share that pass a test, as many as its data lets through"
 DEALT = DealtLength("each rank takes every world-th item from its rank on, and the shares differ by one item "
                     "unless they divide evenly")
 
@@ -451,6 +452,8 @@ class _Pass:
         # and then tests whether what it buffered from them is None, alike on every rank.)
         self._floor_shares: set[str] = set()  # local names holding `len(x) // world`: the least share's size
         self._multiples: dict[str, str] = {}  # local name -> `w` where it holds a count cut to a multiple (`n // w * w`)
+        # local name -> `w` where it holds a list cut to whole rounds of `w` (`out[:len(out) - len(out) % w]`)
+        self._whole_rounds_of: dict[str, str] = {}
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
@@ -606,6 +609,9 @@ class _Pass:
             self._slice_objects.pop(_key(target) or "", None)
         if isinstance(target, cst.Name) and self._multiple_of(value):
             self._multiples[target.value] = self._multiple_of(value)
+        rounds = self._whole_rounds(value)
+        (self._whole_rounds_of.__setitem__(target.value, rounds) if isinstance(target, cst.Name) and rounds
+         else self._whole_rounds_of.pop(_key(target) or "", None))
         for key in keys:
             if _is_split(value) and isinstance(target, cst.Name):
                 self._split_of[key] = value
@@ -1171,6 +1177,9 @@ class _Pass:
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
             if any(_own_data(self.why(value, varying)) for value in paths):
                 return RAISES
+            if site is not None and isinstance(call.func, cst.Attribute) \
+                    and _own_data(self.why(call.func.value, varying)):
+                return RAISES  # `loss.backward()` through DDP: a NaN (anomaly mode) or OOM on one rank's batch
             if last_name(call.func) not in _READS:
                 continue
             if isinstance(call.func, cst.Attribute):
@@ -1594,6 +1603,11 @@ class _Pass:
             return self.length_why(expr.value, varying)  # `x.topk(k).values`, `torch.sort(x).indices`
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return varying.get(_length(_key(expr) or ""))
+        if isinstance(expr, cst.Subscript) and self._dealt_in_rounds(expr):
+            whole = self.length_why(expr.value, varying)  # as many rounds as the list holds
+            if whole is None:
+                self.found.dealt_evenly.add(expr)
+            return whole
         if self._conditions.sized_for_the_job(expr) or self._dealt_evenly(expr):
             # `ROWS[rank::world]`, `range(rank, len(ds), world)` of an even literal table, or of one made from it
             return None
@@ -1637,8 +1651,11 @@ class _Pass:
             filtered = self.why(loop.iter, varying) if loop.ifs or isinstance(expr, (cst.SetComp, cst.DictComp)) \
                 else None
             # one item per item iterated: as many as there are sequences, however long each is
-            return counted(self.length_why(loop.iter, varying)) or filtered or next(
-                filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
+            iterated = counted(self.length_why(loop.iter, varying))
+            tested = filtered or next(filter(None, (self.why(condition.test, varying) for condition in loop.ifs)), None)
+            if isinstance(iterated, DealtLength) and loop.ifs and tested:
+                return FILTERED_SHARE  # `[r for r in rows[rank::world] if len(r) <= cap]`: not one item apart
+            return iterated or tested
         if isinstance(expr, cst.Call):
             return self._call_length(expr, varying)
         return None
@@ -1667,6 +1684,24 @@ class _Pass:
         if even:  # (the loop check reads it: exits.rank_dependent_iterable sees no local names)
             self.found.dealt_evenly.add(expr)
         return even
+
+    def _whole_rounds(self, value: cst.BaseExpression) -> Optional[str]:
+        """`w` for `items[:len(items) - len(items) % w]` or `items[:n // w * w]`: the list cut to whole
+        rounds of `w`."""
+        if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice)):
+            return None
+        index = value.slice[0].slice
+        return self._multiple_of(index.upper) if index.lower is None and index.step is None and index.upper else None
+
+    def _dealt_in_rounds(self, expr: cst.Subscript) -> bool:
+        """`items[rank::w]` of a list cut to whole rounds of `w`: every rank takes as many items
+        where the list is as long on every rank."""
+        dealt = dealt_share(expr)
+        if dealt is None:
+            return False
+        items, step = dealt[0], expr.slice[0].slice.step
+        rounds = self._whole_rounds_of.get(items.value) if isinstance(items, cst.Name) else self._whole_rounds(items)
+        return rounds is not None and rounds == node_code(step)
 
     def _cycled_to_a_count(self, expr: cst.Subscript, varying: Varying) -> bool:
         """`(mine * n)[:n]`: the rank's own items repeated `n` times and cut to `n`, a count alike

@@ -161,7 +161,11 @@ def names_in_payload(expr: cst.BaseExpression, nested: bool) -> list[cst.Name]:
 
 
 def cut_to_multiple(expr: cst.BaseExpression) -> Optional[str]:
-    """The code of `w` for `n // w * w` or `w * (n // w)`: a count cut to a multiple of `w`."""
+    """The code of `w` for `n // w * w`, `w * (n // w)` or `n - n % w`: a count cut to a multiple of `w`."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract) \
+            and isinstance(expr.right, cst.BinaryOperation) and isinstance(expr.right.operator, cst.Modulo) \
+            and node_code(expr.right.left) == node_code(expr.left):
+        return node_code(expr.right.right)
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
         return None
     for quotient, factor in ((expr.left, expr.right), (expr.right, expr.left)):

@@ -354,6 +354,19 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Clipped at every step on every rank; the local rise only printed.
         # The main process's temporary directory, broadcast: every rank checks the one path.
         # Options handed as a name that keep the state sharded: no gather.
+        # The same backward once the ranks agreed the loss is finite.
+        Valid("from torch.distributed.algorithms.join import Join\n"
+              "from torch.distributed.optim import ZeroRedundancyOptimizer\n"
+              "from torch.nn.parallel import DistributedDataParallel as DDP\ndef f(model):\n"
+              "    model = DDP(model)\n"
+              "    opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.SGD)\n"
+              "    with Join([model, opt]):\n        for x in load(rank):\n            model(x).sum().backward()\n"
+              "            opt.step()"),
+        Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def f(model, loader, opt):\n    model = DDP(model)\n    for x, y in loader:\n"
+              "        loss = ((model(x) - y) ** 2).mean()\n        bad = torch.tensor(float(not torch.isfinite(loss)))\n"
+              "        dist.all_reduce(bad)\n        if bad.item() > 0:\n            continue\n        try:\n"
+              "            loss.backward()\n        except RuntimeError:\n            continue\n        opt.step()"),
         Valid("""
             from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
             def export(model):
@@ -2590,6 +2603,32 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "and every rank hangs until the timeout (those ranks run get_model_state_dict (line 13) only, "
                 "while the others run no collective here)",
                 range=(5, 16, 5, 60)),
+        # A DDP backward of a loss from the rank's own batch, in a `try` whose handler goes on:
+        # a NaN under anomaly detection or an out-of-memory error fails it there alone (icefall#8).
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def f(model, loader, opt):\n    model = DDP(model)\n    for x, y in loader:\n"
+                "        loss = ((model(x) - y) ** 2).mean()\n        try:\n"
+                "            with torch.autograd.detect_anomaly():\n                loss.backward()\n"
+                "        except RuntimeError:\n            opt.zero_grad()\n            continue\n        opt.step()",
+                expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer "
+                "inside (torch 2.13.0), fails on ranks whose own batch makes the backward fail (a NaN under "
+                "anomaly detection, out of memory) before it synchronises the gradients: 'loss' is computed from "
+                "each rank's own data, and the handler of the 'try' at line 14 goes on without it, so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(8, 17, 8, 32)),
+        # ZeRO's step broadcasts the parameters each rank owns: `Join` shadows it only for what it joins.
+        Invalid("from torch.distributed.algorithms.join import Join\n"
+                "from torch.distributed.optim import ZeroRedundancyOptimizer\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\ndef f(model):\n"
+                "    model = DDP(model)\n"
+              "    opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.SGD)\n"
+                "    with Join([model]):\n        for x in load(rank):\n            model(x).sum().backward()\n"
+                "            opt.step()",
+                expected_message="opt.step(), which runs local_step() inside (torch 2.13.0), runs a different "
+                "number of times on different ranks: the loop at line 16 iterates over 'load(rank)', whose length "
+                "can differ between ranks (it is read from a file named after the rank: the rank's own data), so "
+                "the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(10, 13, 10, 23)),
     )
 
     @classmethod

@@ -13,7 +13,7 @@ from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.callers import bound_arguments
-from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_path, handed_arguments
+from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_path, handed_arguments, is_own_batch
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
@@ -449,6 +449,9 @@ class CollectiveOnSomeRanks(Rule):
         # With use_local_synchronization=True only the members enter new_group.
         # A slice object alike on every rank: the same rows everywhere.
         # A copy that may land on an existing destination: no rank raises.
+        # A list cut to whole rounds of the world size, then dealt: every rank takes as many.
+        Valid("def f(batches, world):\n    out = list(batches)\n    out = out[:len(out) - len(out) % world]\n"
+              "    for b in out[rank::world]:\n        dist.all_reduce(b)"),
         Valid("import shutil\ndef mirror(src, dst):\n    try:\n        shutil.copytree(src, dst, dirs_exist_ok=True)\n"
               "    except OSError:\n        return\n    dist.barrier()"),
         Valid("def score(preds):\n    valid = ~torch.isnan(preds)\n    if not valid.any():\n        return None\n"
@@ -3740,6 +3743,32 @@ class CollectiveOnSomeRanks(Rule):
                 "pairing up and every rank hangs until the timeout (those ranks run no collective here, while the "
                 "others run barrier (line 15) only)",
                 range=(7, 5, 7, 19)),
+        # A share filtered by its items' data: as many as pass, not one item apart (fairseq2#680).
+        Invalid("def f(rows, world):\n    kept = [r for r in rows[rank::world] if len(r) <= 16]\n"
+                "    batches = [kept[i:i + 4] for i in range(0, len(kept) - 3, 4)]\n    for b in batches:\n"
+                "        dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at "
+                "line 12 iterates over 'batches', whose length can differ between ranks (each rank keeps the "
+                "items of its own share that pass a test, as many as its data lets through), so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout",
+                range=(5, 9, 5, 23)),
+        # Batches cut to whole rounds, then dealt, from a list each rank packs in its own order: a
+        # sampler's seed drawn from the generator the module seeds with the rank (audio#3068).
+        Invalid("from torch.utils.data import DataLoader, Sampler\nclass Batches(Sampler):\n"
+                "    def __init__(self, n, world):\n        self.n, self.rank, self.world = n, rank, world\n"
+                "        self.seed = int(torch.randint(0, 2**31 - 1, ()).item())\n    def batches(self):\n"
+                "        g = torch.Generator().manual_seed(self.seed)\n        out = []\n"
+                "        for i in torch.randperm(self.n, generator=g).tolist():\n            if i % 3:\n"
+                "                out.append([i])\n        out = out[:len(out) - len(out) % self.world]\n"
+                "        return out[self.rank::self.world]\n    def __iter__(self):\n        return iter(self.batches())\n"
+                "    def __len__(self):\n        return len(self.batches())\n"
+                "def main(ds, world):\n    torch.manual_seed(100 + rank)\n"
+                "    for x in DataLoader(ds, batch_sampler=Batches(40, world)):\n        dist.all_reduce(x)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 28 iterates over 'DataLoader(ds, batch_sampler=Batches(40, world))', whose length can "
+                "differ between ranks ('self.batches()' returns something else on some ranks), so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(21, 9, 21, 27)),
     )
 
     @staticmethod
@@ -4094,16 +4123,48 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
         if id(statement) not in around or not suppressing and (not handlers or _all_raise(handlers)):
             continue
         index = _body_position(statement, site)
-        if not index:
+        if index is None or _run_in_a_handler(analysis, site, handlers):
             continue
         work = [call for part in statement.body.body[:index] for call in calls_in(part) if call not in collectives]
-        if work and not _run_in_a_handler(analysis, site, handlers):
-            line = analysis.position(statement).start.line
-            block, swallower = ("'with'", "contextlib.suppress()") if suppressing else ("'try'", "the handler")
+        loss = None if work else _loss_of_own_batch(analysis, site)
+        line = analysis.position(statement).start.line
+        block, swallower = ("'with'", "contextlib.suppress()") if suppressing else ("'try'", "the handler")
+        if work:
             return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
                     f"on without it, {_UNEVEN}")
+        if loss is not None:
+            return (f"{site.api.called} fails on ranks whose own batch makes the backward fail (a NaN under anomaly "
+                    f"detection, out of memory) before it synchronises the gradients: '{analysis.code(loss)}' is "
+                    f"computed from each rank's own data, and {swallower} of the {block} at line {line} goes on "
+                    f"without it, {_UNEVEN}")
     return None
+
+
+def _loss_of_own_batch(analysis: ModuleAnalysis, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The loss of `loss.backward()` or `accelerator.backward(loss)`, a backward that synchronises
+    gradients (DDP), where the loss is computed from the rank's own batch; else None."""
+    if site.api.short_name not in _BACKWARDS:
+        return None
+    func = site.call.func
+    loss = argument_value(site.call, 0, "loss") if site.call.args else getattr(func, "value", None)
+    if loss is None or not is_own_batch(analysis.divergence.why_at(site.call, loss)):
+        return None
+    return None if _agreed_before(analysis, site, names_read(loss)) else loss
+
+
+def _agreed_before(analysis: ModuleAnalysis, site: CallSite, names: set) -> bool:
+    """An earlier collective of the scope is handed what the names give (`bad =
+    torch.tensor(float(not torch.isfinite(loss)))`, then `dist.all_reduce(bad)`): the ranks agree
+    on what would make the work on them fail before they do it."""
+    line = analysis.position(site.call).start.line
+    derived = set(names)
+    for assign in every_node(site.scope, cst.Assign):
+        if names_read(assign.value) & derived:
+            derived |= {name for target in assign.targets for name in names_read(target.target)}
+    return any(analysis.position(other.call).start.line < line and any(
+        names_read(arg.value) & derived for arg in other.call.args) for other in analysis.calls_in(site.scope)
+        if other.api.short_name not in _BACKWARDS)
 
 
 def _raised_inside(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:

@@ -162,10 +162,9 @@ class PlaceholderMismatch(Rule):
         # Ids of a rank's own flagged rows: none flagged on one rank makes its tensor float32.
         Invalid(_FLAGGED_IDS, expected_message="all_gather() gets a tensor whose dtype can differ between ranks: "
                 "'torch.tensor(ids)' is float32 where 'ids' is empty and int64 where it holds integers, and how "
-                "many items it holds can differ between ranks (each rank takes every world-th item from its rank "
-                "on, and the shares differ by one item unless they divide evenly): the ranks' elements differ in "
-                "size (8 against 4 bytes), so gloo aborts with a size mismatch and NCCL reads the bytes as the "
-                "wrong type",
+                "many items it holds can differ between ranks (each rank keeps the items of its own share that "
+                "pass a test, as many as its data lets through): the ranks' elements differ in size (8 against 4 "
+                "bytes), so gloo aborts with a size mismatch and NCCL reads the bytes as the wrong type",
                 range=(5, 5, 5, 44)),
         # An accuracy that falls back to the int 0 on a rank whose share was empty (speculators#1116).
         Invalid(_ACCURACY, expected_message="all_reduce() gets a tensor whose dtype can differ between ranks: "
