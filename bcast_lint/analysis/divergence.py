@@ -197,6 +197,7 @@ LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
 TRAINING_OFF = "line {} puts the model in eval mode on some ranks only, and nothing sets it back before the next step"
 UNSYNCED_METRIC = "'{}' is logged without sync_dist=True, so the trainer's metrics hold each rank's own value"
+METRIC_STATE = "a torchmetrics metric's state holds this rank's own updates until compute() syncs it"
 
 
 class RankKind(str):
@@ -1355,7 +1356,8 @@ class _Pass:
             if key in self._bound:
                 return varying.get(key)
             return varying.get(key) or self.why(expr.value, varying) or self._held_rank(expr) \
-                or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr)
+                or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr) \
+                or self._metric_state(expr)
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
         if isinstance(expr, cst.Arg):
@@ -1457,6 +1459,12 @@ class _Pass:
         class's methods leave it (analysis.attributes)."""
         value = self._conditions.instance_value
         return value(expr, self._scope) if value is not None else None
+
+    def _metric_state(self, expr: cst.Attribute) -> Optional[str]:
+        """`self.hit_rate.hits`, `metric.update_count`: a torchmetrics metric's state read from
+        outside the metric, each rank's own until the metric syncs it."""
+        state = self._conditions.metric_state
+        return state(expr, self._scope) if state is not None else None
 
     def _comprehension_why(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """A comprehension's own targets hold its items, never the rank, whatever their names
@@ -1602,7 +1610,8 @@ class _Pass:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Call) and expr.attr.value in ("values", "indices"):
             return self.length_why(expr.value, varying)  # `x.topk(k).values`, `torch.sort(x).indices`
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            return varying.get(_length(_key(expr) or ""))
+            return varying.get(_length(_key(expr) or "")) or (
+                self._metric_state(expr) if isinstance(expr, cst.Attribute) else None)
         if isinstance(expr, cst.Subscript) and self._dealt_in_rounds(expr):
             whole = self.length_why(expr.value, varying)  # as many rounds as the list holds
             if whole is None:

@@ -25,9 +25,9 @@ from bcast_lint.analysis.context import FileContext, calls_super
 from bcast_lint.analysis.environment import set_per_rank
 from bcast_lint.analysis.callers import bound_arguments, parameter_positions, varying_parameters
 from bcast_lint.analysis.divergence import (AGREED, COMPUTED_FROM_RANK, CONTROL, COUNTED_FROM_RANK, DATA, ENVIRONMENT,
-                                            LENGTH_KEY, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence, Parameters,
-                                            RankKind, divergence_of, handed_arguments, is_data_reason, makes_counter,
-                                            passed_as, returned_by)
+                                            LENGTH_KEY, METRIC_STATE, NAMED_AFTER_RANK, RANK, UNEVEN_PIECE, Divergence,
+                                            Parameters, RankKind, divergence_of, handed_arguments, is_data_reason,
+                                            makes_counter, passed_as, returned_by)
 from bcast_lint.analysis.exits import ScopeExits, exiting_functions, scope_exits
 from bcast_lint.analysis.expressions import (argument, argument_value, attribute_key, is_none, is_self_attribute,
                                              last_name, literal_items, names_in_payload, payload_attributes, self_name)
@@ -457,6 +457,10 @@ _JOINING = frozenset({"join", "Join", "join_uneven_inputs"})
 
 def _joins_uneven_inputs(statement: cst.With) -> bool:
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in _JOINING for item in statement.items)
+
+
+# What every torchmetrics Metric counts of its own updates (torchmetrics metric.py `_update_count`).
+_METRIC_COUNTS = frozenset({"update_count", "_update_count", "update_called", "_update_called"})
 
 
 # Joinables besides DDP: ZeRO's `step` broadcasts the parameters each rank owns, and its join hook
@@ -1084,6 +1088,8 @@ class ModuleAnalysis:
             self.conditions.property_value = _weak(self._property_why)
         if self._instance_names():
             self.conditions.instance_value = _weak(self._instance_why)
+        if "torchmetrics" in whole and self._metric_states():
+            self.conditions.metric_state = _weak(self._metric_state_why)
         self._run_data_flow()
 
     # -- resolution ------------------------------------------------------------------------
@@ -1473,6 +1479,21 @@ class ModuleAnalysis:
             return None
         klass = self.local_class_of(read.value, scope)
         return self.attributes.held_by(klass).get("self." + read.attr.value) if klass is not None else None
+
+    def _metric_states(self) -> frozenset[str]:
+        """The states the module's metrics register (`self.add_state("hits", ...)`), and the count of
+        updates every torchmetrics metric keeps."""
+        added = {call.args[0].value.evaluated_value for call in every_call(self.module)
+                 if last_name(call.func) == "add_state" and call.args and isinstance(call.args[0].value, cst.SimpleString)}
+        return frozenset(added) | _METRIC_COUNTS if added or "update_count" in self.source.text else frozenset()
+
+    def _metric_state_why(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[str]:
+        """Why `self.hit_rate.hits` differs between ranks: a state of a torchmetrics metric, read
+        from outside the metric (its own methods read it synced in `compute`)."""
+        if read.attr.value not in self._metric_states() or isinstance(read.value, cst.Name) and read.value.value == "self":
+            return None
+        owner = self._receiver_class(read.value, scope)
+        return METRIC_STATE if owner is not None and owner.startswith("torchmetrics.") else None
 
     def _data_attributes(self) -> dict[str, str]:
         """The attribute names the module's methods set from the rank's own batch a framework hands
@@ -2521,7 +2542,8 @@ class ModuleAnalysis:
         for method, name, value in self._self_assignments:
             if name != attribute or self._method_classes.get(method) is not klass:
                 continue
-            mapped = self._mapped_class(value.func, method) if isinstance(value, cst.Call) else \
+            mapped = (self._mapped_class(value.func, method) or self._local_subclass(value.func)) \
+                if isinstance(value, cst.Call) else \
                 self._class_of_name(value.value, method, depth + 1) if isinstance(value, cst.Name) else None
             if mapped is not None:
                 return mapped

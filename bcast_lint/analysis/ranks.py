@@ -178,6 +178,9 @@ class RankConditions:
         # (`norm.frozen`, the scope reading it) -> why the attribute of an object of one of the
         # module's classes differs between ranks as its methods leave it (ModuleAnalysis._instance_why).
         self.instance_value: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
+        # (`metric.hits`, the scope reading it) -> why a torchmetrics metric's state read from outside
+        # the metric differs between ranks (ModuleAnalysis._metric_state_why), where the module has one.
+        self.metric_state: Optional[Callable[[cst.Attribute, cst.CSTNode], Optional[str]]] = None
         # What the module's signal handlers set (signals.signalled): it differs between ranks.
         self.signalled = NOTHING
         # Keys the module's LightningModule logs without sync_dist (logged_metrics.unsynced_metrics):
