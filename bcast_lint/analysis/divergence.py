@@ -27,7 +27,7 @@ import libcst as cst
 from bcast_lint.analysis.apis import (DATA_LOOP_WORDS, LENGTH_FLOORS, LEVEL_QUERIES, MUTATORS, ONE_RANK_DECORATORS,
                                      WRITES_THEN_WAITS)
 from bcast_lint.analysis.expressions import (argument_value, attribute_key, cut_to_multiple, even_strides, is_none,
-                                             last_name, positional_arguments, range_span, self_name)
+                                             last_name, none_test, positional_arguments, range_span, self_name)
 from bcast_lint.analysis.names import root_name
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.environment import read_variable
@@ -430,8 +430,9 @@ class _Pass:
 
     def __init__(self, scope: cst.CSTNode, conditions: RankConditions,
                  qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
-                 returned: Optional["Returned"] = None):
+                 returned: Optional["Returned"] = None, given: frozenset = frozenset()):
         self._scope = scope
+        self._given = given  # parameters every caller passes a value other than None
         self._returned = returned
         self._conditions = conditions
         self._qualified_names = qualified_names
@@ -1364,7 +1365,17 @@ class _Pass:
             return None if _is_placement(expr) else self.why(expr.value, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension_why(expr, varying)
+        if isinstance(expr, cst.IfExp) and self._taken_arm(expr) is not None:
+            return self.why(self._taken_arm(expr), varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
+
+    def _taken_arm(self, expr: cst.IfExp) -> Optional[cst.BaseExpression]:
+        """The arm of `seed if seed is not None else draw()` that runs where every caller passes
+        `seed` a value (self._given), or None where the test may go either way."""
+        name, none_when = none_test(expr.test)
+        if name is None or name not in self._given:
+            return None
+        return expr.orelse if none_when else expr.body
 
     def _handed_data(self, expr: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """LOCAL_DATA where `expr` is the data the rank was handed (a hook's batch), else None."""
@@ -1897,14 +1908,15 @@ AGREED = ""
 def divergence_of(scope: cst.CSTNode, conditions: RankConditions,
                   qualified_names: Callable[[cst.CSTNode], set], collectives: Mapping[cst.Call, object],
                   returned: Optional[Returned] = None, parameters: Optional[Parameters] = None,
-                  attributes: Optional[Varying] = None) -> Divergence:
+                  attributes: Optional[Varying] = None, given: frozenset = frozenset()) -> Divergence:
     """The tests, loops and `try` statements of `scope` whose outcome can differ between ranks.
     `returned(call, length, arguments)`: why what a project function returns (or how many items
     it holds) differs between ranks, from its summary, or None (see Returned); `parameters`: those
     of `scope` that differ between ranks (analysis.callers), or the summaries' Passed markers;
     `attributes`: what the method's own object holds that differs between ranks when it starts
-    (analysis.attributes), keyed as the state keys them ("self.path", "#len self.items")."""
-    walk = _Pass(scope, conditions, qualified_names, collectives, returned)
+    (analysis.attributes), keyed as the state keys them ("self.path", "#len self.items"); `given`:
+    the parameters every caller passes a value other than None."""
+    walk = _Pass(scope, conditions, qualified_names, collectives, returned, given)
     statements = scope.body if isinstance(scope, cst.Module) else _statements(scope.body)
     entry: dict = dict(attributes or {})
     for name, (value, length) in (parameters or {}).items():

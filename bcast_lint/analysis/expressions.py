@@ -225,3 +225,18 @@ def _linear(expr: cst.BaseExpression, atoms: dict) -> Optional[dict[tuple, int]]
                 product[term] = product.get(term, 0) + a * b
         return product
     return None
+
+
+def none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:
+    """(`x`, True) for `x is None`, (`x`, False) for `x is not None` (and their negations): the
+    name tested and the truth of the test when it is None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        name, none_when = none_test(test.expression)
+        return name, not none_when
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.left, cst.Name) and is_none(test.comparisons[0].comparator)):
+        return None, False
+    operator = test.comparisons[0].operator
+    if isinstance(operator, (cst.Is, cst.IsNot)):
+        return test.left.value, isinstance(operator, cst.Is)
+    return None, False

@@ -29,7 +29,7 @@ import dataclasses
 import libcst as cst
 
 from bcast_lint.analysis.divergence import is_data_reason, is_handed_placeholder, is_own_batch
-from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none
+from bcast_lint.analysis.expressions import attribute_key, is_exit_call, is_none, none_test
 from bcast_lint.analysis.bindings import Bindings, parameter_names, target_names
 from bcast_lint.analysis.ranks import RankConditions, World, boolean_leaves
 from bcast_lint.analysis.walk import every_node
@@ -504,21 +504,6 @@ def _aliases(test: cst.BaseExpression, state: _State) -> dict:
             if definition.kind == ASSIGNED and definition.value is not None:
                 aliases[leaf.value] = definition.value
     return aliases
-
-
-def none_test(test: cst.BaseExpression) -> tuple[Optional[str], bool]:
-    """(`x`, True) for `x is None`, (`x`, False) for `x is not None` (and their negations): the
-    name tested and the truth of the test when it is None."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        name, none_when = none_test(test.expression)
-        return name, not none_when
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.left, cst.Name) and is_none(test.comparisons[0].comparator)):
-        return None, False
-    operator = test.comparisons[0].operator
-    if isinstance(operator, (cst.Is, cst.IsNot)):
-        return test.left.value, isinstance(operator, cst.Is)
-    return None, False
 
 
 def _statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

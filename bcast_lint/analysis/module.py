@@ -2863,7 +2863,20 @@ class ModuleAnalysis:
         collectives = {site.call: site for site in self.calls}
         parameters = self._varying_parameters(method, collectives) if callers else None
         return divergence_of(method, self.conditions, self._names_of, collectives,
-                             _weak(self.returned_variance), parameters, {**self._globals_read(method), **attributes})
+                             _weak(self.returned_variance), parameters, {**self._globals_read(method), **attributes},
+                             self._given_parameters(method) if callers else frozenset())
+
+    def _given_parameters(self, function: cst.FunctionDef) -> frozenset[str]:
+        """The parameters every call of `function` in this module passes a value other than None
+        (`Sampler(rows, seed=SEED)`): its default, and an `x if x is not None else ...` fallback,
+        never apply. Read only for a function with a conditional expression."""
+        if not every_node(function, cst.IfExp):
+            return frozenset()
+        reached = self.calls_of(function)
+        method = function in self._method_classes
+        passed = [{name for name, value in bound_arguments(function, candidate.call, method) if not is_none(value)}
+                  for candidate in reached]
+        return frozenset(set.intersection(*passed)) if passed else frozenset()
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
         """As _method_pass, for what the method leaves in its attributes: only `__init__`'s

@@ -33,8 +33,8 @@ from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import (DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, agreed_value,
                                            divergence_of)
 from bcast_lint.analysis.environment import reads_environment, returned_reads
-from bcast_lint.analysis.expressions import is_none, last_name
-from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, none_test, walk_scope
+from bcast_lint.analysis.expressions import is_none, last_name, none_test
+from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project

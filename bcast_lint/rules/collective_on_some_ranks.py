@@ -450,6 +450,17 @@ class CollectiveOnSomeRanks(Rule):
         # A slice object alike on every rank: the same rows everywhere.
         # A copy that may land on an existing destination: no rank raises.
         # A list cut to whole rounds of the world size, then dealt: every rank takes as many.
+        # The same sampler where every construction passes its seed: the draw is only a default.
+        Valid("from torch.utils.data import DataLoader, Sampler\nclass Batches(Sampler):\n"
+              "    def __init__(self, n, world, seed=None):\n        self.n, self.rank, self.world = n, rank, world\n"
+              "        self.seed = seed if seed is not None else int(torch.randint(0, 2**31 - 1, ()).item())\n"
+              "    def batches(self):\n        g = torch.Generator().manual_seed(self.seed)\n        out = []\n"
+              "        for i in torch.randperm(self.n, generator=g).tolist():\n            if i % 3:\n"
+              "                out.append([i])\n        out = out[:len(out) - len(out) % self.world]\n"
+              "        return out[self.rank::self.world]\n    def __iter__(self):\n        return iter(self.batches())\n"
+              "    def __len__(self):\n        return len(self.batches())\n"
+              "def main(ds, world):\n    torch.manual_seed(100 + rank)\n"
+              "    for x in DataLoader(ds, batch_sampler=Batches(40, world, seed=1234)):\n        dist.all_reduce(x)"),
         Valid("def f(batches, world):\n    out = list(batches)\n    out = out[:len(out) - len(out) % world]\n"
               "    for b in out[rank::world]:\n        dist.all_reduce(b)"),
         Valid("import shutil\ndef mirror(src, dst):\n    try:\n        shutil.copytree(src, dst, dirs_exist_ok=True)\n"
