@@ -1,0 +1,88 @@
+# verify: ok check=BACKBONE_SUM
+"""Hand fix (the workaround of paninski-lab/lightning-pose#205): nothing is frozen through
+`requires_grad`; the backbone has its own optimizer group whose learning rate stays 0 until epoch 1,
+when a small callback raises it. DDP registers every parameter at the wrap, so all gradients are averaged.
+
+The broken version: Lightning's `BackboneFinetuning` callback: the backbone frozen at set-up, unfrozen at a later epoch.
+
+Modelled on Lightning-AI/pytorch-lightning#20340
+(https://github.com/Lightning-AI/pytorch-lightning/issues/20340): with DDP, the weights drift apart
+across processes once the callback unfreezes the backbone.
+
+The callback freezes the backbone in its `setup` hook, before the strategy wraps the module in DDP;
+DDP registers gradient hooks only on the parameters that require a gradient at that moment (the
+head). At epoch 1 the callback sets `requires_grad` on the backbone and adds it to the optimizer:
+from then on each process steps the backbone with the gradient of its own shard, never averaged.
+"""
+import os
+import shutil
+import tempfile
+
+import lightning.pytorch as pl
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from lightning.pytorch.callbacks import Callback
+from torch.utils.data import DataLoader, TensorDataset
+
+RUN_DIR = os.path.join(
+    tempfile.gettempdir(),
+    f"blind37-{os.environ.get('MASTER_ADDR', 'local')}-{os.environ.get('MASTER_PORT', '0')}-run",
+)
+BACKBONE_SUM = None
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 8), nn.ReLU())
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD([
+            {"params": self.head.parameters(), "lr": 0.1},
+            {"params": self.backbone.parameters(), "lr": 0.0},  # "frozen" until the callback raises it
+        ])
+
+
+class UnfreezeBackboneLR(Callback):
+    def __init__(self, at_epoch, lr):
+        self.at_epoch, self.lr = at_epoch, lr
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        if trainer.current_epoch == self.at_epoch:
+            trainer.optimizers[0].param_groups[1]["lr"] = self.lr
+
+
+def make_loader():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(48, 10, generator=g)
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 1).long()
+    return DataLoader(TensorDataset(x, y), batch_size=4)
+
+
+def main():
+    global BACKBONE_SUM
+    torch.manual_seed(0)
+    model = Classifier()
+    trainer = pl.Trainer(
+        accelerator="cpu", devices=2, strategy="ddp", max_epochs=3, default_root_dir=RUN_DIR,
+        logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+        callbacks=[UnfreezeBackboneLR(at_epoch=1, lr=0.05)],
+    )
+    trainer.fit(model, make_loader())
+    BACKBONE_SUM = round(sum(p.sum().item() for p in model.backbone.parameters()), 4)
+    print(f"rank {trainer.global_rank}: backbone sum {BACKBONE_SUM}", flush=True)
+    trainer.strategy.barrier()
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
