@@ -42,6 +42,10 @@ from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns",
                      "time.monotonic", "time.monotonic_ns", "datetime.datetime.now",
                      "datetime.datetime.utcnow", "socket.gethostname", "os.getpid"})
+# Calls that read how much memory this process (or its device) uses or has free: each process its own.
+_MEMORY_READS = frozenset({"resource.getrusage", "psutil.Process", "psutil.virtual_memory", "tracemalloc.get_traced_memory",
+                           "torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved",
+                           "torch.cuda.max_memory_reserved", "torch.cuda.mem_get_info", "torch.cuda.memory_stats"})
 # Calls that make a file or directory of a name unique to the process that calls them.
 _PROCESS_UNIQUE = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
                              "tempfile.TemporaryDirectory"})
@@ -192,6 +196,7 @@ ENTROPY = "it is drawn from a random generator made without a seed, which each p
 _ENTROPY_SEEDED = frozenset({"random.Random", "random.SystemRandom", "numpy.random.default_rng",
                              "numpy.random.RandomState", "numpy.random.Generator"})
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
+MEMORY_USE = "it reads this process's own memory use"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
@@ -459,6 +464,7 @@ class _Pass:
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
+        self._samplers: set[str] = set()  # names holding a DistributedSampler: its indices are the rank's own
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._turns: list[str] = []  # the `with accelerator.main_process_first():` blocks around the statement
@@ -598,6 +604,8 @@ class _Pass:
                 target.value)
             (self._uneven_item_entries.add if self._uneven_items_entry(value, varying)
              else self._uneven_item_entries.discard)(target.value)
+            (self._samplers.add if isinstance(value, cst.Call) and last_name(value.func) == "DistributedSampler"
+             else self._samplers.discard)(target.value)
         self._world_sizes.discard(_key(target))
         self._multiples.pop(_key(target), None)
         if isinstance(target, cst.Name) and names_world_size(value):
@@ -1483,7 +1491,7 @@ class _Pass:
         targets: list = []
         loop = expr.for_in
         while loop is not None:
-            reason = self.why(loop.iter, varying)
+            reason = self.why(loop.iter, varying) or self._sampled(loop.iter)
             keys = _target_keys(loop.target)
             varying = _bind(varying, keys, reason)
             targets += keys
@@ -1494,6 +1502,11 @@ class _Pass:
             return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
         finally:
             self._bound -= added
+
+    def _sampled(self, iterable: cst.BaseExpression) -> Optional[str]:
+        """LOCAL_DATA for a DistributedSampler's indices (`[data[i] for i in sampler]`): as many on
+        every rank, each rank's own."""
+        return LOCAL_DATA if isinstance(iterable, cst.Name) and iterable.value in self._samplers else None
 
     def _call_reason(self, call: cst.Call, varying: Varying) -> Optional[str]:
         name = last_name(call.func)
@@ -1508,6 +1521,8 @@ class _Pass:
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK
+        if qualified & _MEMORY_READS:
+            return MEMORY_USE
         if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
             return RANDOM
         if _draws_from_the_process(call, qualified, self._conditions.unseeded):
@@ -1680,6 +1695,12 @@ class _Pass:
             return self._call_length(expr, varying)
         return None
 
+    def _made_alike(self, expr: cst.BaseExpression, varying: Varying) -> bool:
+        """A name this scope bound to what every rank holds alike (`all_labels = data.tensors[1]` of
+        a dataset made the same everywhere): what it selects is alike too."""
+        return isinstance(expr, cst.Name) and expr.value in self._made_from and self.why(expr, varying) is None \
+            and not any(self.why(cst.Name(name), varying) for name in self._made_from[expr.value])
+
     def _table_count(self, expr: cst.BaseExpression) -> Optional[int]:
         """How many items `expr` holds, where a module's literal table says: the table, a name made
         from it, `TensorDataset(x, torch.tensor(LABELS))`, `torch.randn(len(LABELS), 8)`."""
@@ -1808,7 +1829,7 @@ class _Pass:
         selected = call.args[0].value if call.args else call.func.value if isinstance(call.func, cst.Attribute) else None
         if (name in _DATA_SIZED or name == "bincount" and not any(arg.keyword and arg.keyword.value == "minlength"
                                                                   for arg in call.args)) \
-                and selected is not None and not _object_state(selected):
+                and selected is not None and not _object_state(selected) and not self._made_alike(selected, varying):
             return DATA_SIZED  # `torch.nonzero(flags)`: not of an object's own state, set up alike (a mesh's ids)
         if name in _PREPARING and _prepares_a_loader(call) and self._made_uneven(call.func):
             return UNEVEN_BATCHES.format(node_code(call.func.value))

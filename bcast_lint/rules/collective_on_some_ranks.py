@@ -451,6 +451,10 @@ class CollectiveOnSomeRanks(Rule):
         # A copy that may land on an existing destination: no rank raises.
         # A list cut to whole rounds of the world size, then dealt: every rank takes as many.
         # The same sampler where every construction passes its seed: the draw is only a default.
+        # The peak reduced on every step, only the printing decided by this process's own memory.
+        Valid("import resource\ndef f(loader):\n    for batch in loader:\n"
+              "        top = torch.tensor([float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)])\n"
+              "        dist.all_reduce(top, op=dist.ReduceOp.MAX)\n        if top.item() > 16384:\n            print(top)"),
         Valid("from torch.utils.data import DataLoader, Sampler\nclass Batches(Sampler):\n"
               "    def __init__(self, n, world, seed=None):\n        self.n, self.rank, self.world = n, rank, world\n"
               "        self.seed = seed if seed is not None else int(torch.randint(0, 2**31 - 1, ()).item())\n"
@@ -3780,6 +3784,15 @@ class CollectiveOnSomeRanks(Rule):
                 "differ between ranks ('self.batches()' returns something else on some ranks), so the ranks' "
                 "calls stop pairing up and every rank hangs until the timeout",
                 range=(21, 9, 21, 27)),
+        # A report reduced only where this process's own peak memory grew (Megatron-Bridge#3645).
+        Invalid("import resource\ndef f(loader):\n    last = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+                "    for batch in loader:\n        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+                "        if peak - last > 16384:\n            top = torch.tensor([float(peak)])\n"
+                "            dist.all_reduce(top, op=dist.ReduceOp.MAX)\n            last = peak",
+                expected_message="all_reduce() runs only on ranks where 'peak - last > 16384' is true (it "
+                "reads this process's own memory use): the other ranks never join it and every rank hangs until "
+                "the timeout",
+                range=(8, 13, 8, 55)),
     )
 
     @staticmethod

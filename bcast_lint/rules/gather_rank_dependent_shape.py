@@ -10,8 +10,8 @@ from bcast_lint.analysis import apis, frameworks
 from bcast_lint.analysis.divergence import CONTROL, OWN_SHARE, generates_uneven_lengths, is_data_reason
 from bcast_lint.analysis.expressions import argument as call_argument, argument_value, last_name, method_name
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
-from bcast_lint.analysis.ranks import integer_literal
-from bcast_lint.analysis.walk import children, every_node
+from bcast_lint.analysis.ranks import boolean_leaves, integer_literal
+from bcast_lint.analysis.walk import children, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Rule, Valid
 from bcast_lint.rules.collective_on_some_ranks import AGREED_ITEMS
 
@@ -196,6 +196,18 @@ class GatherRankDependentShape(Rule):
     VALID = (
         # The vocabulary of all the lines; a width read off the rank's own batch.
         # The rows padded to the longest share first; each rank's count; each rank's rows saved apart.
+        # Frozen by a test on the whole dataset, alike everywhere, or on a configuration flag.
+        Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "from torch.utils.data import DistributedSampler\ndef main(data, model, args):\n"
+              "    sampler = DistributedSampler(data)\n    labels = torch.stack([data[i][1] for i in sampler])\n"
+              "    every = data.tensors[1]\n    if len(every) / len(every.unique()) < 8:\n"
+              "        for p in model[0].parameters():\n            p.requires_grad_(False)\n    return DDP(model)"),
+        Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "from torch.utils.data import DistributedSampler\ndef main(data, model, args):\n"
+              "    sampler = DistributedSampler(data)\n    labels = torch.stack([data[i][1] for i in sampler])\n"
+              "    if args.freeze_backbone:\n        model.backbone.requires_grad_(False)\n"
+              "        model.head = torch.nn.Linear(8, 2)\n"
+              "    return DDP(model)"),
         Valid(_WRITER.replace("every = pl_module.all_gather(rows)",
                               "counts = pl_module.all_gather(torch.tensor(len(rows)))\n"
                               "            pad = rows.new_zeros(int(counts.max()) - len(rows), *rows.shape[1:])\n"
@@ -455,11 +467,25 @@ class GatherRankDependentShape(Rule):
                 "of the rows), into buckets shaped like the local tensor: where the counts differ, gloo aborts "
                 "(\"Received data size doesn't match expected size\")",
                 range=(6, 38, 6, 42)),
+        # Parameters frozen on the ranks whose own shard holds few rows per class (apex#149).
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "from torch.utils.data import DistributedSampler\ndef main(data, model, args):\n"
+                "    sampler = DistributedSampler(data)\n    labels = torch.stack([data[i][1] for i in sampler])\n"
+                "    if len(labels) / len(labels.unique()) < 8:\n        for p in model[0].parameters():\n"
+                "            p.requires_grad_(False)\n    return DDP(model)",
+                expected_message="'p.requires_grad_(False)' changes the parameters of 'model' only on ranks "
+                "where 'len(labels) / len(labels.unique()) < 8' holds (torch.unique(), nonzero() and bincount() "
+                "without minlength return a data-dependent number of elements), and DDP() (line 17) wraps it in "
+                "DistributedDataParallel, whose constructor gathers every rank's parameter shapes and raises "
+                "where they differ (torch 2.13.0, nn/parallel/distributed.py "
+                "_verify_param_shape_across_processes)",
+                range=(8, 13, 8, 36)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         yield from _widths_joined_on_process_zero(analysis)
         yield from _models_sized_apart(analysis)
+        yield from _models_changed_apart(analysis)
         for site in analysis.calls:
             gather = _gather(site)
             if gather is None or not site.reached:
@@ -810,6 +836,70 @@ def _models_sized_apart(analysis: ModuleAnalysis) -> Iterator[Report]:
                                  help="Make the module from sizes alike on every rank: build the vocabulary on one "
                                       "rank and broadcast it, or from all the data")
                     break
+
+
+def _models_changed_apart(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A module whose parameters one rank changes before DDP wraps it, under a test that data
+    differing between ranks decides: parameters frozen (`p.requires_grad_(False)`, which DDP then
+    leaves out), a submodule replaced (`model.pos = nn.Embedding(n, 8)`), embeddings resized. DDP's
+    constructor gathers every rank's parameter shapes and raises where they differ (apex#149)."""
+    for site in analysis.calls:
+        if site.api.qualified_name not in _WRAPPING or not isinstance(site.call, cst.Call):
+            continue
+        line = analysis.position(site.call).start.line
+        for model in {arg.value.value for arg in site.call.args if isinstance(arg.value, cst.Name)}:
+            for change in _changes_of(site.scope, model):
+                reason = _decided_by_data(analysis, change) if analysis.position(change).start.line < line else None
+                if reason is not None:
+                    yield Report(change, f"'{analysis.code(change)}' changes the parameters of '{model}' only on ranks "
+                                 f"where {reason}, and {analysis.code(site.call.func)}() (line {line}) wraps it in "
+                                 f"DistributedDataParallel, whose constructor gathers every rank's parameter shapes "
+                                 f"and raises where they differ (torch {_TORCH}, nn/parallel/distributed.py "
+                                 f"_verify_param_shape_across_processes)",
+                                 help="Decide the change from values alike on every rank (agree on it with a "
+                                      "collective first), or make it on every rank")
+                    break
+
+
+# Calls that change which parameters a module holds, or their shapes.
+_RESHAPING = frozenset({"requires_grad_", "resize_token_embeddings"})
+
+
+def _changes_of(scope: cst.CSTNode, model: str) -> Iterator[cst.CSTNode]:
+    """The statements' calls and assignments in `scope` that change `model`'s parameters: a
+    `requires_grad` switch on it or on a loop's parameters of it, a submodule assigned anew, a
+    resize of its embeddings."""
+    rooted = {model} | {name for loop in every_node(scope, cst.For) if _rooted_at(loop.iter, {model})
+                        for name in _names(loop.target)}
+    for call in every_node(scope, cst.Call):
+        if last_name(call.func) in _RESHAPING and isinstance(call.func, cst.Attribute) \
+                and _rooted_at(call.func.value, rooted):
+            yield call
+    for assign in every_node(scope, cst.Assign):
+        for target in assign.targets:
+            if isinstance(target.target, cst.Attribute) and _rooted_at(target.target.value, rooted) and (
+                    target.target.attr.value == "requires_grad" or isinstance(assign.value, cst.Call)
+                    and (last_name(assign.value.func) or "")[:1].isupper()):
+                yield assign
+
+
+def _rooted_at(expr: cst.BaseExpression, names: set) -> bool:
+    """`model[0].parameters()`, `model.backbone`: an expression read off one of `names`."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return isinstance(expr, cst.Name) and expr.value in names
+
+
+def _decided_by_data(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[str]:
+    """Why the `if` around `node` can go one way on some ranks and the other elsewhere, where data
+    each rank holds decides it; None elsewhere."""
+    for statement in reversed(path_to(analysis.module, node) or ()):
+        if isinstance(statement, cst.If):
+            reason = next((why for leaf in boolean_leaves(statement.test)
+                           if is_data_reason(why := analysis.divergence.tests.get(leaf))), None)
+            if reason is not None:
+                return f"'{analysis.code(statement.test)}' holds ({reason})"
+    return None
 
 
 def _size_varies(analysis: ModuleAnalysis, site: CallSite, size: cst.BaseExpression) -> Optional[str]:
