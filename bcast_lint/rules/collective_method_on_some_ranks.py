@@ -304,6 +304,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     without `add_state`) that `compute()` reads: only registered states are synced, so each
     process computes with its own value beside the synced ones. So does what a method keeps of its
     process's clock (`self.io_seconds += time.monotonic() - start`), read through another object.
+    A metric of the module's own class held in an attribute (`self.hit_rate = HitRate()`) is that
+    framework's object, and its states read from outside it (`len(self.hit_rate.hits) > 0`,
+    `update_count`) are each rank's own until `compute()` syncs them. A DDP backward of a loss
+    from the rank's own batch in a `try` whose handler goes on fails on that rank alone (a NaN
+    under anomaly detection, out of memory) unless the ranks agreed on the loss first; ZeRO's
+    `step` under `with Join([model]):` still broadcasts where `Join` does not name the optimizer.
     Module-level framework functions named like a collective (`ignite.distributed.barrier`,
     `mmengine.dist.all_reduce`) are collectives, reported by BCL005.
 

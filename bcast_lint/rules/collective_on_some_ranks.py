@@ -241,7 +241,9 @@ class CollectiveOnSomeRanks(Rule):
     The failing rank dies while the others wait in the collective (on one node the launcher may
     stop them; across nodes they hang until the timeout). A `raise` the rank alone decides
     (`if rank == 0 and cfg is None: raise`), an `assert` on how ranks are laid out
-    (`assert ranks.index(rank) >= 0`), and a `raise` inside a `try` that may catch it are not.
+    (`assert ranks.index(rank) >= 0`), an `assert` that checks a rank's share against what it
+    computes for its own rank (`assert len(mine) == expected_count(n, rank, world)`), and a
+    `raise` inside a `try` that may catch it are not.
     A call of one of the module's functions that ends the process on every path (`def die(msg):
     log(msg); sys.exit(1)`) is such an exit too.
 
@@ -328,11 +330,15 @@ class CollectiveOnSomeRanks(Rule):
     rank); a parameter's `.grad` in a loop over `model.parameters()` where a module of the file runs
     some submodules only for some batches (a mixture of experts: `if routed.any(): out[routed] =
     expert(x[routed])`), so `if p.grad is None: continue` skips a different number of all-reduces on
-    each rank; the clock (`time.time() - start > limit`); a value computed from a rank's own batch
-    of data (what a loader's items hold: a loss, a NaN check; not how many there are, nor the step
-    count of `enumerate(loader)`); a `try` whose body reads such a file or the next item of a rank's
-    own iterator, or works on a rank's own data (`loss = compute_loss(model, batch)`), whose handler
-    then exits. A value
+    each rank; the clock (`time.time() - start > limit`); the process's own memory use
+    (`resource.getrusage(...).ru_maxrss`, `torch.cuda.memory_allocated()`); a value computed from a
+    rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many there
+    are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file or the
+    next item of a rank's own iterator, or works on a rank's own data (`loss = compute_loss(model,
+    batch)`), whose handler then exits; the items of a rank's own share that pass a test
+    (`[r for r in rows[rank::world] if len(r) <= cap]`: as many as its data lets through, where a
+    share cut to whole rounds first, `out[:len(out) - len(out) % world][rank::world]`, is even).
+    A value
     made equal by a collective (`dist.all_reduce(flag)`, `flag = broadcast(flag)`,
     `broadcast_object_list(objs)`) no longer differs, nor does a `DistributedSampler`'s length, a
     setup check (`dist.is_initialized()`, `world_size > 1`) or what an unknown function returns.

@@ -156,7 +156,10 @@ class GatherRankDependentShape(Rule):
     And it flags a module made with a count that differs between ranks (`TinyLM(len(vocab))`, the
     vocabulary of the rank's own lines) and then wrapped in DDP (accelerate's `prepare`, Fabric's
     `setup`, `DistributedDataParallel(...)`): DDP's constructor gathers every rank's parameter
-    shapes and raises where they differ.
+    shapes and raises where they differ. So does a module whose parameters a test on the rank's
+    own data changes before the wrap: frozen (`p.requires_grad_(False)`, which DDP leaves out), a
+    submodule assigned anew, resized embeddings (apex#149: a few-shot shard that freezes the
+    backbone).
 
     ## Why is this bad?
     A gather moves the same number of bytes from every rank: each bucket must have exactly the
