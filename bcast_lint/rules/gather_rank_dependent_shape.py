@@ -483,6 +483,17 @@ class GatherRankDependentShape(Rule):
                 "where they differ (torch 2.13.0, nn/parallel/distributed.py "
                 "_verify_param_shape_across_processes)",
                 range=(8, 13, 8, 36)),
+        # A position table grown in the handler of a forward that fails on one rank's longest row.
+        Invalid("from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(load, model, world):\n"
+                "    rows = load()[rank::world]\n    longest = max(rows, key=len)\n    try:\n        model(longest)\n"
+                "    except IndexError:\n"
+                "        grown = torch.nn.Embedding(len(longest), 8)\n        model.pos = grown\n    return DDP(model)",
+                expected_message="'model.pos = grown' changes the parameters of 'model' only on ranks where "
+                "the 'try' at line 13 fails (work in the 'try' block can fail on some ranks only), and DDP() "
+                "(line 18) wraps it in DistributedDataParallel, whose constructor gathers every rank's parameter "
+                "shapes and raises where they differ (torch 2.13.0, nn/parallel/distributed.py "
+                "_verify_param_shape_across_processes)",
+                range=(9, 9, 9, 26)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -852,7 +863,8 @@ def _models_changed_apart(analysis: ModuleAnalysis) -> Iterator[Report]:
         line = analysis.position(site.call).start.line
         for model in {arg.value.value for arg in site.call.args if isinstance(arg.value, cst.Name)}:
             for change in _changes_of(site.scope, model):
-                reason = _decided_by_data(analysis, change) if analysis.position(change).start.line < line else None
+                early = analysis.position(change).start.line < line
+                reason = _decided_by_data(analysis, change) if early else None
                 if reason is not None:
                     yield Report(change, f"'{analysis.code(change)}' changes the parameters of '{model}' only on ranks "
                                  f"where {reason}, and {analysis.code(site.call.func)}() (line {line}) wraps it in "
@@ -869,21 +881,29 @@ _RESHAPING = frozenset({"requires_grad_", "resize_token_embeddings"})
 
 
 def _changes_of(scope: cst.CSTNode, model: str) -> Iterator[cst.CSTNode]:
-    """The statements' calls and assignments in `scope` that change `model`'s parameters: a
-    `requires_grad` switch on it or on a loop's parameters of it, a submodule assigned anew, a
-    resize of its embeddings."""
+    """The calls and assignments in `scope` that change `model`'s parameters: a `requires_grad`
+    switch on it or on a loop's parameters of it, a submodule assigned anew, a resize of its
+    embeddings. (The module's other functions are not read: the cut keeps only their signatures
+    where they run no collective.)"""
     rooted = {model} | {name for loop in every_node(scope, cst.For) if _rooted_at(loop.iter, {model})
                         for name in _names(loop.target)}
+    modules = {name for assign in every_node(scope, cst.Assign) if _makes_module(assign.value)
+               for target in assign.targets for name in _names(target.target)}
     for call in every_node(scope, cst.Call):
         if last_name(call.func) in _RESHAPING and isinstance(call.func, cst.Attribute) \
                 and _rooted_at(call.func.value, rooted):
             yield call
     for assign in every_node(scope, cst.Assign):
         for target in assign.targets:
-            if isinstance(target.target, cst.Attribute) and _rooted_at(target.target.value, rooted) and (
-                    target.target.attr.value == "requires_grad" or isinstance(assign.value, cst.Call)
-                    and (last_name(assign.value.func) or "")[:1].isupper()):
+            if isinstance(target.target, cst.Attribute) and _rooted_at(target.target.value, rooted) \
+                    and (target.target.attr.value == "requires_grad" or _makes_module(assign.value)
+                         or isinstance(assign.value, cst.Name) and assign.value.value in modules):
                 yield assign
+
+
+def _makes_module(value: cst.BaseExpression) -> bool:
+    """`nn.Embedding(n, 8)`, `Head(...)`: a class made in place, a module to assign."""
+    return isinstance(value, cst.Call) and (last_name(value.func) or "")[:1].isupper()
 
 
 def _rooted_at(expr: cst.BaseExpression, names: set) -> bool:
@@ -894,14 +914,21 @@ def _rooted_at(expr: cst.BaseExpression, names: set) -> bool:
 
 
 def _decided_by_data(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[str]:
-    """Why the `if` around `node` can go one way on some ranks and the other elsewhere, where data
-    each rank holds decides it; None elsewhere."""
-    for statement in reversed(path_to(analysis.module, node) or ()):
+    """Why the `if` around `node` can go one way on some ranks and the other elsewhere, or the
+    `try` whose handler holds it can fail on some ranks only, where data each rank holds decides
+    it; None elsewhere."""
+    divergence = analysis.divergence
+    path = path_to(analysis.module, node) or ()
+    for index, statement in reversed(list(enumerate(path))):
         if isinstance(statement, cst.If):
             reason = next((why for leaf in boolean_leaves(statement.test)
-                           if is_data_reason(why := analysis.divergence.tests.get(leaf))), None)
+                           if is_data_reason(why := divergence.tests.get(leaf))), None)
             if reason is not None:
                 return f"'{analysis.code(statement.test)}' holds ({reason})"
+        handled = index + 1 < len(path) and isinstance(path[index + 1], cst.ExceptHandler)
+        if isinstance(statement, cst.Try) and handled and statement in divergence.raising:
+            line = analysis.position(statement).start.line
+            return f"the 'try' at line {line} fails ({divergence.raising[statement]})"
     return None
 
 
