@@ -177,6 +177,15 @@ _FAILED_UPDATE = ("""
     """)
 
 
+# A LightningModule holding a torchmetrics metric of the module's own class (DeepForest#1407).
+_HIT_RATE = ("import lightning as L\nfrom torchmetrics import Metric\nclass HitRate(Metric):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.add_state('hits', default=[], dist_reduce_fx='cat')\n"
+             "    def update(self, hit):\n        self.hits.append(hit)\n    def compute(self):\n"
+             "        return torch.cat(self.hits).mean() if len(self.hits) else torch.tensor(0.0)\n"
+             "class Detector(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.hit_rate = HitRate()\n    def on_validation_epoch_end(self):\n")
+
+
 class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     """
     ## What it does
@@ -362,13 +371,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Options handed as a name that keep the state sharded: no gather.
         # The same backward once the ranks agreed the loss is finite.
         # The metric computed on every rank, what it counts only printed; its own states read in compute.
-        Valid("import lightning as L\nfrom torchmetrics import Metric\nclass HitRate(Metric):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.add_state('hits', default=[], dist_reduce_fx='cat')\n"
-              "    def update(self, hit):\n        self.hits.append(hit)\n    def compute(self):\n"
-              "        return torch.cat(self.hits).mean() if len(self.hits) else torch.tensor(0.0)\n"
-              "class Detector(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
-              "        self.hit_rate = HitRate()\n    def on_validation_epoch_end(self):\n"
-              "        rate = self.hit_rate.compute()\n        if len(self.hit_rate.hits) > 0:\n"
+        Valid(_HIT_RATE
+              + "        rate = self.hit_rate.compute()\n        if len(self.hit_rate.hits) > 0:\n"
               "            print(rate)\n        self.log('hit', rate)"),
         Valid("from torch.distributed.algorithms.join import Join\n"
               "from torch.distributed.optim import ZeroRedundancyOptimizer\n"
@@ -2646,25 +2650,15 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 range=(10, 13, 10, 23)),
         # A metric class of the module held in an attribute: its compute syncs; its states, read
         # from outside it, are each rank's own until then (DeepForest#1407).
-        Invalid("import lightning as L\nfrom torchmetrics import Metric\nclass HitRate(Metric):\n    def __init__(self):\n"
-                "        super().__init__()\n        self.add_state('hits', default=[], dist_reduce_fx='cat')\n"
-                "    def update(self, hit):\n        self.hits.append(hit)\n    def compute(self):\n"
-                "        return torch.cat(self.hits).mean() if len(self.hits) else torch.tensor(0.0)\n"
-                "class Detector(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
-                "        self.hit_rate = HitRate()\n    def on_validation_epoch_end(self):\n"
-                "        if self.trainer.is_global_zero:\n            self.log('hit', self.hit_rate.compute())",
+        Invalid(_HIT_RATE
+                + "        if self.trainer.is_global_zero:\n            self.log('hit', self.hit_rate.compute())",
                 expected_message="self.hit_rate.compute(), which runs sync() inside (torchmetrics 1.9.0), runs "
                 "only on ranks where 'self.trainer.is_global_zero' is true: the other ranks never join it and "
                 "every rank hangs until the timeout (those ranks run compute (line 25) only, while the others run "
                 "no collective here)",
                 range=(17, 29, 17, 52)),
-        Invalid("import lightning as L\nfrom torchmetrics import Metric\nclass HitRate(Metric):\n    def __init__(self):\n"
-                "        super().__init__()\n        self.add_state('hits', default=[], dist_reduce_fx='cat')\n"
-                "    def update(self, hit):\n        self.hits.append(hit)\n    def compute(self):\n"
-                "        return torch.cat(self.hits).mean() if len(self.hits) else torch.tensor(0.0)\n"
-                "class Detector(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
-                "        self.hit_rate = HitRate()\n    def on_validation_epoch_end(self):\n"
-                "        if len(self.hit_rate.hits) > 0:\n            self.log('hit', self.hit_rate.compute())",
+        Invalid(_HIT_RATE
+                + "        if len(self.hit_rate.hits) > 0:\n            self.log('hit', self.hit_rate.compute())",
                 expected_message="self.hit_rate.compute(), which runs sync() inside (torchmetrics 1.9.0), runs "
                 "only on ranks where 'len(self.hit_rate.hits) > 0' is true (a torchmetrics metric's state holds "
                 "this rank's own updates until compute() syncs it): the other ranks never join it and every rank "
