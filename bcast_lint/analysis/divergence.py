@@ -218,6 +218,8 @@ EXHAUSTED = RankKind("it is the default 'next' returns once the iterator runs ou
 UNEVEN_ENTRY = RankKind("each rank takes its own entry of a table whose entries differ in length")
 UNEVEN_ITEMS = RankKind("each rank iterates its own entry of a table whose entries hold items of other lengths")
 OWN_SHARE = RankKind("it holds this process's own share of the items")
+DUMMY_EXPERIMENT = RankKind("a Lightning logger's experiment is real on global rank 0 only, and @rank_zero_experiment "
+                            "hands the other ranks a dummy")
 ODD_SHARE = ("each process takes its own share of the {} items of '{}', and an odd number of items "
              "splits unevenly over any even number of processes")
 UNEVEN_PIECE = RankKind("each rank takes its own share of the items, and the shares differ in length unless they "
@@ -1358,6 +1360,9 @@ class _Pass:
                 return self.length_why(expr.value, varying) or self._handed_data(expr.value, varying)
             if expr.attr.value in self._conditions.signalled.attributes:
                 return SIGNALLED
+            if expr.attr.value == "experiment" and self._conditions.lightning_loggers \
+                    and last_name(expr.value) in ("logger", "loggers"):
+                return DUMMY_EXPERIMENT
             if expr.attr.value == "training" and self._conditions.training_off is not None \
                     and isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return RankKind(TRAINING_OFF.format(self._conditions.training_off))

@@ -1077,6 +1077,7 @@ class ModuleAnalysis:
         self.conditions.routed_forward = self.per_file(routed_forward)
         self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.training_off = self.per_file(switched_off_per_rank)
+        self.conditions.lightning_loggers = "lightning" in whole and ".experiment" in whole
         self.conditions.uneven_accelerators = self.per_file(uneven_accelerators)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)

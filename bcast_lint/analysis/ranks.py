@@ -189,6 +189,9 @@ class RankConditions:
         # The line where the module puts a model in eval mode on some ranks only and leaves it there
         # (training_mode.switched_off_per_rank): `self.training` then differs between ranks.
         self.training_off: Optional[int] = None
+        # The module uses Lightning, whose loggers hand `logger.experiment` to global rank 0 alone
+        # (`@rank_zero_experiment`: the other ranks get a `_DummyExperiment`).
+        self.lightning_loggers = False
         # (function, name) bound to an Accelerator made with even batches off (uneven_batches).
         self.uneven_accelerators: frozenset = frozenset()
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.

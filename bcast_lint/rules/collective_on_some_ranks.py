@@ -330,7 +330,8 @@ class CollectiveOnSomeRanks(Rule):
     rank); a parameter's `.grad` in a loop over `model.parameters()` where a module of the file runs
     some submodules only for some batches (a mixture of experts: `if routed.any(): out[routed] =
     expert(x[routed])`), so `if p.grad is None: continue` skips a different number of all-reduces on
-    each rank; the clock (`time.time() - start > limit`); the process's own memory use
+    each rank; a Lightning logger's `experiment` (real on global rank 0 only); the clock
+    (`time.time() - start > limit`); the process's own memory use
     (`resource.getrusage(...).ru_maxrss`, `torch.cuda.memory_allocated()`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many there
     are, nor the step count of `enumerate(loader)`); a `try` whose body reads such a file or the
@@ -458,6 +459,10 @@ class CollectiveOnSomeRanks(Rule):
         # A list cut to whole rounds of the world size, then dealt: every rank takes as many.
         # The same sampler where every construction passes its seed: the draw is only a default.
         # The peak reduced on every step, only the printing decided by this process's own memory.
+        # The predictions gathered on every rank, only the writing decided by the logger's experiment.
+        Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_validation_epoch_end(self):\n"
+              "        preds = self.all_gather(torch.cat(self.preds))\n        writer = self.logger.experiment\n"
+              "        if hasattr(writer, 'log_metrics'):\n            writer.log_metrics({'mean': preds.mean().item()})"),
         Valid("import resource\ndef f(loader):\n    for batch in loader:\n"
               "        top = torch.tensor([float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)])\n"
               "        dist.all_reduce(top, op=dist.ReduceOp.MAX)\n        if top.item() > 16384:\n            print(top)"),
@@ -3799,6 +3804,16 @@ class CollectiveOnSomeRanks(Rule):
                 "reads this process's own memory use): the other ranks never join it and every rank hangs until "
                 "the timeout",
                 range=(8, 13, 8, 55)),
+        # A Lightning logger's experiment is real on global rank 0 alone (ReAgent#642).
+        Invalid("import lightning as L\nclass M(L.LightningModule):\n    def on_validation_epoch_end(self):\n"
+                "        writer = self.logger.experiment\n        if hasattr(writer, 'log_metrics'):\n"
+                "            preds = self.all_gather(torch.cat(self.preds))\n"
+                "            writer.log_metrics({'mean': preds.mean().item()})",
+                expected_message="all_gather() runs only on ranks where 'hasattr(writer, 'log_metrics')' is "
+                "true (a Lightning logger's experiment is real on global rank 0 only, and @rank_zero_experiment "
+                "hands the other ranks a dummy): the other ranks never join it and every rank hangs until the "
+                "timeout (those ranks run all_gather (line 14) only, while the others run no collective here)",
+                range=(6, 21, 6, 59)),
     )
 
     @staticmethod
