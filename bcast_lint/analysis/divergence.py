@@ -1363,6 +1363,9 @@ class _Pass:
             if expr.attr.value == "experiment" and self._conditions.lightning_loggers \
                     and last_name(expr.value) in ("logger", "loggers"):
                 return DUMMY_EXPERIMENT
+            tracked = self._conditions.trackers_on_some_ranks
+            if tracked and (expr.attr.value == "trackers" or "wandb.run" in self._qualified_names(expr)):
+                return RankKind(tracked)  # `if wandb.run is not None:`, `if accelerator.trackers:`
             if expr.attr.value == "training" and self._conditions.training_off is not None \
                     and isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return RankKind(TRAINING_OFF.format(self._conditions.training_off))

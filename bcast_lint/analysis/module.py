@@ -1078,6 +1078,7 @@ class ModuleAnalysis:
         self.conditions.unsynced_metrics = self.per_file(unsynced_metrics)
         self.conditions.training_off = self.per_file(switched_off_per_rank)
         self.conditions.lightning_loggers = "lightning" in whole and ".experiment" in whole
+        self.conditions.trackers_on_some_ranks = self._trackers_on_some_ranks(whole)
         self.conditions.uneven_accelerators = self.per_file(uneven_accelerators)
         self.conditions.attributes = _attribute_definitions(module, collector.attribute_assignments)
         self.conditions.local_functions = _agreed(collector.local_predicates)
@@ -1514,6 +1515,21 @@ class ModuleAnalysis:
                 if key.startswith("self.") and key.count(".") == 1 and is_data_reason(why):
                     found.setdefault(key.removeprefix("self."), why)
         return found
+
+    def _trackers_on_some_ranks(self, text: str) -> Optional[str]:
+        """Why the module's trackers exist on some ranks only: Accelerate's `init_trackers` runs on
+        the main process alone (accelerate 1.15.0, accelerator.py:3312 `@on_main_process`), and a
+        `wandb.init` under a test on the rank starts a run there alone."""
+        if "init_trackers" in text:
+            return "Accelerate's init_trackers() makes trackers on the main process only"
+        if "wandb" not in text:
+            return None
+        for call in every_call(self.module):
+            if last_name(call.func) == "init" and "wandb.init" in self.qualified_names(call.func):
+                path = path_to(self.module, call) or ()
+                if any(isinstance(node, cst.If) and self._rank_test(node.test) for node in path):
+                    return f"wandb.init() at line {self.position(call).start.line} runs under a test on the rank"
+        return None
 
     def _logging_per_rank(self, text: str) -> Optional[int]:
         """The line where the module sets a logging level by a test on the rank (`basicConfig(level=

@@ -192,6 +192,10 @@ class RankConditions:
         # The module uses Lightning, whose loggers hand `logger.experiment` to global rank 0 alone
         # (`@rank_zero_experiment`: the other ranks get a `_DummyExperiment`).
         self.lightning_loggers = False
+        # Why the module's experiment trackers exist on some ranks only, or None: `wandb.init` under a
+        # test on the rank, or Accelerate's `init_trackers` (main process only): `wandb.run`,
+        # `accelerator.trackers` then differ between ranks.
+        self.trackers_on_some_ranks: Optional[str] = None
         # (function, name) bound to an Accelerator made with even batches off (uneven_batches).
         self.uneven_accelerators: frozenset = frozenset()
         # `self.seen` for `self.seen = Counter()` (or a defaultdict): `self.seen[k] += 1` adds a key.

@@ -330,7 +330,8 @@ class CollectiveOnSomeRanks(Rule):
     rank); a parameter's `.grad` in a loop over `model.parameters()` where a module of the file runs
     some submodules only for some batches (a mixture of experts: `if routed.any(): out[routed] =
     expert(x[routed])`), so `if p.grad is None: continue` skips a different number of all-reduces on
-    each rank; a Lightning logger's `experiment` (real on global rank 0 only); the clock
+    each rank; a Lightning logger's `experiment` (real on global rank 0 only), `wandb.run` where
+    `wandb.init` runs under a rank test, `accelerator.trackers` (made on the main process only); the clock
     (`time.time() - start > limit`); the process's own memory use
     (`resource.getrusage(...).ru_maxrss`, `torch.cuda.memory_allocated()`); a value computed from a
     rank's own batch of data (what a loader's items hold: a loss, a NaN check; not how many there
@@ -460,6 +461,13 @@ class CollectiveOnSomeRanks(Rule):
         # The same sampler where every construction passes its seed: the draw is only a default.
         # The peak reduced on every step, only the printing decided by this process's own memory.
         # The predictions gathered on every rank, only the writing decided by the logger's experiment.
+        # A wandb run on every rank, and the loss gathered before the tracker test.
+        Valid("import wandb\ndef f(model, loader):\n    wandb.init(project='x', group='ddp')\n"
+              "    for x in loader:\n        loss = model(x).mean()\n        if wandb.run is not None:\n"
+              "            dist.all_reduce(loss)"),
+        Valid("def f(model, loader):\n    accelerator.init_trackers('x')\n    for x in loader:\n"
+              "        mean = accelerator.gather(model(x).mean()).mean()\n        if accelerator.trackers:\n"
+              "            accelerator.log({'loss': mean.item()})"),
         Valid("import lightning as L\nclass M(L.LightningModule):\n    def on_validation_epoch_end(self):\n"
               "        preds = self.all_gather(torch.cat(self.preds))\n        writer = self.logger.experiment\n"
               "        if hasattr(writer, 'log_metrics'):\n            writer.log_metrics({'mean': preds.mean().item()})"),
@@ -3814,6 +3822,22 @@ class CollectiveOnSomeRanks(Rule):
                 "hands the other ranks a dummy): the other ranks never join it and every rank hangs until the "
                 "timeout (those ranks run all_gather (line 14) only, while the others run no collective here)",
                 range=(6, 21, 6, 59)),
+        # Trackers made on some ranks only: a wandb run started under a rank test, Accelerate's
+        # init_trackers (main process only).
+        Invalid("import wandb\ndef f(model, loader):\n    if rank == 0:\n        wandb.init(project='x')\n"
+                "    for x in loader:\n        loss = model(x).mean()\n        if wandb.run is not None:\n"
+                "            dist.all_reduce(loss)\n            wandb.log({'loss': loss.item()})",
+                expected_message="all_reduce() runs only on ranks where 'wandb.run is not None' is true "
+                "(wandb.init() at line 12 runs under a test on the rank): the other ranks never join it and every "
+                "rank hangs until the timeout",
+                range=(8, 13, 8, 34)),
+        Invalid("def f(model, loader):\n    accelerator.init_trackers('x')\n    for x in loader:\n"
+                "        loss = model(x).mean()\n        if accelerator.trackers:\n"
+                "            accelerator.log({'loss': accelerator.gather(loss).mean().item()})",
+                expected_message="gather() runs only on ranks where 'accelerator.trackers' is true "
+                "(Accelerate's init_trackers() makes trackers on the main process only): the other ranks never "
+                "join it and every rank hangs until the timeout",
+                range=(6, 38, 6, 62)),
     )
 
     @staticmethod
