@@ -622,8 +622,10 @@ class _Pass:
         if isinstance(target, cst.Name) and self._multiple_of(value):
             self._multiples[target.value] = self._multiple_of(value)
         rounds = self._whole_rounds(value)
-        (self._whole_rounds_of.__setitem__(target.value, rounds) if isinstance(target, cst.Name) and rounds
-         else self._whole_rounds_of.pop(_key(target) or "", None))
+        if isinstance(target, cst.Name) and rounds:
+            self._whole_rounds_of[target.value] = rounds
+        else:
+            self._whole_rounds_of.pop(_key(target) or "", None)
         for key in keys:
             if _is_split(value) and isinstance(target, cst.Name):
                 self._split_of[key] = value
@@ -1381,8 +1383,8 @@ class _Pass:
             return None if _is_placement(expr) else self.why(expr.value, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension_why(expr, varying)
-        if isinstance(expr, cst.IfExp) and self._taken_arm(expr) is not None:
-            return self.why(self._taken_arm(expr), varying)
+        if isinstance(expr, cst.IfExp) and (arm := self._taken_arm(expr)) is not None:
+            return self.why(arm, varying)
         return next(filter(None, (self.why(child, varying) for child in children(expr))), None)
 
     def _taken_arm(self, expr: cst.IfExp) -> Optional[cst.BaseExpression]:

@@ -468,6 +468,14 @@ _METRIC_COUNTS = frozenset({"update_count", "_update_count", "update_called", "_
 _JOINABLES = frozenset({"torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer"})
 
 
+def _metric_states(analysis: "ModuleAnalysis") -> frozenset[str]:
+    """The states the module's metrics register (`self.add_state("hits", ...)`), and the count of
+    updates every torchmetrics metric keeps."""
+    added = {call.args[0].value.evaluated_value for call in every_call(analysis.module)
+             if last_name(call.func) == "add_state" and call.args and isinstance(call.args[0].value, cst.SimpleString)}
+    return frozenset(added) | _METRIC_COUNTS if added or "update_count" in analysis.source.text else frozenset()
+
+
 def _joins(statement: cst.With, joinable: cst.BaseExpression) -> bool:
     """`with Join([model, opt]):` naming `joinable` among the objects it joins."""
     return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "Join" and item.item.args
@@ -1090,7 +1098,7 @@ class ModuleAnalysis:
             self.conditions.property_value = _weak(self._property_why)
         if self._instance_names():
             self.conditions.instance_value = _weak(self._instance_why)
-        if "torchmetrics" in whole and self._metric_states():
+        if "torchmetrics" in whole and self.once(_metric_states):
             self.conditions.metric_state = _weak(self._metric_state_why)
         self._run_data_flow()
 
@@ -1482,17 +1490,11 @@ class ModuleAnalysis:
         klass = self.local_class_of(read.value, scope)
         return self.attributes.held_by(klass).get("self." + read.attr.value) if klass is not None else None
 
-    def _metric_states(self) -> frozenset[str]:
-        """The states the module's metrics register (`self.add_state("hits", ...)`), and the count of
-        updates every torchmetrics metric keeps."""
-        added = {call.args[0].value.evaluated_value for call in every_call(self.module)
-                 if last_name(call.func) == "add_state" and call.args and isinstance(call.args[0].value, cst.SimpleString)}
-        return frozenset(added) | _METRIC_COUNTS if added or "update_count" in self.source.text else frozenset()
-
     def _metric_state_why(self, read: cst.Attribute, scope: cst.CSTNode) -> Optional[str]:
         """Why `self.hit_rate.hits` differs between ranks: a state of a torchmetrics metric, read
         from outside the metric (its own methods read it synced in `compute`)."""
-        if read.attr.value not in self._metric_states() or isinstance(read.value, cst.Name) and read.value.value == "self":
+        own = isinstance(read.value, cst.Name) and read.value.value == "self"
+        if own or read.attr.value not in self.once(_metric_states):
             return None
         owner = self._receiver_class(read.value, scope)
         return METRIC_STATE if owner is not None and owner.startswith("torchmetrics.") else None
