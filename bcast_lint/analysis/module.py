@@ -1023,6 +1023,7 @@ class ModuleAnalysis:
         self._helper_calls: Optional[dict] = None  # see helper_collective_calls
         self._module_end: Optional[dict] = None  # see _globals_read
         self._parameters_found: dict[tuple, Parameters] = {}  # see _varying_parameters
+        self._given_found: dict[cst.FunctionDef, frozenset[str]] = {}  # see _given_parameters
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
@@ -2888,14 +2889,14 @@ class ModuleAnalysis:
     def _given_parameters(self, function: cst.FunctionDef) -> frozenset[str]:
         """The parameters every call of `function` in this module passes a value other than None
         (`Sampler(rows, seed=SEED)`): its default, and an `x if x is not None else ...` fallback,
-        never apply. Read only for a function with a conditional expression."""
-        if not every_node(function, cst.IfExp):
-            return frozenset()
-        reached = self.calls_of(function)
-        method = function in self._method_classes
-        passed = [{name for name, value in bound_arguments(function, candidate.call, method) if not is_none(value)}
-                  for candidate in reached]
-        return frozenset(set.intersection(*passed)) if passed else frozenset()
+        never apply. Read only for a function with a conditional expression, once per function (its
+        passes run again in each round of its class's attributes)."""
+        if function not in self._given_found:
+            passed = [{name for name, value in bound_arguments(function, candidate.call, function in self._method_classes)
+                       if not is_none(value)} for candidate in self.calls_of(function)] \
+                if every_node(function, cst.IfExp) else []
+            self._given_found[function] = frozenset(set.intersection(*passed)) if passed else frozenset()
+        return self._given_found[function]
 
     def _attribute_pass(self, method: cst.FunctionDef, attributes: dict) -> Divergence:
         """As _method_pass, for what the method leaves in its attributes: only `__init__`'s
