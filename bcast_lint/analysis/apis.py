@@ -102,6 +102,10 @@ TORCH_GROUP_POSITIONS = {
     "reduce_scatter": 3, "reduce_scatter_tensor": 3, "scatter": 3, "scatter_object_list": 3,
     "barrier": 0, "monitored_barrier": 0,
 }
+# The collectives rooted at one rank, and where they take it (torch 2.x signatures, 0 when not
+# given): every rank must name the same root.
+TORCH_ROOTS = {"gather": ("dst", 2), "gather_object": ("dst", 2), "reduce": ("dst", 1), "scatter": ("src", 2),
+               "scatter_object_list": ("src", 2)}
 _GROUP_MAKERS = ("new_group", "new_subgroups", "new_subgroups_by_enumeration")
 _OTHER_ACCELERATE_COLLECTIVES = ("gather", "gather_object", "reduce", "pad_across_processes")
 
@@ -111,7 +115,8 @@ def _build_catalog() -> dict[str, Api]:
     for module in TORCH_MODULES:
         apis.append(_torch_style(module, "broadcast", TENSOR))
         apis.append(_torch_style(module, "broadcast_object_list", OBJECTS))
-        apis.extend(Api(f"{module}.{name}", OTHER, group_position=TORCH_GROUP_POSITIONS[name])
+        apis.extend(Api(f"{module}.{name}", OTHER, *TORCH_ROOTS.get(name, (None, None)),
+                        0 if name in TORCH_ROOTS else None, group_position=TORCH_GROUP_POSITIONS[name])
                     for name in _OTHER_TORCH_COLLECTIVES)
         # Every process of the job must enter these, as torch documents (groups are numbered by each
         # process's count of calls, so a process that skips one names every later group differently).

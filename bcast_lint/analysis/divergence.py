@@ -36,6 +36,7 @@ from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, dealt_share, make_worlds,
                                        integer_literal, names_world_size, setup_truth)
 from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, MOVES, path_key
+from bcast_lint.analysis.raising import handles_only
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
@@ -114,6 +115,8 @@ _MASKS = frozenset({"isfinite", "isnan", "isinf", "logical_and", "logical_or", "
                     "le", "eq", "ne", "bool"})
 _LOOKUPS = frozenset({"index", "get", "count", "find", "rfind", "__getitem__", "pop", "remove"})
 _SIZES = frozenset({"numel", "size", "nelement", "__len__"})
+# Built-ins that hand back a dict's keys (as a list, a set, in order).
+_KEY_COPIES = frozenset({"list", "tuple", "set", "frozenset", "sorted", "iter"})
 # Built-ins that fold a comprehension into one value.
 _REDUCERS = frozenset({"sum", "max", "min", "any", "all", "mean", "fsum"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
@@ -138,6 +141,7 @@ _SIZE_ARGUMENTS = {"full": slice(0, 1), "randint": slice(-1, None), "linspace": 
 _VIEWS = frozenset({"keys", "values", "items", "copy", "float", "long", "int", "half", "detach", "clone",
                     "contiguous", "cpu", "numpy", "tolist", "flatten"})
 _SPLITS = frozenset({"split", "chunk", "tensor_split", "array_split"})
+_TORCH_SPLITS = frozenset({"torch.chunk", "torch.tensor_split", "numpy.array_split", "torch.split"})
 # Calls that, handed the rank, give each rank its own share of the items (unbalanced).
 _SHARES = frozenset({"shard", "islice", "split_dataset_by_node"})
 # Progress bars, and what they count (tqdm's).
@@ -449,6 +453,9 @@ class _Pass:
         self._named_files: dict[str, str] = {}  # local -> why: it names a file some ranks write elsewhere
         self._intersections: set[str] = set()  # locals holding an intersection of sets (_agreed_member)
         self._containers: set[str] = set()  # locals holding a list, set or dict made here (_truth_why)
+        # Dicts made here whose keys every rank makes alike, whatever their values hold
+        # (`{rid: time.perf_counter() for rid in range(6)}`): their keys are no rank's own.
+        self._keyed_alike: set[str] = set()
         self._bound: set[str] = set()  # names this scope binds that hold no rank of its own
         self._holding = False  # reading what an attribute is set to (_held_rank)
         self._split_of: dict[str, cst.Call] = {}  # name -> the split whose pieces it holds
@@ -578,6 +585,8 @@ class _Pass:
             # a varying `v` alone leaves its keys and length alike on every rank.
             reason = self._key_reason(target, varying) or self._why_escaping(target)
             key = _key(target.value)
+            if reason:
+                self._keyed_alike.discard(key)
             if key in self._sized or any(isinstance(e.slice, cst.Index) and self._is_mask(e.slice.value)
                                          for e in target.slice):
                 # `counts[i] = n` in a list or tensor made of one size, `x[mask] = 0`: written into, not grown.
@@ -596,6 +605,7 @@ class _Pass:
             self._made_from[target.value] = frozenset(names_read(value))
             (self._intersections.add if _intersects(value) else self._intersections.discard)(target.value)
             (self._containers.add if isinstance(value, _CONTAINERS) else self._containers.discard)(target.value)
+            (self._keyed_alike.add if self._keys_made_alike(value, varying) else self._keyed_alike.discard)(target.value)
             self._note_named_file(target.value, value)
             (self._sized.add if _made_of_one_size(value) else self._sized.discard)(target.value)
             count = self._table_count(value)
@@ -675,7 +685,39 @@ class _Pass:
                 reason = self._key_reason(func.value, varying) or reason
                 return _bind(varying, [key], reason) if key and reason else varying
             # `groups[label].append(x)` into a defaultdict: a key is added where `label` varies
+        if key and reason:
+            self._keyed_alike.discard(key)
         return _bind(varying, [key, _length(key)], reason) if key and reason else varying
+
+    def _keys_made_alike(self, value: cst.BaseExpression, varying: Varying) -> bool:
+        """A dict comprehension or literal whose keys, and the items it runs over, do not differ
+        between ranks, while some value does (else the dict is alike as a whole)."""
+        if isinstance(value, cst.DictComp):
+            loop = value.for_in
+            return loop.inner_for_in is None and not loop.ifs and self.why(loop.iter, varying) is None \
+                and self.length_why(loop.iter, varying) is None and self._why_key(value.key, loop, varying) is None
+        return isinstance(value, cst.Dict) and all(
+            isinstance(element, cst.DictElement) and self.why(element.key, varying) is None for element in value.elements)
+
+    def _why_key(self, key: cst.BaseExpression, loop: cst.CompFor, varying: Varying) -> Optional[str]:
+        """Why a comprehension's key differs between ranks, its loop's names holding the items alike."""
+        bound = set(target_names(loop.target))
+        outer = self._bound
+        self._bound = outer | bound
+        try:
+            return self.why(key, {name: why for name, why in varying.items() if name not in bound})
+        finally:
+            self._bound = outer
+
+    def _keys_of_alike(self, expr: cst.BaseExpression) -> bool:
+        """`list(arrivals)`, `arrivals.keys()`, `sorted(arrivals)` of a dict keyed alike on every rank."""
+        if not isinstance(expr, cst.Call):
+            return isinstance(expr, cst.Name) and expr.value in self._keyed_alike
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "keys" and not expr.args:
+            return self._keys_of_alike(func.value)
+        return isinstance(func, cst.Name) and func.value in _KEY_COPIES and len(expr.args) == 1 \
+            and expr.args[0].keyword is None and self._keys_of_alike(expr.args[0].value)
 
     def _one_rank_changes(self, call: cst.Call, varying: Varying) -> Varying:
         """`on_valid_end(epoch, loss)` of a function this scope defines and decorates to run on one
@@ -1011,7 +1053,7 @@ class _Pass:
             self.found.orders[loop] = (loop.iter, SET_ORDER)
         elif sorted_apart := self._sorted_by_varying_key(loop.iter, varying):
             self.found.orders[loop] = (loop.iter, sorted_apart)
-        reason = self.why(loop.iter, varying)  # what the items hold
+        reason = self.why(loop.iter, varying) if not self._keys_of_alike(loop.iter) else None  # what the items hold
         if reason == RANK and self._own_slice(_enumerated_iterable(loop.iter), varying):
             reason = LOCAL_DATA  # `for prompt in prompts[rank::world]`: the rank's own items, not its number
         counter, items = _enumerated(loop)
@@ -1179,9 +1221,13 @@ class _Pass:
         raise on some ranks only; or works on a rank's own data (`compute_loss(model, batch)`),
         which can fail on that rank alone."""
         varying = self._loop_items(statement.body, self._comprehension_items(statement.body, varying))
+        handled = _handled_names(statement)
         for call in calls_in(statement.body):
             if self._raced_path(call, varying) is not None:
                 return RACE
+            if isinstance(call.func, cst.Name) \
+                    and handles_only(handled, self._conditions.absorbed.get(call.func.value, frozenset())):
+                continue  # `score_batch(rows)` whose helper scores an unparsable row 0 on `ValueError`
             site = self._collectives.get(call)
             fails_on = getattr(getattr(site, "api", None), "fails_on", None)
             if fails_on is not None:  # a project function: its summary knows what can raise in it
@@ -1528,6 +1574,8 @@ class _Pass:
             return self.length_why(call.func.value, varying) or self._handed_data(call.func.value, varying)
         if name in _REDUCERS and any(_over_batches(arg.value) for arg in call.args):
             return DATA  # `sum(model(b).item() for b in val_loader)`: a sum of the rank's own batches
+        if self._keys_of_alike(call):
+            return None  # `list(arrivals)`: the keys, which every rank made alike
         qualified = self._qualified_names(call)
         if qualified & _CLOCKS:
             return CLOCK
@@ -1566,7 +1614,8 @@ class _Pass:
         held = self.why(receiver, varying) if receiver is not None else None
         if held:
             return held  # `shard.numel()`, `mine.pop()`
-        given = [(arg.value, self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
+        given = [(arg.value, self._lambda_why(arg.value, varying) if isinstance(arg.value, cst.Lambda)
+                  else self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
         if self._passes_values(call, qualified) or name == "manual_seed":
             # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
             return next(filter(None, (why for _, why in given)), None)
@@ -1584,6 +1633,18 @@ class _Pass:
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
+
+    def _lambda_why(self, function: cst.Lambda, varying: Varying) -> Optional[str]:
+        """Why what a lambda computes from the names around it differs between ranks: `max(range(world),
+        key=lambda r: sizes[r])` picks by what `sizes` holds. Its parameters hold no rank of their own."""
+        params = function.params
+        parameters = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        outer = self._bound
+        self._bound = outer | parameters
+        try:
+            return self.why(function.body, {key: why for key, why in varying.items() if key not in parameters})
+        finally:
+            self._bound = outer
 
     def _read_of_own_file(self, call: cst.Call, varying: Varying) -> Optional[str]:
         """READ_FROM_RANK for what a read of a file named after the rank gives (`torch.load(f"shard_{rank}.pt")`,
@@ -1681,6 +1742,10 @@ class _Pass:
             return bound or self.length_why(expr.value, varying)
         if isinstance(expr, cst.IfExp):  # `list(mine) if rank == 0 else [None] * k`: the arms say
             return self.length_why(expr.body, varying) or self.length_why(expr.orelse, varying)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
+            # `x[:, start:end] @ shard`: as many rows as the left operand; the product contracts the
+            # right one's rows (a row-parallel layer's partial sum, of one shape on every rank)
+            return self.length_why(expr.left, varying)
         if isinstance(expr, cst.BinaryOperation):
             count = None  # `[None] * len(mine)`: as many items as the count says
             if isinstance(expr.operator, cst.Multiply):
@@ -1816,8 +1881,42 @@ class _Pass:
             return None
         index = expr.slice[0].slice
         if isinstance(index, cst.Index) and self.why(index.value, varying) == RANK:
+            if not table and self._split_evenly(pieces):
+                return None
             return UNEVEN_ENTRY if table else DEALT_PIECE if _split_in_sections(pieces) else UNEVEN_PIECE
         return None
+
+    def _split_evenly(self, pieces: cst.Call) -> bool:
+        """`torch.chunk(table(), world)`, `x.tensor_split(world)`: one piece per process of what
+        holds an even number of rows by the module's text (a table, a constructor's literal size):
+        taken as written for the job, as a dealt share of an even table is."""
+        name = last_name(pieces.func)
+        positional = [arg.value for arg in pieces.args if arg.keyword is None]
+        method = isinstance(pieces.func, cst.Attribute) and not self._qualified_names(pieces) & _TORCH_SPLITS
+        if method:  # `x.chunk(world)`
+            split, sections = pieces.func.value, positional[:1]
+        else:  # `torch.chunk(x, world)`
+            split, sections = (positional[0], positional[1:2]) if positional else (None, [])
+        if name not in ("chunk", "tensor_split", "array_split") or not sections or split is None:
+            return False
+        per_process = names_world_size(sections[0]) or (isinstance(sections[0], cst.Name)
+                                                        and sections[0].value in self._world_sizes)
+        count = self._rows_count(split)
+        return per_process and count is not None and count % 2 == 0
+
+    def _rows_count(self, expr: cst.BaseExpression) -> Optional[int]:
+        """How many rows `expr` holds by the module's text: a table, a name made from one, what a
+        module function copying one returns, `torch.full((VOCAB, VOCAB), x)` with VOCAB a constant."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
+            copied = self._conditions.table_copies.get(expr.func.value)
+            return self._conditions.table_lengths.get(copied) if copied else None
+        if isinstance(expr, cst.Call) and last_name(expr.func) in _SIZED_CONSTRUCTORS and expr.args:
+            size = expr.args[0].value
+            first = size.elements[0].value if isinstance(size, (cst.Tuple, cst.List)) and size.elements else size
+            literal = integer_literal(first)
+            return literal if literal is not None else self._conditions.constants.get(
+                first.value if isinstance(first, cst.Name) else "")
+        return self._table_count(expr)
 
     def _is_mask(self, expr: cst.BaseExpression) -> bool:
         """A boolean tensor a selection is made with: `scores > t`, `~done`, `torch.isfinite(x)`,
@@ -2020,6 +2119,18 @@ def handed_arguments(call: cst.Call, parameters: tuple) -> list[tuple[str, cst.B
     """(parameter, what `call` hands it) for the (parameter, position) pairs it is handed."""
     handed = ((name, argument_value(call, position, name)) for name, position in parameters)
     return [(name, value) for name, value in handed if value is not None]
+
+
+def _handled_names(statement: cst.CSTNode) -> set:
+    """The names of the exceptions a `try` statement's handlers catch (a bare `except` catches any)."""
+    names: set = set()
+    for handler in getattr(statement, "handlers", ()):
+        if handler.type is None:
+            return {"BaseException"}
+        kinds = [element.value for element in handler.type.elements] if isinstance(handler.type, cst.Tuple) \
+            else [handler.type]
+        names |= {last_name(kind) or "" for kind in kinds}
+    return names
 
 
 def _own_data(why: Optional[str]) -> bool:

@@ -42,6 +42,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
                                                 unsynced_metrics)
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
+from bcast_lint.analysis.raising import absorbed_exceptions
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -1070,8 +1071,12 @@ class ModuleAnalysis:
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         self.conditions.uniform_tables = _uniform_tables(module, collector.assignments)
         self.conditions.uneven_item_tables = _uneven_item_tables(module, collector.assignments)
-        # (read only where the module has a table: its functions are found by a parse of the whole text)
-        self.conditions.table_copies = self.per_file(_table_copies) if self.conditions.table_lengths else {}
+        # (read only where the module has a table or a collective: its functions are found by a parse
+        # of the whole text)
+        if self.conditions.table_lengths or self.calls:
+            copies, local_tables = self.per_file(_table_copies)
+            self.conditions.table_copies = copies
+            self.conditions.table_lengths = {**local_tables, **self.conditions.table_lengths}
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -1081,6 +1086,7 @@ class ModuleAnalysis:
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.unseeded = self.per_file(unseeded_generators)
+        self.conditions.absorbed = self.per_file(absorbed_exceptions)
         self.conditions.signalled = self.per_file(signalled)
         self.conditions.files_written = self.per_file(files_written_on_some_ranks)
         self.conditions.routed_forward = self.per_file(routed_forward)
@@ -1884,6 +1890,15 @@ class ModuleAnalysis:
             # `negatives.topk(min(K, negatives.numel()))` of a masked selection: as many as the data keeps
             passed = returned_by(f"'{self.code(call.func)}()'", summary.varies_length)
         return passed or (self._own_function_length(call) if length else None)
+
+    def computed_from_rank(self, call: cst.CSTNode) -> bool:
+        """Whether the project function `call` calls returns a number made from the rank that is
+        neither the rank nor a test on it (`max(range(world), key=lambda r: sizes[r])` with
+        `sizes[rank]` set), which the worlds do not follow and returned_variance leaves alone: a
+        helper named after a rank returns one rank or another of a group (`get_global_rank`)."""
+        summary = self._summary_for(call)
+        return summary is not None and summary.varies == RANK and not summary.truth \
+            and "rank" not in summary.ref.qualname.rsplit(".", 1)[-1].lower()
 
     def _environment_reason(self, variables: frozenset) -> Optional[str]:
         """Why a value read from one of the environment `variables` differs between ranks."""
@@ -3318,24 +3333,95 @@ def _range_count(expr: cst.BaseExpression) -> Optional[int]:
     return None
 
 
-def _table_copies(text: str) -> dict[str, str]:
+def _table_copies(text: str) -> tuple[dict[str, str], dict[str, int]]:
     """The module's functions without parameters whose every return hands back one item per item
     of a module-level name (`return [torch.tensor(n) for n in LENGTHS]`, `return list(ROWS)`) ->
-    that name: what they return holds as many items as the table. Read with CPython's `ast` from
-    the whole text (the cut may have dropped them)."""
+    that name: what they return holds as many items as the table. A function that copies a
+    literal table of its own (`lengths = [12, 10, 8]`, then `return [make(n) for n in lengths]`)
+    names it "function()", with its length in the second dictionary. Read with CPython's `ast`
+    from the whole text (the cut may have dropped them)."""
     if "return" not in text:
-        return {}
+        return {}, {}
     tree = parsed(text)
     if tree is None:
-        return {}
-    found = {}
+        return {}, {}
+    found, local_lengths = {}, {}
+    constants = _integer_constants(tree)
     for function in tree.body:
         if not isinstance(function, ast.FunctionDef) or function.args.args or function.args.vararg:
             continue
         tables = {_copied_table(node.value) for node in ast.walk(function) if isinstance(node, ast.Return)}
-        if len(tables) == 1 and None not in tables:
-            found[function.name] = tables.pop()
+        if len(tables) != 1 or None in tables:
+            continue
+        table = tables.pop()
+        count = _local_table_length(function, table, constants)
+        if count is not None:
+            table = f"{function.name}()"
+            local_lengths[table] = count
+        found[function.name] = table
+    return found, local_lengths
+
+
+def _local_table_length(function: ast.FunctionDef, name: str, constants: dict) -> Optional[int]:
+    """How many items a list or tuple literal holds that `function` binds to `name` once, or how
+    many rows a tensor it makes so has (`torch.full((VOCAB, VOCAB), -5.0)`), or None."""
+    bindings = [node for node in ast.walk(function)
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr))
+                and name in _ast_targets(node)]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
+        return None
+    value = bindings[0].value
+    if isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(item, ast.Starred) for item in value.elts):
+        return len(value.elts)
+    return _rows_made(value, constants)
+
+
+def _rows_made(value: ast.expr, constants: dict) -> Optional[int]:
+    """N for `torch.zeros(N, ...)`, `torch.full((N, M), x)`, N a literal or a module constant."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args
+            and value.func.attr in ("zeros", "ones", "empty", "full", "rand", "randn")):
+        return None
+    size = value.args[0]
+    first = size.elts[0] if isinstance(size, (ast.Tuple, ast.List)) and size.elts else size
+    if isinstance(first, ast.Constant) and type(first.value) is int:
+        return first.value
+    return constants.get(first.id) if isinstance(first, ast.Name) else None
+
+
+def _integer_constants(tree: ast.Module) -> dict[str, int]:
+    """The module's top-level names bound to an integer literal (`VOCAB, DIM = 16, 8` too)."""
+    found: dict[str, int] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            pairs = zip(target.elts, statement.value.elts) if isinstance(target, ast.Tuple) \
+                and isinstance(statement.value, ast.Tuple) and len(target.elts) == len(statement.value.elts) \
+                else [(target, statement.value)]
+            for name, value in pairs:
+                if isinstance(name, ast.Name) and isinstance(value, ast.Constant) and type(value.value) is int:
+                    found[name.id] = value.value
     return found
+
+
+def _ast_targets(node: ast.AST) -> set:
+    """The names an assignment, loop or `with` binds (not those of a subscript or attribute written)."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.With):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    else:
+        targets = [node.target]
+    names: set = set()
+    while targets:
+        target = targets.pop()
+        if isinstance(target, ast.Name):
+            names.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+    return names
 
 
 def _copied_table(value: Optional[ast.expr]) -> Optional[str]:

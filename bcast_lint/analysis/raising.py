@@ -17,6 +17,7 @@ import ast
 from typing import Iterable, Optional
 
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project, dotted_name
+from bcast_lint.analysis.syntax import parsed
 
 _MAX_DEPTH = 4
 # Calls that raise where the file, or the key of the text they parse, is missing.
@@ -152,3 +153,51 @@ def _guarded(nodes: list) -> set[int]:
         if isinstance(node, _TRIES) and any(not (h.body and isinstance(h.body[-1], ast.Raise)) for h in node.handlers):
             guarded.update(id(inner) for statement in node.body for inner in ast.walk(statement))
     return guarded
+
+
+# Handlers that catch whatever the work raises.
+_BROAD = frozenset({"Exception", "BaseException"})
+
+
+def absorbed_exceptions(text: str) -> dict[str, frozenset]:
+    """The module's top-level functions -> the names of the exceptions that a `try` in them, or in
+    a module function they call, catches and carries on from (`except ValueError: return 0.0`):
+    the helper has turned that failure into a value, and a caller's handler of the same names
+    (`except ValueError: continue` around `score_batch(rows)`) is not reached through it. Read with
+    CPython's `ast` from the whole text (the cut drops helpers without a collective)."""
+    if "except" not in text:
+        return {}
+    tree = parsed(text)
+    if tree is None:
+        return {}
+    functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
+    own = {name: _caught_and_carried_on(node) for name, node in functions.items()}
+    calls = {name: {called.func.id for called in ast.walk(node) if isinstance(called, ast.Call)
+                    and isinstance(called.func, ast.Name) and called.func.id in functions} - {name}
+             for name, node in functions.items()}
+    absorbed = dict(own)
+    for _ in range(_MAX_DEPTH):  # what the helpers they call absorb, a few calls deep
+        absorbed = {name: absorbed[name].union(*(absorbed[callee] for callee in calls[name])) for name in functions}
+    return {name: caught for name, caught in absorbed.items() if caught}
+
+
+def _caught_and_carried_on(function) -> frozenset:
+    caught: set = set()
+    for node in _own_nodes(function):
+        if isinstance(node, _TRIES):
+            for handler in node.handlers:
+                if not (handler.body and isinstance(handler.body[-1], ast.Raise)):
+                    caught |= _exception_names(handler.type) if handler.type is not None else _BROAD
+    return frozenset(caught)
+
+
+def _exception_names(kind: ast.AST) -> set:
+    """`ValueError` for `except ValueError`, both names for `except (KeyError, ValueError)`."""
+    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return {(dotted_name(one) or "").rsplit(".", 1)[-1] for one in kinds}
+
+
+def handles_only(handled: set, absorbed: frozenset) -> bool:
+    """Whether a caller's handler of the exceptions `handled` catches only what a helper that
+    absorbs `absorbed` already turned into a value."""
+    return bool(handled) and not handled & _BROAD and (handled <= absorbed or bool(absorbed & _BROAD))

@@ -160,6 +160,8 @@ class RankConditions:
         self.table_lengths: dict[str, int] = {}
         # The module's functions that return one item per item of such a name -> the name.
         self.table_copies: dict[str, str] = {}
+        # The module's functions -> the exceptions they catch and carry on from (raising.absorbed_exceptions).
+        self.absorbed: dict[str, frozenset] = {}
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
         # The global generators the script never seeds, which differ per process (words.unseeded_generators).

@@ -371,6 +371,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # Options handed as a name that keep the state sharded: no gather.
         # The same backward once the ranks agreed the loss is finite.
         # The metric computed on every rank, what it counts only printed; its own states read in compute.
+        # A helper that builds its rows from a literal table of its own, of an even length: taken as
+        # written for the job, as a module's table is, so each rank's share is as long.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def make_rows():
+                lengths = [12, 10, 8, 20, 14, 9]
+                return [torch.ones(n) for n in lengths]
+            def train(model, world):
+                ddp = DDP(model)
+                for x in make_rows()[rank::world]:
+                    ddp(x).sum().backward()
+            """),
         Valid(_HIT_RATE
               + "        rate = self.hit_rate.compute()\n        if len(self.hit_rate.hits) > 0:\n"
               "            print(rate)\n        self.log('hit', rate)"),
@@ -2665,6 +2677,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "hangs until the timeout (those ranks run compute (line 25) only, while the others run no "
                 "collective here)",
                 range=(17, 29, 17, 52)),
+        # The same helper over an odd table: the shares differ by one item.
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def make_rows():
+                lengths = [12, 10, 8, 20, 14]
+                return [torch.ones(n) for n in lengths]
+            def train(model, world):
+                ddp = DDP(model)
+                for x in make_rows()[rank::world]:
+                    ddp(x).sum().backward()
+            """, expected_message="ddp.forward(), which broadcasts the module's buffers in pre_forward() (torch "
+                "2.13.0), runs a different number of times on different ranks: the loop at line 15 iterates over "
+                "'make_rows()[rank::world]', whose length depends on the rank, so the ranks' calls stop pairing "
+                "up and every rank hangs until the timeout",
+                range=(8, 9, 8, 15)),
     )
 
     @classmethod

@@ -462,6 +462,38 @@ class CollectiveOnSomeRanks(Rule):
         # The peak reduced on every step, only the printing decided by this process's own memory.
         # The predictions gathered on every rank, only the writing decided by the logger's experiment.
         # A wandb run on every rank, and the loss gathered before the tracker test.
+        # A dict keyed alike on every rank whose values read the clock: its keys, and the queue
+        # made of them, are no rank's own (blind38's deadline look-alike).
+        Valid("""
+            import time
+            def serve(n):
+                arrivals = {rid: time.perf_counter() for rid in range(n)}
+                waiting, running = list(arrivals), []
+                while waiting or running:
+                    running.append(waiting.pop(0)) if waiting else running.pop()
+                    if not running:
+                        break
+                    dist.all_reduce(torch.ones(1))
+            """),
+        # A helper that turns the parse error into a score: the caller's `except ValueError` is
+        # not reached through it (blind38's reward look-alike).
+        Valid("""
+            def reward(text):
+                try:
+                    return float(text.split("=")[1])
+                except ValueError:
+                    return 0.0
+            def score(texts):
+                return torch.tensor([reward(t) for t in texts])
+            ROWS = [["x = 1", "x = ?"], ["x = 2"], ["x = 3"], ["x = 4"]]
+            def f():
+                for row in ROWS[rank::dist.get_world_size()]:
+                    try:
+                        rewards = score(row)
+                    except ValueError:
+                        continue
+                    dist.all_reduce(rewards.sum())
+            """),
         Valid("import wandb\ndef f(model, loader):\n    wandb.init(project='x', group='ddp')\n"
               "    for x in loader:\n        loss = model(x).mean()\n        if wandb.run is not None:\n"
               "            dist.all_reduce(loss)"),
@@ -3838,6 +3870,29 @@ class CollectiveOnSomeRanks(Rule):
                 "(Accelerate's init_trackers() makes trackers on the main process only): the other ranks never "
                 "join it and every rank hangs until the timeout",
                 range=(6, 38, 6, 62)),
+        # The same helper catching another error than the caller's handler: the parse error reaches
+        # the caller's `except ValueError` on the rank whose row holds it.
+        Invalid("""
+            def reward(text):
+                try:
+                    return float(text.split("=")[1])
+                except IndexError:
+                    return 0.0
+            def score(texts):
+                return torch.tensor([reward(t) for t in texts])
+            ROWS = [["x = 1", "x = ?"], ["x = 2"], ["x = 3"], ["x = 4"]]
+            def f():
+                for row in ROWS[rank::dist.get_world_size()]:
+                    try:
+                        rewards = score(row)
+                    except ValueError:
+                        continue
+                    dist.all_reduce(rewards.sum())
+            """, expected_message="all_reduce() is skipped on ranks where the 'try' at line 19 raises (work in "
+                "the 'try' block can fail on some ranks only): the 'continue' at line 22 is taken only there, "
+                "while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
+                "until the timeout",
+                range=(15, 9, 15, 39)),
     )
 
     @staticmethod

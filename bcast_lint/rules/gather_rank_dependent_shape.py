@@ -200,6 +200,31 @@ class GatherRankDependentShape(Rule):
         # The vocabulary of all the lines; a width read off the rank's own batch.
         # The rows padded to the longest share first; each rank's count; each rank's rows saved apart.
         # Frozen by a test on the whole dataset, alike everywhere, or on a configuration flag.
+        # A row-parallel layer: each rank's columns of the input times its rows of the weight, a
+        # partial sum of one shape on every rank.
+        Valid("""
+            SPLIT = [12, 4]
+            def load_shard(weight, cols):
+                return weight[cols].clone()
+            def layer(x, weight):
+                start = sum(SPLIT[:rank])
+                shard = load_shard(weight, list(range(start, start + SPLIT[rank])))
+                partial = x[:, start:start + SPLIT[rank]] @ shard
+                dist.all_reduce(partial)
+                return partial
+            """),
+        # One piece per process of a table of 16 rows: taken as written for the job.
+        Valid("""
+            VOCAB = 16
+            def table():
+                t = torch.full((VOCAB, VOCAB), -5.0)
+                return t
+            def f():
+                world = dist.get_world_size()
+                shard = torch.chunk(table(), world)[rank].clone()
+                parts = [torch.zeros_like(shard) for _ in range(world)]
+                dist.all_gather(parts, shard)
+            """),
         Valid("from torch.nn.parallel import DistributedDataParallel as DDP\n"
               "from torch.utils.data import DistributedSampler\ndef main(data, model, args):\n"
               "    sampler = DistributedSampler(data)\n    labels = torch.stack([data[i][1] for i in sampler])\n"
@@ -494,6 +519,22 @@ class GatherRankDependentShape(Rule):
                 "shapes and raises where they differ (torch 2.13.0, nn/parallel/distributed.py "
                 "_verify_param_shape_across_processes)",
                 range=(9, 9, 9, 26)),
+        # A table of 15 rows in one piece per process: the pieces differ.
+        Invalid("""
+            VOCAB = 15
+            def table():
+                t = torch.full((VOCAB, VOCAB), -5.0)
+                return t
+            def f():
+                world = dist.get_world_size()
+                shard = torch.chunk(table(), world)[rank].clone()
+                parts = [torch.zeros_like(shard) for _ in range(world)]
+                dist.all_gather(parts, shard)
+            """, expected_message="dist.all_gather() gathers shard, whose length differs between ranks (each "
+                "rank takes its own share of the items, and the shares differ in length unless they divide "
+                "evenly), into buckets of one shape: where the counts differ, gloo aborts (\"Received data size "
+                "doesn't match expected size\")",
+                range=(9, 28, 9, 33)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:

@@ -4,7 +4,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.apis import TORCH_MODULES, TORCH_ROOTS
 from bcast_lint.analysis.bindings import target_names
+from bcast_lint.analysis.divergence import is_data_reason
 from bcast_lint.analysis.expressions import allocation, argument_value, is_none, method_name
 from bcast_lint.analysis.flow import ASSIGNED
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
@@ -35,6 +37,15 @@ class SourceMismatch(Rule):
     that it compares with the process's own (`dist.get_rank() == rank`) is a leader's rank, not
     this process's.
 
+    The root of torch's gather, reduce and scatter (and their object forms: `dst=`, `src=`) must
+    be the same on every rank too: `dist.reduce(t, dst=rank)` is flagged, and so is a root that
+    differs through a value no rank test spells: one drawn from a generator the script never
+    seeds, read from a file or the clock, or returned by a helper of the module that computes a
+    number from the rank (`pick_collector()` ranking a table it filled at its own index, so that
+    every rank picks itself). A helper named after a rank (`get_global_rank`, `src_rank_of(group)`)
+    returns one rank of a group and is left alone, as are roots counted after a collective made
+    the counts alike (`all_reduce(counts)`, then `counts.argmax()`).
+
     A source that is not a member of the broadcast's group is flagged too: `src` is a global
     rank, so `src=0` with `group=g` where `g = dist.new_group([2, 3])` names rank 0, not the
     group's first member (torch raises `ValueError: Global rank 0 is not part of group`;
@@ -50,7 +61,8 @@ class SourceMismatch(Rule):
     A source that differs per rank (`src=rank`) makes every rank wait to send to the others: the
     job hangs until the backend timeout (30 minutes with gloo, the 10-minute NCCL watchdog), and
     `TORCH_DISTRIBUTED_DEBUG=DETAIL`, which catches shape, dtype and one-sided mismatches, does not
-    catch this one.
+    catch this one. A gather, reduce or scatter whose root differs waits the same way: each rank
+    that names itself as the root waits for the others' tensors, which go elsewhere.
 
     Only what is statically known is reported: a source rank written as a literal (or accelerate's
     default), a fill condition decided by the rank alone, and a per-rank source from an expression
@@ -102,6 +114,14 @@ class SourceMismatch(Rule):
 
     code = "BCL009"
     VALID = (
+        # Roots every rank agrees on: counts summed over the ranks before the largest is picked, a
+        # configured one, a helper named after a rank (one rank of a group), a loop over roots.
+        Valid("def f(mine, world):\n    counts = torch.zeros(world)\n    counts[rank] = len(mine)\n"
+              "    dist.all_reduce(counts)\n    dst = int(counts.argmax())\n    dist.gather(torch.ones(2), None, dst=dst)"),
+        Valid("def f(t, args):\n    dist.reduce(t, args.dst)"),
+        Valid("def src_rank_of(group):\n    return dist.get_rank() - dist.get_rank() % 2\n"
+              "def f(t, group):\n    dist.scatter(t, None, src=src_rank_of(group), group=group)"),
+        Valid("def f(t, world):\n    for root in range(world):\n        dist.gather(t, None, dst=root)"),
         Valid("x = torch.zeros(4)\nif rank == 0:\n    x = torch.randn(4)\ndist.broadcast(x, src=0)"),
         Valid("x = torch.zeros(4)\nif accelerator.is_main_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
         Valid("x = torch.zeros(4)\nif accelerator.is_local_main_process:\n    x = torch.randn(4)\nx = broadcast(x)"),
@@ -231,25 +251,53 @@ class SourceMismatch(Rule):
                 expected_message="src=0 if accelerator.is_main_process else 1 names a different source on "
                 "different ranks, so dist.broadcast() never matches up and hangs until the backend "
                 "timeout (TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)", range=(1, 1, 1, 63)),
+        # A destination each rank picks from a table it filled at its own index: each picks itself
+        # (vllm#2528's shape).
+        Invalid("def pick_collector(count, world):\n    sizes = [0] * world\n    sizes[dist.get_rank()] = count\n"
+                "    return max(range(world), key=lambda r: sizes[r])\n"
+                "def f(mine, world):\n    dst = pick_collector(len(mine), world)\n"
+                "    dist.gather(torch.ones(2), None, dst=dst)",
+                expected_message="dst=dst can name a different destination on different ranks "
+                "('pick_collector()' returns a number made from the rank), so dist.gather() never matches up and "
+                "hangs until the backend timeout",
+                range=(7, 5, 7, 46)),
+        Invalid("def f(t):\n    dist.reduce(t, dst=rank)",
+                expected_message="dst=rank names a different destination on different ranks, so dist.reduce() "
+                "never matches up and hangs until the backend timeout",
+                range=(2, 5, 2, 29)),
+        # A collector drawn from the process's own generator, which the script never seeds.
+        Invalid("import random\ndef f(obj, world):\n    dist.reduce(obj, dst=random.randrange(world))\n"
+                "if __name__ == '__main__':\n    f(torch.ones(1), 2)",
+                expected_message="dst=random.randrange(world) can name a different destination on different "
+                "ranks (it is drawn from a random generator the script never seeds, which each process seeds on "
+                "its own), so dist.reduce() never matches up and hangs until the backend timeout",
+                range=(3, 5, 3, 50)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
-        for site in analysis.broadcasts():
-            sources = {world: _source_rank(analysis, site, world) for world in site.reached}
-            known = set(sources.values())
-            if None in known or not known:
-                yield from _handed_varying_source(analysis, site)
-                continue
-            outsider = _source_outside_group(analysis, site, known)
-            if outsider is not None:
-                yield outsider
-                continue
-            if len(known) > 1:
-                if _reached_unconditionally(analysis, site):
-                    yield Report(site.call, _per_rank_message(analysis, site),
-                                 help=f"Pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
-            else:
-                yield from _filled_elsewhere(analysis, site, known.pop())
+        for site in analysis.calls:
+            if site.api.is_broadcast:
+                yield from _broadcast_source(analysis, site)
+            elif _is_rooted(site):
+                yield from _root_apart(analysis, site)
+
+
+def _broadcast_source(analysis: ModuleAnalysis, site: CallSite) -> Iterator[Report]:
+    sources = {world: _source_rank(analysis, site, world) for world in site.reached}
+    known = set(sources.values())
+    if None in known or not known:
+        yield from _handed_varying_source(analysis, site)
+        yield from _root_apart(analysis, site, worlds_decide=False)
+        return
+    outsider = _source_outside_group(analysis, site, known)
+    if outsider is not None:
+        yield outsider
+    elif len(known) > 1:
+        if _reached_unconditionally(analysis, site):
+            yield Report(site.call, _per_rank_message(analysis, site),
+                         help=f"Pass the same rank on every rank, e.g. {site.api.src_keyword}=0")
+    else:
+        yield from _filled_elsewhere(analysis, site, known.pop())
 
 
 # -- a source that is not a member of the group ----------------------------------------------
@@ -431,11 +479,54 @@ def _handed_varying_source(analysis: ModuleAnalysis, site: CallSite) -> Iterator
                          help="Pass the same global rank on every rank, e.g. 0")
 
 
-def _per_rank_message(analysis: ModuleAnalysis, site: CallSite) -> str:
+def _per_rank_message(analysis: ModuleAnalysis, site: CallSite, why: Optional[str] = None) -> str:
     argument = f"{site.api.src_keyword}={analysis.code(site.source)}"
-    return (f"{argument} names a different source on different ranks, so {_called(analysis, site)} "
-            "never matches up and hangs until the backend timeout (TORCH_DISTRIBUTED_DEBUG=DETAIL "
-            "does not catch it)")
+    role = "destination" if site.api.src_keyword == "dst" else "source"
+    names = f"can name a different {role} on different ranks ({why})" if why \
+        else f"names a different {role} on different ranks"
+    # (measured for broadcast only: DETAIL's checks compare shapes and dtypes, not roots)
+    unseen = " (TORCH_DISTRIBUTED_DEBUG=DETAIL does not catch it)" if site.api.is_broadcast else ""
+    return f"{argument} {names}, so {_called(analysis, site)} never matches up and hangs until the backend timeout{unseen}"
+
+
+# -- the root of a gather, reduce or scatter, or a broadcast's source, from a value that differs --
+def _is_rooted(site: CallSite) -> bool:
+    """torch's gather, reduce and scatter (and their object forms), called directly."""
+    return site.api.short_name in TORCH_ROOTS and site.api.qualified_name.startswith(TORCH_MODULES) \
+        and not site.api.via
+
+
+def _root_apart(analysis: ModuleAnalysis, site: CallSite, worlds_decide: bool = True) -> Iterator[Report]:
+    """A root that differs between ranks: as the rank decides it in each world (`dst=rank`), or
+    through a value the divergence analysis follows (`dst = pick_collector(len(mine), world)`, a
+    helper that ranks a table filled at this rank's own index: each rank picks itself)."""
+    root = site.source
+    if root is None or not _reached_unconditionally(analysis, site):
+        return
+    if worlds_decide:
+        roots = {_source_rank(analysis, site, world) for world in site.reached}
+        if None not in roots and len(roots) > 1:
+            yield Report(site.call, _per_rank_message(analysis, site), help=_SAME_ROOT.format(site.api.src_keyword))
+            return
+    why = analysis.divergence.value_at(site.call, root)
+    if not is_data_reason(why):  # (arithmetic on the rank is the worlds' to decide: a group's own numbering)
+        helper = _rank_made(analysis, site, root)
+        why = f"'{analysis.code(helper.func)}()' returns a number made from the rank" if helper is not None else None
+    if why is not None:
+        yield Report(site.call, _per_rank_message(analysis, site, why), help=_SAME_ROOT.format(site.api.src_keyword))
+
+
+def _rank_made(analysis: ModuleAnalysis, site: CallSite, root: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call of a project function computing a number from the rank (computed_from_rank) that
+    the root is, or that a local name holding it was assigned from."""
+    values = [root]
+    if isinstance(root, cst.Name):
+        definitions = next(iter(site.reached.values()), {}).get(root.value, ())
+        values = [definition.value for definition in definitions if definition.kind == ASSIGNED]
+    return next((value for value in values if isinstance(value, cst.Call) and analysis.computed_from_rank(value)), None)
+
+
+_SAME_ROOT = "Pass the same global rank on every rank, e.g. {}=0, or agree on it first (broadcast it from rank 0)"
 
 
 # -- a value filled on another rank than the source -----------------------------------------
