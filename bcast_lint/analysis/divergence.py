@@ -1181,6 +1181,10 @@ class _Pass:
             some_ranks_work = self._tried.pop()
         reason = self._raising(statement, _merge(varying, body_end)) or self._handled(statement) \
             or (SOME_RANKS_WORK if some_ranks_work else None)
+        # `try: pairs = [read(r) for r in rows] except OSError: continue`, then `yield`: as many
+        # items as the caller's data lets through (a summary's marker, no finding here)
+        skipped = self._handed_to_failing_work(statement, _merge(varying, body_end)) \
+            if any(_skips(handler.body) for handler in statement.handlers) else None
         if reason is not None:
             self.found.raising[statement] = reason
             self.found.scopes.add(self._scope)
@@ -1192,6 +1196,7 @@ class _Pass:
         end = _merge(body_end, *outcomes)
         if statement.finalbody is not None:
             end = self.block(_statements(statement.finalbody.body), end)
+        self._exited_under = skipped
         return end
 
     _TryStar = _Try
@@ -1235,7 +1240,7 @@ class _Pass:
                     return RAISES
                 continue
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
-            if any(_own_data(self.why(value, varying)) for value in paths):
+            if any(_own_data(self.why(value, varying)) for value in paths) or self._fails_on_what_differs(call, varying):
                 return RAISES
             if site is not None and isinstance(call.func, cst.Attribute) \
                     and _own_data(self.why(call.func.value, varying)):
@@ -1246,6 +1251,29 @@ class _Pass:
                 paths.append(call.func.value)  # `Path(p).read_text()`
             if any(self.why(path, varying) or node_code(path) in self._written for path in paths):
                 return RAISES
+        return None
+
+    def _fails_on_what_differs(self, call: cst.Call, varying: Varying) -> bool:
+        """`write_manifest(out_dir, rank, step)` where the module's helper raises on a parameter
+        (a `raise` after a check of a file named after it): handed what differs between ranks,
+        the rank itself included, it fails on some ranks only."""
+        if not (isinstance(call.func, cst.Name) and call.func.value in self._conditions.raising_functions):
+            return False
+        parameters, failing = self._conditions.failing_of(call.func.value)
+        handed = handed_arguments(call, tuple((name, position) for position, name in enumerate(parameters)
+                                              if name in failing))
+        return any(self.why(value, varying) for _, value in handed)
+
+    def _handed_to_failing_work(self, statement, varying: Varying) -> Optional[Passed]:
+        """In a summary, the parameter (its Passed marker) that the `try` body hands to a function
+        of the module that can raise on what it is handed (raising.raising_functions)."""
+        varying = self._comprehension_items(statement.body, varying)
+        for call in calls_in(statement.body):
+            if isinstance(call.func, cst.Name) and call.func.value in self._conditions.raising_functions:
+                handed = (self.why(arg.value, varying) for arg in call.args)
+                marker = next((why for why in handed if isinstance(why, Passed)), None)
+                if marker is not None:
+                    return marker
         return None
 
     def _raced_path(self, call: cst.Call, varying: Varying) -> Optional[cst.BaseExpression]:
@@ -2327,6 +2355,23 @@ def _arms_exit(statement: cst.If) -> list[bool]:
 
 def _exits(body: cst.BaseSuite) -> bool:
     return any(ends_in(body, kind) for kind in (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _skips(body: cst.BaseSuite) -> bool:
+    """A handler that goes on past the item at hand: a `continue` or `return` in it, outside any
+    loop or function of its own (`if err.is_retryable: continue` then `raise`)."""
+    stack = list(_statements(body))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if any(isinstance(small, (cst.Continue, cst.Return)) for small in statement.body):
+                return True
+        elif isinstance(statement, cst.If):
+            stack.extend(_statements(statement.body))
+            if statement.orelse is not None:
+                stack.append(statement.orelse) if isinstance(statement.orelse, cst.If) \
+                    else stack.extend(_statements(statement.orelse.body))
+    return False
 
 
 def _raises(statement: cst.If) -> bool:

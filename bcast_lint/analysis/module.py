@@ -42,7 +42,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
                                                 unsynced_metrics)
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
-from bcast_lint.analysis.raising import absorbed_exceptions
+from bcast_lint.analysis.raising import absorbed_exceptions, failing_parameters, raising_functions
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -1077,6 +1077,11 @@ class ModuleAnalysis:
             copies, local_tables = self.per_file(_table_copies)
             self.conditions.table_copies = copies
             self.conditions.table_lengths = {**local_tables, **self.conditions.table_lengths}
+        # What the module's helpers can raise, and catch: read where no collective is too (a
+        # generator's summary, skipping what its helper fails on)
+        self.conditions.absorbed = self.per_module(absorbed_exceptions)
+        self.conditions.raising_functions = self.per_module(raising_functions)
+        self.conditions.failing_of = _weak(self._failing_of)
         if not self.calls:
             return
         for _ in range(2):  # `rank = get_rank(); r = rank` needs a second look
@@ -1086,7 +1091,6 @@ class ModuleAnalysis:
         whole = self.whole_text()
         self.conditions.seeded_per_rank = self.per_file(seeds_per_rank)
         self.conditions.unseeded = self.per_file(unseeded_generators)
-        self.conditions.absorbed = self.per_file(absorbed_exceptions)
         self.conditions.signalled = self.per_file(signalled)
         self.conditions.files_written = self.per_file(files_written_on_some_ranks)
         self.conditions.routed_forward = self.per_file(routed_forward)
@@ -3033,6 +3037,27 @@ class ModuleAnalysis:
         if key not in memo:
             memo[key] = compute(self.whole_text())
         return memo[key]
+
+    def _failing_of(self, name: str) -> tuple[tuple, frozenset]:
+        """The module function `name`'s parameters, and those whose value can make it raise."""
+        index = self._context.index if self._context is not None else None
+        function = index.functions.get(name) if index is not None else None
+        if function is None:
+            return (), frozenset()
+        parameters, failing = failing_parameters(self._context.project, index, function)
+        return parameters, frozenset(failing)
+
+    def per_module(self, compute: Callable[[str], T]) -> T:
+        """compute(the text of the module's whole file), once per module: as per_file, and shared
+        with the analyses of its functions alone for their summaries, whose own text is only the
+        function's."""
+        index = self._context.index if self._context is not None else None
+        if index is None:
+            return self.per_file(compute)
+        key = ("per_module", compute)
+        if key not in index.memo:
+            index.memo[key] = compute(index.source.text)
+        return index.memo[key]
 
     def once(self, compute: Callable[["ModuleAnalysis"], T]) -> T:
         """compute(self), computed once per module: for the module-wide facts that rules and

@@ -201,3 +201,18 @@ def handles_only(handled: set, absorbed: frozenset) -> bool:
     """Whether a caller's handler of the exceptions `handled` catches only what a helper that
     absorbs `absorbed` already turned into a value."""
     return bool(handled) and not handled & _BROAD and (handled <= absorbed or bool(absorbed & _BROAD))
+
+
+
+
+def raising_functions(text: str) -> frozenset:
+    """The module's top-level functions whose own work can raise on what they are handed: a
+    `raise`, an `assert`, a read of a file or text (`read(record)` raising on a torn record).
+    Read with CPython's `ast` from the module's whole text (the cut drops helpers without a
+    collective, and a function summarised alone has only its own text)."""
+    tree = parsed(text) if any(word in text for word in ("raise", "assert", "open(", "load", "read")) else None
+    if tree is None:
+        return frozenset()
+    return frozenset(node.name for node in tree.body if isinstance(node, _FUNCTIONS) and any(
+        isinstance(inner, (ast.Raise, ast.Assert)) or isinstance(inner, ast.Call)
+        and (dotted_name(inner.func) or "").rsplit(".", 1)[-1] in _READS for inner in _own_nodes(node)))

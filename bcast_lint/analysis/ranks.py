@@ -162,6 +162,10 @@ class RankConditions:
         self.table_copies: dict[str, str] = {}
         # The module's functions -> the exceptions they catch and carry on from (raising.absorbed_exceptions).
         self.absorbed: dict[str, frozenset] = {}
+        # The module's functions whose work can raise on what they are handed (raising.raising_functions).
+        self.raising_functions: frozenset = frozenset()
+        # A module function's name -> its parameters and those on which its work can raise (raising.failing_parameters).
+        self.failing_of: Callable[[str], tuple] = lambda name: ((), frozenset())
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).
         self.seeded_per_rank = False
         # The global generators the script never seeds, which differ per process (words.unseeded_generators).

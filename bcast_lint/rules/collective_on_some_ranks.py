@@ -181,7 +181,12 @@ class CollectiveOnSomeRanks(Rule):
     under a condition that differs between ranks. A function a retrying decorator (`@retry`,
     tenacity, `backoff.on_exception`) calls again runs its collectives again on the ranks where its
     work fails alone (a read of a per-rank path), unless it raises on a test of a collective's
-    result (the ranks agree to fail); `with contextlib.suppress(KeyError):` around a lookup whose
+    result (the ranks agree to fail); so does a loop that retries a `try` (`for attempt in
+    range(3): try: ...; return except OSError: sleep(1)`) whose work after the collective can fail
+    on some ranks only, a module helper handed the rank that raises on a file named after it
+    included. A generator that skips the items its helper raises on (`try: rows = [read(r) for r
+    in shard] except OSError: continue`) yields as many as the data it is handed lets through, and
+    a loop over it runs as often. `with contextlib.suppress(KeyError):` around a lookup whose
     key differs between ranks skips the collectives after it on the ranks where it raises. A
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
@@ -464,6 +469,42 @@ class CollectiveOnSomeRanks(Rule):
         # A wandb run on every rank, and the loss gathered before the tracker test.
         # A dict keyed alike on every rank whose values read the clock: its keys, and the queue
         # made of them, are no rank's own (blind38's deadline look-alike).
+        # A generator that retries the read its helper fails on, instead of skipping the batch:
+        # as many batches on every rank.
+        # A retried save whose failing work is handed what every rank holds alike: every rank
+        # fails, and retries, together.
+        Valid("""
+            import os
+            def write_manifest(out_dir, index):
+                lock = os.path.join(out_dir, f"loader-{index}.lock")
+                if os.path.exists(lock):
+                    os.remove(lock)
+                    raise OSError("locked")
+            def save(out_dir, step):
+                for attempt in range(3):
+                    try:
+                        dist.barrier()
+                        write_manifest(out_dir, 0)
+                        return
+                    except OSError:
+                        continue
+            """),
+        Valid("""
+            def read(record):
+                if record is None:
+                    raise OSError("torn record")
+                return torch.tensor(record)
+            def batches(shard):
+                for record in shard:
+                    try:
+                        yield read(record)
+                    except OSError:
+                        yield torch.zeros(2)
+            RECORDS = [[1.0, 1.0], None, [2.0, 2.0], [3.0, 3.0]]
+            def f():
+                for x in batches(RECORDS[rank::dist.get_world_size()]):
+                    dist.all_reduce(x)
+            """),
         Valid("""
             import time
             def serve(n):
@@ -3893,6 +3934,51 @@ class CollectiveOnSomeRanks(Rule):
                 "while the other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
                 "until the timeout",
                 range=(15, 9, 15, 39)),
+        # A generator that skips the batch its helper fails on, handed the rank's own records:
+        # each rank yields as many batches as its records let through (torchrec#4294's shape).
+        Invalid("""
+            def read(record):
+                if record is None:
+                    raise OSError("torn record")
+                return torch.tensor(record)
+            def batches(shard):
+                for start in range(0, len(shard), 2):
+                    try:
+                        pairs = [read(r) for r in shard[start:start + 2]]
+                    except OSError:
+                        continue
+                    yield torch.stack(pairs)
+            RECORDS = [[1.0, 1.0], None, [2.0, 2.0], [3.0, 3.0]]
+            def f():
+                for x in batches(RECORDS[rank::dist.get_world_size()]):
+                    dist.all_reduce(x)
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 22 iterates over 'batches(RECORDS[rank::dist.get_world_size()])', whose length can "
+                "differ between ranks (it holds the data of the rank it was given), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout",
+                range=(15, 9, 15, 27)),
+        # A retried save whose work after the barrier can fail on one rank's own lock file: that
+        # rank runs the barrier again alone (returnn#1829's shape).
+        Invalid("""
+            import os
+            def write_manifest(out_dir, index):
+                lock = os.path.join(out_dir, f"loader-{index}.lock")
+                if os.path.exists(lock):
+                    os.remove(lock)
+                    raise OSError("locked")
+            def save(out_dir, step):
+                for attempt in range(3):
+                    try:
+                        dist.barrier()
+                        write_manifest(out_dir, rank)
+                        return
+                    except OSError:
+                        continue
+            """, expected_message="barrier() runs again on ranks where the work after it in the 'try' at line "
+                "17 fails (work in the 'try' block can fail on some ranks only): 'write_manifest()' can raise "
+                "there alone, and the loop at line 16 retries the 'try' there while the other ranks have left it, "
+                "so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(10, 13, 10, 27)),
     )
 
     @staticmethod
@@ -4693,10 +4779,34 @@ def _retried_on_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[st
     function's work can fail on some ranks only: there the collective runs once more."""
     retried = analysis.divergence.retried.get(site.scope)
     if retried is None:
-        return None
+        return _retried_in_a_loop(analysis, site)
     decorator, reason = retried
     return (f"{site.api.called} runs again on ranks where '{site.scope.name.value}' fails ({reason}): "
             f"'@{analysis.code(decorator.decorator)}' calls it again there alone, {_UNEVEN}")
+
+
+def _retried_in_a_loop(analysis: ModuleAnalysis, site: CallSite) -> Optional[str]:
+    """The call is in a `try` that a loop retries (`for attempt in range(3): try: ...; return
+    except OSError: sleep(1)`), before work that can fail on some ranks only (Divergence.raising):
+    the ranks that failed run the call again, while the others have left the loop (returnn#1829)."""
+    ancestors = analysis.ancestors(site)
+    collectives = {other.call for other in analysis.calls_in(site.scope)}
+    for depth, statement in enumerate(ancestors):
+        reason = analysis.divergence.raising.get(statement)
+        handlers = getattr(statement, "handlers", ())
+        if reason is None or not handlers or _all_raise(handlers):
+            continue
+        loop = next((node for node in reversed(ancestors[:depth]) if isinstance(node, (cst.For, cst.While))), None)
+        index = _body_position(statement, site)
+        if loop is None or index is None or not any(ends_in(statement.body, exit) for exit in (cst.Return, cst.Break)):
+            continue
+        work = [call for part in statement.body.body[index + 1:] for call in calls_in(part) if call not in collectives]
+        if work:
+            return (f"{site.api.called} runs again on ranks where the work after it in the 'try' at line "
+                    f"{analysis.position(statement).start.line} fails ({reason}): '{analysis.code(work[0].func)}()' "
+                    f"can raise there alone, and the loop at line {analysis.position(loop).start.line} retries the "
+                    f"'try' there while the other ranks have left it, {_UNEVEN}")
+    return None
 
 
 _SHORT_CIRCUIT_HELP = ("Call it on every rank before the test and combine the results: "
