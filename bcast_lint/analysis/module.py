@@ -1059,7 +1059,7 @@ class ModuleAnalysis:
         self._positions.hint(collector.property_reads)
         self.calls += [site for site in map(self._property_read, collector.property_reads) if site is not None]
         self.attributes = ClassAttributes(self._method_classes, _weak(self._attribute_pass), _weak(self._rank_test),
-                                          _weak(self._module_bases))
+                                          _weak(self.module_bases))
         self._unresolved = _unresolved([c for c in collector.candidates if c.name not in apis.FRAMEWORK_ONLY_WORDS],
                                        classified, self._known)
         # Read where no collective is too (a helper's return: `tracking_enabled()`).
@@ -1478,7 +1478,7 @@ class ModuleAnalysis:
             return None
         klass = self._method_classes.get(scope)
         properties = self.once(_own_property_methods)
-        for owner in ([klass, *self._module_bases(klass)] if klass is not None else []):
+        for owner in ([klass, *self.module_bases(klass)] if klass is not None else []):
             getter = properties.get((owner, read.attr.value))
             if getter is not None and getter is not scope:
                 return self._method_returned(getter, callers=False)[0]
@@ -2750,7 +2750,7 @@ class ModuleAnalysis:
         outcomes = {self.conditions.evaluate(test, world) for world in worlds}
         return None not in outcomes and len(outcomes) == 2
 
-    def _module_bases(self, klass: cst.ClassDef) -> list[cst.ClassDef]:
+    def module_bases(self, klass: cst.ClassDef) -> list[cst.ClassDef]:
         """The classes of this module that `klass` derives from, nearest first."""
         classes = self._module_classes()
         found: list[cst.ClassDef] = []

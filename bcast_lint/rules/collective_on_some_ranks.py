@@ -17,6 +17,7 @@ from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_pat
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.summaries import CallChain
+from bcast_lint.analysis.threads import thread_bodies
 from bcast_lint.analysis.unused_parameters import hooked_submodules
 from bcast_lint.analysis.walk import Visitor, calls_in, ends_in, every_node, names_read, path_to
 from bcast_lint.model import UNSAFE, Edit, Fix
@@ -186,7 +187,11 @@ class CollectiveOnSomeRanks(Rule):
     on some ranks only, a module helper handed the rank that raises on a file named after it
     included. A generator that skips the items its helper raises on (`try: rows = [read(r) for r
     in shard] except OSError: continue`) yields as many as the data it is handed lets through, and
-    a loop over it runs as often. `with contextlib.suppress(KeyError):` around a lookup whose
+    a loop over it runs as often. A collective on the default process group in a function that
+    runs in a thread of its own (a `threading.Thread` subclass's `run`, the target of
+    `threading.Thread` or `threading.Timer`) is flagged where the main thread runs collectives
+    too: each rank interleaves the two threads' calls in its own order. A thread given a group of
+    its own (`group=`) is not. `with contextlib.suppress(KeyError):` around a lookup whose
     key differs between ranks skips the collectives after it on the ranks where it raises. A
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
@@ -473,6 +478,29 @@ class CollectiveOnSomeRanks(Rule):
         # as many batches on every rank.
         # A retried save whose failing work is handed what every rank holds alike: every rank
         # fails, and retries, together.
+        # A thread with a process group of its own, and one whose collectives are the only ones.
+        Valid("""
+            import threading
+            def beat(group, stop):
+                while not stop.wait(0.05):
+                    dist.all_reduce(torch.ones(1), group=group)
+            def train(steps):
+                group = dist.new_group(backend="gloo")
+                stop = threading.Event()
+                threading.Thread(target=beat, args=(group, stop), daemon=True).start()
+                for _ in range(steps):
+                    dist.all_reduce(torch.ones(4))
+                stop.set()
+            """),
+        Valid("""
+            import threading
+            def upload(x):
+                dist.all_reduce(x)
+            def main(x):
+                worker = threading.Thread(target=upload, args=(x,))
+                worker.start()
+                worker.join()
+            """),
         Valid("""
             import os
             def write_manifest(out_dir, index):
@@ -3979,6 +4007,40 @@ class CollectiveOnSomeRanks(Rule):
                 "there alone, and the loop at line 16 retries the 'try' there while the other ranks have left it, "
                 "so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(10, 13, 10, 27)),
+        # A heartbeat thread all-reducing on the default group while the main thread trains
+        # (pytorch#175145's shape), as a Thread subclass and as a thread's target.
+        Invalid("""
+            import threading
+            class Heartbeat(threading.Thread):
+                def run(self):
+                    while True:
+                        dist.all_reduce(torch.ones(1))
+            def train(steps):
+                Heartbeat(daemon=True).start()
+                for _ in range(steps):
+                    dist.all_reduce(torch.ones(4))
+            """, expected_message="all_reduce() runs in 'run', which runs in a thread of its own (Heartbeat "
+                "derives from threading.Thread), on the default process group, which the main thread's "
+                "all_reduce() (line 17) uses too: each rank issues the two threads' collectives in the order its "
+                "own scheduling and clock give, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout",
+                range=(5, 13, 5, 43)),
+        Invalid("""
+            import threading
+            def beat(stop):
+                while not stop.wait(0.05):
+                    dist.barrier()
+            def train(steps):
+                stop = threading.Event()
+                threading.Thread(target=beat, args=(stop,), daemon=True).start()
+                for _ in range(steps):
+                    dist.all_reduce(torch.ones(4))
+            """, expected_message="barrier() runs in 'beat', which runs in a thread of its own "
+                "('threading.Thread' runs it), on the default process group, which the main thread's all_reduce() "
+                "(line 17) uses too: each rank issues the two threads' collectives in the order its own "
+                "scheduling and clock give, so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(4, 9, 4, 23)),
     )
 
     @staticmethod
@@ -3996,6 +4058,7 @@ class CollectiveOnSomeRanks(Rule):
         yield from _classes_chosen_by_rank(analysis)
         yield from _trainer_loaders_of_uneven_length(analysis)
         yield from _hooks_of_skipped_submodules(analysis)
+        yield from _collectives_in_threads(analysis)
 
     def check_sites(self, analysis: ModuleAnalysis) -> Iterator[Report]:
         layouts: dict[cst.CSTNode, _Layout] = {}
@@ -4598,6 +4661,35 @@ def _hooks_of_skipped_submodules(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"fewer times, {_UNEVEN}",
                          help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
                               "head(h).sum() * 0`), so that every parameter gets a gradient on every rank")
+
+
+def _collectives_in_threads(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A collective on the default process group in a function that runs in a thread of its own
+    (analysis.threads), while the main thread runs collectives too: each rank issues the two
+    threads' calls in the order its own scheduling and clock give (pytorch#175145)."""
+    bodies = analysis.once(thread_bodies)
+    main = [site for site in analysis.calls if site.scope not in bodies] if bodies else []
+    if not main:
+        return
+    # the main thread's collectives from where a thread is started (`heartbeat.start()`) on
+    starts = [analysis.position(call).start.line for call in every_node(analysis.module, cst.Call)
+              if isinstance(call.func, cst.Attribute) and call.func.attr.value == "start" and not call.args]
+    started = min(starts, default=0)
+    after = [other for other in main if analysis.position(other.call).start.line > started]
+    other = min(after or main, key=lambda other: analysis.position(other.call).start.line)
+    for site in analysis.calls:
+        body = bodies.get(site.scope)
+        if body is None or site.group is not None:
+            continue
+        yield Report(site.call, f"{site.api.called} runs in '{site.scope.name.value}', which runs in a thread of its "
+                     f"own ({body.how}), on the default process group, which the main thread's {other.api.called} "
+                     f"(line {analysis.position(other.call).start.line}) uses too: each rank issues the two threads' "
+                     f"collectives in the order its own scheduling and clock give, {_UNEVEN}",
+                     help=_THREAD_HELP)
+
+
+_THREAD_HELP = ("Give the thread a process group of its own, made on every rank before it starts "
+                "(`dist.new_group(backend=\"gloo\")`), and pass it as `group=`, or run the collective in the main thread")
 
 
 _FORMAT_HELP = ("Format it on every rank before the call (`text = str(meter)`, or an f-string), and log the text")
