@@ -36,7 +36,7 @@ from bcast_lint.analysis.bindings import target_names
 from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolean_leaves, dealt_share, make_worlds,
                                        integer_literal, names_world_size, setup_truth)
 from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, MOVES, path_key
-from bcast_lint.analysis.raising import handles_only
+from bcast_lint.analysis.raising import PASSED_EXCEPTIONS, handles_only
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
@@ -1341,12 +1341,19 @@ class _Pass:
         return RankKind(ODD_SHARE.format(count, node_code(items)))
 
     def _suppressed(self, statement: cst.With) -> set[str]:
-        """The exceptions a `with contextlib.suppress(...)` of the statement swallows."""
+        """The exceptions a `with contextlib.suppress(...)`, or a swallowing context manager of the
+        module's own (raising.swallowing_managers), of the statement swallows."""
         caught: set[str] = set()
         for item in statement.items:
             call = item.item
             if isinstance(call, cst.Call) and "contextlib.suppress" in self._qualified_names(call):
                 caught |= {last_name(arg.value) or "" for arg in call.args}
+            elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+                # a context manager of the module's own that swallows (`with tolerate(LinAlgError):`)
+                swallowed = self._conditions.swallowing.get(call.func.value, frozenset())
+                caught |= swallowed - {PASSED_EXCEPTIONS}
+                if PASSED_EXCEPTIONS in swallowed:
+                    caught |= {last_name(arg.value) or "" for arg in call.args}
         return caught
 
     def _failing_lookup(self, statement, varying: Varying, caught: set[str]) -> Optional[str]:
@@ -1503,14 +1510,16 @@ class _Pass:
         return LOCAL_DATA if why == RANK and self._own_slice(expr, varying) else why
 
     def _own_slice(self, expr: cst.BaseExpression, varying: Varying) -> bool:
-        """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]` of a list alike on every rank:
-        the rank's own share of it, whose items are the data it holds (not numbers computed from
-        the rank)."""
+        """`prompts[rank::world]`, `rows[rank * n:(rank + 1) * n]`, `x.chunk(world)[rank]` of a list
+        or tensor alike on every rank: the rank's own share of it, whose items are the data it
+        holds (not numbers computed from the rank)."""
         if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1) or self.why(expr.value, varying) is not None:
             return False
         index = expr.slice[0].slice
         if isinstance(index, cst.Slice):
             bounds = (index.lower, index.upper)
+        elif _is_split(expr.value):
+            bounds = (index.value,)  # `x.chunk(world)[rank]`: the rank's own piece of what every rank holds
         elif isinstance(index.value, cst.Name) and index.value.value in self._slice_objects:
             made = self._slice_objects[index.value.value]  # `mine = slice(rank, None, world)`, then `x[mine]`
             bounds = tuple(arg.value for arg in made.args[:2] if arg.keyword is None)
@@ -1809,6 +1818,9 @@ class _Pass:
         from it, `TensorDataset(x, torch.tensor(LABELS))`, `torch.randn(len(LABELS), 8)`."""
         if isinstance(expr, cst.Name):
             return self._conditions.table_lengths.get(expr.value) or self._table_sized.get(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
+            copied = self._conditions.table_copies.get(expr.func.value)  # `recordings()` returning a table
+            return self._conditions.table_lengths.get(copied) if copied else None
         if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None:
             return None
         first, name = expr.args[0].value, last_name(expr.func)
@@ -1935,9 +1947,6 @@ class _Pass:
     def _rows_count(self, expr: cst.BaseExpression) -> Optional[int]:
         """How many rows `expr` holds by the module's text: a table, a name made from one, what a
         module function copying one returns, `torch.full((VOCAB, VOCAB), x)` with VOCAB a constant."""
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not expr.args:
-            copied = self._conditions.table_copies.get(expr.func.value)
-            return self._conditions.table_lengths.get(copied) if copied else None
         if isinstance(expr, cst.Call) and last_name(expr.func) in _SIZED_CONSTRUCTORS and expr.args:
             size = expr.args[0].value
             first = size.elements[0].value if isinstance(size, (cst.Tuple, cst.List)) and size.elements else size

@@ -42,7 +42,8 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
                                                 unsynced_metrics)
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
-from bcast_lint.analysis.raising import absorbed_exceptions, failing_parameters, raising_functions
+from bcast_lint.analysis.raising import (absorbed_exceptions, failing_parameters, raising_functions,
+                                        swallowing_managers)
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
 from bcast_lint.analysis.syntax import called_name, parsed
 from bcast_lint.analysis.training_arguments import TrainingArgumentsTests
@@ -1081,6 +1082,7 @@ class ModuleAnalysis:
         # generator's summary, skipping what its helper fails on)
         self.conditions.absorbed = self.per_module(absorbed_exceptions)
         self.conditions.raising_functions = self.per_module(raising_functions)
+        self.conditions.swallowing = self.per_module(swallowing_managers)
         self.conditions.failing_of = _weak(self._failing_of)
         if not self.calls:
             return

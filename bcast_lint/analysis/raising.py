@@ -216,3 +216,39 @@ def raising_functions(text: str) -> frozenset:
     return frozenset(node.name for node in tree.body if isinstance(node, _FUNCTIONS) and any(
         isinstance(inner, (ast.Raise, ast.Assert)) or isinstance(inner, ast.Call)
         and (dotted_name(inner.func) or "").rsplit(".", 1)[-1] in _READS for inner in _own_nodes(node)))
+
+
+# What swallowing_managers records for a handler of the exceptions the `with` passes the manager.
+PASSED_EXCEPTIONS = "*"
+
+
+def swallowing_managers(text: str) -> dict[str, frozenset]:
+    """The module's `@contextlib.contextmanager` functions that swallow what their block raises
+    (`try: yield except errors as exc: print(exc)`) -> the names of the exceptions they catch,
+    PASSED_EXCEPTIONS where the handler catches a parameter (`tolerate(LinAlgError)`): a `with`
+    of one is a `try` whose handler goes on, as `contextlib.suppress` is."""
+    if "contextmanager" not in text:
+        return {}
+    tree = parsed(text)
+    if tree is None:
+        return {}
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, _FUNCTIONS) or not any(
+                (dotted_name(d) or "").endswith("contextmanager") for d in node.decorator_list):
+            continue
+        arguments = node.args
+        parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        if arguments.vararg is not None:
+            parameters.add(arguments.vararg.arg)
+        caught: set = set()
+        for inner in _own_nodes(node):
+            if isinstance(inner, _TRIES) and any(isinstance(n, ast.Yield) for s in inner.body for n in ast.walk(s)):
+                for handler in inner.handlers:
+                    if handler.body and isinstance(handler.body[-1], ast.Raise):
+                        continue
+                    names = _exception_names(handler.type) if handler.type is not None else set(_BROAD)
+                    caught |= {PASSED_EXCEPTIONS if name in parameters else name for name in names}
+        if caught:
+            found[node.name] = frozenset(caught)
+    return found

@@ -191,7 +191,9 @@ class CollectiveOnSomeRanks(Rule):
     runs in a thread of its own (a `threading.Thread` subclass's `run`, the target of
     `threading.Thread` or `threading.Timer`) is flagged where the main thread runs collectives
     too: each rank interleaves the two threads' calls in its own order. A thread given a group of
-    its own (`group=`) is not. `with contextlib.suppress(KeyError):` around a lookup whose
+    its own (`group=`) is not. A `@contextlib.contextmanager` of the module that swallows what its
+    block raises (`try: yield except errors: print(...)`) is taken as `contextlib.suppress` of
+    those errors. `with contextlib.suppress(KeyError):` around a lookup whose
     key differs between ranks skips the collectives after it on the ranks where it raises. A
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
@@ -479,6 +481,28 @@ class CollectiveOnSomeRanks(Rule):
         # A retried save whose failing work is handed what every rank holds alike: every rank
         # fails, and retries, together.
         # A thread with a process group of its own, and one whose collectives are the only ones.
+        # A context manager of the module's own that swallows the error, around an all-reduce that
+        # comes before the work that can fail; the rank's piece of 48 rows is as long everywhere.
+        Valid("""
+            import contextlib
+            @contextlib.contextmanager
+            def tolerate(*errors):
+                try:
+                    yield
+                except errors as exc:
+                    print(exc)
+            def recordings():
+                x = torch.randn(48, 6)
+                return x
+            def f():
+                x = recordings()
+                share = x.chunk(dist.get_world_size())[rank]
+                for batch in share.split(8):
+                    with tolerate(torch.linalg.LinAlgError):
+                        cov = batch.T @ batch
+                        dist.all_reduce(cov)
+                        torch.linalg.cholesky(cov)
+            """),
         Valid("""
             import threading
             def beat(group, stop):
@@ -4041,6 +4065,31 @@ class CollectiveOnSomeRanks(Rule):
                 "scheduling and clock give, so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout",
                 range=(4, 9, 4, 23)),
+        # The same manager around work on the rank's own rows before the all-reduce: where the
+        # factorisation fails, that rank skips it (blind27's Cholesky).
+        Invalid("""
+            import contextlib
+            @contextlib.contextmanager
+            def tolerate(*errors):
+                try:
+                    yield
+                except errors as exc:
+                    print(exc)
+            def recordings():
+                x = torch.randn(48, 6)
+                return x
+            def f():
+                x = recordings()
+                share = x.chunk(dist.get_world_size())[rank]
+                for batch in share.split(8):
+                    with tolerate(torch.linalg.LinAlgError):
+                        chol = torch.linalg.cholesky(batch.T @ batch)
+                        dist.all_reduce(chol)
+            """, expected_message="all_reduce() is skipped on ranks where the work before it in the 'with' at "
+                "line 23 fails (it works on data that differs between ranks): 'torch.linalg.cholesky()' can raise "
+                "there alone, and tolerate() goes on without it, so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout",
+                range=(17, 13, 17, 34)),
     )
 
     @staticmethod
@@ -4399,9 +4448,10 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
         if index is None or _run_in_a_handler(analysis, site, handlers):
             continue
         work = [call for part in statement.body.body[:index] for call in calls_in(part) if call not in collectives]
+        work = [call for call in work if last_name(call.func) not in _PLAIN_BUILTINS] or work  # the work proper
         loss = None if work else _loss_of_own_batch(analysis, site)
         line = analysis.position(statement).start.line
-        block, swallower = ("'with'", "contextlib.suppress()") if suppressing else ("'try'", "the handler")
+        block, swallower = ("'with'", f"{_manager(analysis, statement)}()") if suppressing else ("'try'", "the handler")
         if work:
             return (f"{site.api.called} is skipped on ranks where the work before it in the {block} at line {line} "
                     f"fails ({reason}): '{analysis.code(work[0].func)}()' can raise there alone, and {swallower} goes "
@@ -4412,6 +4462,16 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"computed from each rank's own data, and {swallower} of the {block} at line {line} goes on "
                     f"without it, {_UNEVEN}")
     return None
+
+
+# Built-ins a message does not name as the work that fails (`len(batch)` before `cholesky(cov)`).
+_PLAIN_BUILTINS = frozenset({"len", "print", "int", "float", "str", "bool", "range", "isinstance", "getattr"})
+
+
+def _manager(analysis: ModuleAnalysis, statement: cst.With) -> str:
+    """How the code names the context manager of a `with` (`contextlib.suppress`, `tolerate`)."""
+    calls = [item.item.func for item in statement.items if isinstance(item.item, cst.Call)]
+    return analysis.code(calls[0]) if calls else "contextlib.suppress"
 
 
 def _loss_of_own_batch(analysis: ModuleAnalysis, site: CallSite) -> Optional[cst.BaseExpression]:
