@@ -350,7 +350,7 @@ Parameters = Mapping[str, tuple]
 # A project call, with True for how many items it returns, and why its arguments differ between
 # ranks (position or keyword -> (why the value, why the length)) -> why what it returns differs
 # between ranks, or None.
-Returned = Callable[[cst.Call, bool, Mapping], Optional[str]]
+Returned = Callable[..., Optional[str]]  # (call, length, arguments, item=None): see ModuleAnalysis.returned_variance
 
 
 def written_by_some(path: str) -> str:
@@ -390,6 +390,9 @@ class Divergence:
     returns: Optional[str] = None
     returns_length: Optional[str] = None
     returns_tuple: bool = False
+    # Per item of the tuples it returns (`return x, y`), when every return is one of that many
+    # items: (why its value differs, why how many items it holds differs), or None where unknown.
+    returns_items: Optional[tuple] = None
     # With the parameters seeded as Passed markers: those whose value reaches what the scope
     # returns, and those that decide how many items it holds (`kept.append(s)` under `if s > t`).
     # For a module's own pass: what differs between ranks in its names once its top level has run.
@@ -573,6 +576,10 @@ class _Pass:
         return self._synchronise(calls, varying)
 
     def _assign(self, target: cst.CSTNode, value: cst.BaseExpression, varying: Varying) -> Varying:
+        # `x, y = read_part(rank)`: each item, too, as the function's summary says
+        return self._unpacked(target, value, varying, self._assign_whole(target, value, varying))
+
+    def _assign_whole(self, target: cst.CSTNode, value: cst.BaseExpression, varying: Varying) -> Varying:
         pairs = _pairs(target, value)
         if pairs is not None:  # `rank, world = dist.get_rank(), dist.get_world_size()`
             for one_target, one_value in pairs:
@@ -645,6 +652,23 @@ class _Pass:
         varying = _bind(varying, [f"{key}.{count}" for key in keys for count in _BAR_COUNTS],
                         self._disabled_bar(value, varying))
         return _bind(_bind(varying, keys, reason), [_length(key) for key in keys], length)
+
+    def _unpacked(self, target: cst.CSTNode, value: cst.BaseExpression, before: Varying, after: Varying) -> Varying:
+        """`after` (the assignment's state), where `x, y = read_part(rank)` also binds each name to
+        what the project function's summary says of that item of the tuples it returns."""
+        if not (isinstance(target, cst.Tuple) and isinstance(value, cst.Call) and self._returned is not None
+                and all(isinstance(e.value, cst.Name) for e in target.elements)):
+            return after
+        arguments = self._argument_reasons(value, before)
+        for index, element in enumerate(target.elements):
+            name = element.value.value
+            why = self._returned(value, False, arguments, item=index)
+            length = self._returned(value, True, arguments, item=index)
+            if why and not after.get(name):
+                after = _bind(after, [name], why)
+            if length and not after.get(_length(name)):
+                after = _bind(after, [_length(name)], length)
+        return after
 
     def _disabled_bar(self, value: cst.BaseExpression, varying: Varying) -> Optional[str]:
         """`tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar's `update()` counts
@@ -776,9 +800,11 @@ class _Pass:
         condition that differs between ranks, it is a placeholder (`return {}`, `return None`,
         `return torch.zeros(1)`) while the other ranks go on to return something else."""
         if isinstance(value, cst.Tuple) or self.found.returns_tuple:
-            # `return batch, batch_info`: which item varies is not followed; say nothing.
+            # `return x, y`: as a whole, nothing is said; each item is followed where every return
+            # hands back as many (`x, y = read_part(rank)`)
             self.found.returns_tuple = True
             self.found.returns = self.found.returns_length = None
+            self._note_items(value, varying)
             return
         if isinstance(value, cst.List) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
             # `return [config, vocab, labels]` on the source, `return [None]` on the others
@@ -795,6 +821,19 @@ class _Pass:
         else:
             found.returns = found.returns or value_why
         self._note_length(length_why)
+
+    def _note_items(self, value: Optional[cst.BaseExpression], varying: Varying) -> None:
+        found = self.found
+        elements = value.elements if isinstance(value, cst.Tuple) else None
+        if elements is None or any(isinstance(e, cst.StarredElement) for e in elements) \
+                or (found.returns_items is not None and len(found.returns_items) != len(elements)):
+            found.returns_items = ()  # returns of other shapes: no item is known
+            return
+        if found.returns_items == ():
+            return
+        noted = [(self.why(e.value, varying), self.length_why(e.value, varying)) for e in elements]
+        earlier = found.returns_items or [(None, None)] * len(noted)
+        found.returns_items = tuple((old[0] or new[0], old[1] or new[1]) for old, new in zip(earlier, noted))
 
     def _note_item(self, value: cst.BaseExpression, varying: Varying) -> None:
         """A generator's `yield torch.randn(n, 4)`: what its items hold varies as the value does
@@ -1756,7 +1795,8 @@ class _Pass:
             return None
         if isinstance(expr, cst.Subscript) and self._cycled_to_a_count(expr, varying):
             return None
-        if isinstance(expr, cst.Subscript) and self._cut_to_least_share(expr, varying):
+        if isinstance(expr, cst.Subscript) and (self._cut_to_least_share(expr, varying)
+                                                or self._cut_to_agreed_minimum(expr)):
             return None
         if isinstance(expr, cst.Subscript):
             bounds = [part for element in expr.slice
@@ -1879,6 +1919,19 @@ class _Pass:
         return isinstance(cut, cst.Slice) and cut.upper is not None and cut.step is None \
             and (cut.lower is None or integer_literal(cut.lower) == 0) and self._is_floor_share(cut.upper) \
             and isinstance(self.length_why(expr.value, varying), DealtLength)
+
+    def _cut_to_agreed_minimum(self, expr: cst.Subscript) -> bool:
+        """`kept[:int(fewest)]` where `fewest = torch.tensor(len(kept))` was all-reduced with MIN:
+        every rank's list holds at least that many, so each keeps exactly as many."""
+        cut = expr.slice[0].slice if len(expr.slice) == 1 else None
+        if not (isinstance(cut, cst.Slice) and cut.upper is not None and cut.step is None
+                and isinstance(expr.value, cst.Name) and (cut.lower is None or integer_literal(cut.lower) == 0)):
+            return False
+        upper = cut.upper
+        if isinstance(upper, cst.Call) and last_name(upper.func) in ("int", "item") and len(upper.args) <= 1:
+            upper = upper.args[0].value if upper.args else getattr(upper.func, "value", upper)
+        return isinstance(upper, cst.Name) and upper.value in self._agreed_minimum \
+            and expr.value.value in self._made_from.get(upper.value, frozenset())
 
     def _is_floor_share(self, expr: Optional[cst.BaseExpression]) -> bool:
         """`len(rows) // world` (or a name holding it), `world` the number of processes."""

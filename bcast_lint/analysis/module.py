@@ -1853,13 +1853,15 @@ class ModuleAnalysis:
         summary = self._summary_for(call)
         return summary is not None and summary.certainly_none_in(world)
 
-    def returned_variance(self, call: cst.Call, length: bool, arguments: dict) -> Optional[str]:
+    def returned_variance(self, call: cst.Call, length: bool, arguments: dict, item: Optional[int] = None) -> Optional[str]:
         """Why what the project function `call` calls returns (with `length`: how many items it
         holds) differs between ranks, from its summary, or None: it does on some ranks whatever
         it is handed, or it passes on an argument that differs (`arguments`: position or keyword
-        -> why)."""
+        -> why). With `item`: of that item of the tuple it returns (`x, y = read_part(rank)`)."""
         if self._context is None:
             return None
+        if item is not None:
+            return self._returned_item(call, length, item)
         handed = next((why for why, _ in arguments.values() if why), None) if arguments and not length else None
         if handed and call in self._module_calls:  # a module's output follows its input: `logits = model(ids)`
             return returned_by(f"'{self.code(call.func)}()'", handed) or handed
@@ -1905,6 +1907,16 @@ class ModuleAnalysis:
         summary = self._summary_for(call)
         return summary is not None and summary.varies == RANK and not summary.truth \
             and "rank" not in summary.ref.qualname.rsplit(".", 1)[-1].lower()
+
+    def _returned_item(self, call: cst.Call, length: bool, item: int) -> Optional[str]:
+        """returned_variance for one item of the tuples the function returns, from its summary."""
+        summary = self._summary_for(call)
+        if summary is None or item >= len(summary.items):
+            return None
+        why = summary.items[item][1 if length else 0]
+        if why == RANK and length:  # `x = torch.randn(12 if rank == 0 else 10, 4)`: a count the rank decides
+            return RankKind(COUNTED_FROM_RANK.format(f"'{self.code(call.func)}()'"))
+        return returned_by(f"'{self.code(call.func)}()'", why) if why else None
 
     def _environment_reason(self, variables: frozenset) -> Optional[str]:
         """Why a value read from one of the environment `variables` differs between ranks."""

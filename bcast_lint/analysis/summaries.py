@@ -75,6 +75,9 @@ class Summary:
     environment_reads: frozenset = frozenset()
     # Every value it returns is what a collective agreed on (divergence.agreed_value).
     agreed: bool = False
+    # Per item of the tuples it returns: (why the value, why how many items it holds) differs
+    # (divergence.Divergence.returns_items), or ().
+    items: tuple = ()
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
@@ -339,7 +342,7 @@ class Summaries:
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
                        frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
                        returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset(),
-                       _returns_agreed(analysis, func))
+                       _returns_agreed(analysis, func), returned.returns_items or ())
 
 
 def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:

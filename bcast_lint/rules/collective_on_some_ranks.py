@@ -193,7 +193,10 @@ class CollectiveOnSomeRanks(Rule):
     too: each rank interleaves the two threads' calls in its own order. A thread given a group of
     its own (`group=`) is not. A `@contextlib.contextmanager` of the module that swallows what its
     block raises (`try: yield except errors: print(...)`) is taken as `contextlib.suppress` of
-    those errors. `with contextlib.suppress(KeyError):` around a lookup whose
+    those errors. What a helper returns is followed item by item where it returns a tuple
+    (`x, y = read_part(rank)`), and a list cut to the least count the ranks agreed on
+    (`all_reduce(n, op=MIN)` of `len(kept)`, then `kept[:int(n)]`) is as long on every rank.
+    `with contextlib.suppress(KeyError):` around a lookup whose
     key differs between ranks skips the collectives after it on the ranks where it raises. A
     context manager class whose `__exit__` runs a collective only when the block raised nothing
     (`if exc_type is None:`) skips it on the ranks whose block failed, where the `with` sits in a
@@ -483,6 +486,26 @@ class CollectiveOnSomeRanks(Rule):
         # A thread with a process group of its own, and one whose collectives are the only ones.
         # A context manager of the module's own that swallows the error, around an all-reduce that
         # comes before the work that can fail; the rank's piece of 48 rows is as long everywhere.
+        # Each rank's kept items cut to the least count of them the ranks agreed on.
+        Valid("""
+            def f(groups, world):
+                kept = [g for g in groups[rank::world] if g.std() > 0]
+                fewest = torch.tensor(len(kept))
+                dist.all_reduce(fewest, op=dist.ReduceOp.MIN)
+                kept = kept[:int(fewest)]
+                for g in kept:
+                    dist.all_reduce(g)
+            """),
+        # A helper returning rows of one count on every rank, and their sums.
+        Valid("""
+            def read_part(rank):
+                x = torch.randn(12, 4) + rank
+                return x, x.sum(1)
+            def f():
+                x, y = read_part(rank)
+                for start in range(0, len(x), 4):
+                    dist.all_reduce(x[start:start + 4].sum())
+            """),
         Valid("""
             import contextlib
             @contextlib.contextmanager
@@ -4090,6 +4113,36 @@ class CollectiveOnSomeRanks(Rule):
                 "there alone, and tolerate() goes on without it, so the ranks' calls stop pairing up and every "
                 "rank hangs until the timeout",
                 range=(17, 13, 17, 34)),
+        # The least count agreed on is of another list: the kept items still differ in number.
+        Invalid("""
+            def f(groups, world):
+                kept = [g for g in groups[rank::world] if g.std() > 0]
+                fewest = torch.tensor(len(groups))
+                dist.all_reduce(fewest, op=dist.ReduceOp.MIN)
+                kept = kept[:int(fewest)]
+                for g in kept:
+                    dist.all_reduce(g)
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 14 iterates over 'kept', whose length can differ between ranks (each rank keeps the "
+                "items of its own share that pass a test, as many as its data lets through), so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout",
+                range=(7, 9, 7, 27)),
+        # A helper returning a tuple whose first item holds as many rows as the rank decides: each
+        # item of `x, y = read_part(rank)` is followed.
+        Invalid("""
+            def read_part(rank):
+                rows = 12 if rank == 0 else 7
+                x = torch.randn(rows, 4)
+                return x, x.sum(1)
+            def f():
+                x, y = read_part(rank)
+                for start in range(0, len(x), 4):
+                    dist.all_reduce(x[start:start + 4].sum())
+            """, expected_message="all_reduce() runs a different number of times on different ranks: the loop "
+                "at line 15 iterates over 'range(0, len(x), 4)', whose length can differ between ranks "
+                "('read_part()' returns as many items as the rank makes it hold), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout",
+                range=(8, 9, 8, 50)),
     )
 
     @staticmethod
