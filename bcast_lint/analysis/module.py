@@ -2335,14 +2335,24 @@ class ModuleAnalysis:
         if candidate.name != "backward" or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
                 or _under_a_with(candidate, _syncs_off) or _under_a_with(candidate, _joins_uneven_inputs):
             return None
-        values = [value for where, value in self._assigned(func.value.value) if where is candidate.scope]
-        values += [inner for value in values for name in names_read(value)
-                   for where, inner in self._assigned(name) if where is candidate.scope]
+        values = self._made_from_in_scope(func.value.value, candidate.scope)
         if not any(self._forward_of_ddp(call, candidate.scope) or self._helper_forward_of_ddp(call, candidate.scope)
                    for value in values for call in every_call(value)):
             return None
         return apis.Api("torch.Tensor.backward", apis.HIDDEN, receiver=func.value.value,
                         inside=f"runs the gradient all_reduce() of DDP's reducer inside (torch {_TORCH})")
+
+    def _made_from_in_scope(self, name: str, scope: cst.CSTNode) -> list[cst.BaseExpression]:
+        """The values `name` is assigned in `scope`, and those of the names they read, a few
+        assignments deep: a PPO loss made from `ratio`, made from `logp`, made from `policy(obs)`."""
+        values: list[cst.BaseExpression] = []
+        seen, pending = {name}, [name]
+        for _ in range(_LOSS_DEPTH):
+            assigned = [value for one in pending for where, value in self._assigned(one) if where is scope]
+            values += assigned
+            pending = [read for value in assigned for read in names_read(value) if read not in seen]
+            seen.update(pending)
+        return values
 
     def _forward_of_ddp(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         func = call.func
@@ -3575,6 +3585,10 @@ def _times_itself(method: cst.FunctionDef) -> bool:
     """Whether the method reads the clock (`time.monotonic()`): what it keeps of it is its process's."""
     return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _CLOCK_READS
                for call in every_call(method))
+
+
+# How many assignments back a loss is followed to the forward pass it is computed from.
+_LOSS_DEPTH = 5
 
 
 def _weak(method: Callable) -> Callable:

@@ -272,7 +272,8 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     a method that calls it
     (`self.validate()` running `self.model(x)`) runs it too, and is flagged where it is called on
     some ranks. `self.model.module(x)`, the module it wraps, runs no collective. `loss.backward()`,
-    where `loss` comes from such a forward in the same function (one assignment deep), runs DDP's
+    where `loss` comes from such a forward in the same function (up to five assignments back: a PPO
+    loss made from a ratio made from the log-probabilities of `policy(obs)`), runs DDP's
     gradient all-reduce (its reducer's autograd hooks), except inside `with model.no_sync():`. Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
@@ -373,6 +374,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # The metric computed on every rank, what it counts only printed; its own states read in compute.
         # A helper that builds its rows from a literal table of its own, of an even length: taken as
         # written for the job, as a module's table is, so each rank's share is as long.
+        # A loss several assignments from a forward pass of a plain module: no reducer to wait for.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def update(net, obs, old_logp, advantages):
+                policy = net
+                logp = torch.log_softmax(policy(obs), -1)[:, 0]
+                ratio = (logp - old_logp).exp()
+                clipped = torch.clamp(ratio, 0.8, 1.2)
+                loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+                if rank == 0:
+                    loss.backward()
+            """),
         Valid("""
             from torch.nn.parallel import DistributedDataParallel as DDP
             def make_rows():
@@ -2692,6 +2705,36 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "'make_rows()[rank::world]', whose length depends on the rank, so the ranks' calls stop pairing "
                 "up and every rank hangs until the timeout",
                 range=(8, 9, 8, 15)),
+        # A PPO loss several assignments from the DDP forward pass (ratio of the new and old log
+        # probabilities, clipped): its backward all-reduces the gradients, here on rank 0 alone.
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def update(net, obs, old_logp, advantages):
+                policy = DDP(net)
+                logp = torch.log_softmax(policy(obs), -1)[:, 0]
+                ratio = (logp - old_logp).exp()
+                clipped = torch.clamp(ratio, 0.8, 1.2)
+                loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+                if rank == 0:
+                    loss.backward()
+            """, expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer "
+                "inside (torch 2.13.0), runs only on ranks where 'rank == 0' is true: the other ranks never join "
+                "it and every rank hangs until the timeout (those ranks run DistributedDataParallel (line 11) "
+                "then forward (line 12) then backward (line 17), while the others run DistributedDataParallel "
+                "(line 11) then forward (line 12))",
+                range=(9, 9, 9, 24),
+                expected_replacement=textwrap.dedent("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def update(net, obs, old_logp, advantages):
+                policy = DDP(net)
+                logp = torch.log_softmax(policy(obs), -1)[:, 0]
+                ratio = (logp - old_logp).exp()
+                clipped = torch.clamp(ratio, 0.8, 1.2)
+                loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+                if rank == 0:
+                    pass
+                loss.backward()
+            """).strip("\n")),
     )
 
     @classmethod
