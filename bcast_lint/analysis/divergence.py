@@ -1695,6 +1695,8 @@ class _Pass:
         if self._passes_values(call, qualified) or name == "manual_seed":
             # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
             return next(filter(None, (why for _, why in given)), None)
+        if self._seeded_apart(call, varying) and not any(self._names_rank(value) for value, _ in given):
+            return RANDOM  # `rollout(1000 + rank)` of a helper that seeds its generator with it
         returned = self._returned(call, False, self._argument_reasons(call, varying)) \
             if self._returned is not None else None
         if returned is not None:  # a project function whose summary says so
@@ -1721,6 +1723,17 @@ class _Pass:
             return self.why(function.body, {key: why for key, why in varying.items() if key not in parameters})
         finally:
             self._bound = outer
+
+    def _seeded_apart(self, call: cst.Call, varying: Varying) -> bool:
+        """A function of the module that seeds a generator with a parameter (generators.py), handed
+        there a number made from the rank: what it draws is each rank's own."""
+        positions = self._conditions.seeded_parameters.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if not positions:
+            return False
+        whys = [self.why(arg.value, varying) for arg in call.args]
+        # (a number made from the rank, and nothing else that differs: handed data, the data says)
+        return any(position < len(whys) and whys[position] == RANK for position in positions) \
+            and all(why in (None, RANK) for why in whys)
 
     def _read_of_own_file(self, call: cst.Call, varying: Varying) -> Optional[str]:
         """READ_FROM_RANK for what a read of a file named after the rank gives (`torch.load(f"shard_{rank}.pt")`,

@@ -42,6 +42,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
                                                 unsynced_metrics)
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
+from bcast_lint.analysis.generators import seeded_parameters
 from bcast_lint.analysis.raising import (absorbed_exceptions, failing_parameters, raising_functions,
                                         swallowing_managers)
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
@@ -1083,6 +1084,7 @@ class ModuleAnalysis:
         self.conditions.absorbed = self.per_module(absorbed_exceptions)
         self.conditions.raising_functions = self.per_module(raising_functions)
         self.conditions.swallowing = self.per_module(swallowing_managers)
+        self.conditions.seeded_parameters = self.per_module(seeded_parameters)
         self.conditions.failing_of = _weak(self._failing_of)
         if not self.calls:
             return
@@ -2292,8 +2294,11 @@ class ModuleAnalysis:
             runs = apis.SWITCHED_ON_BY[entry.name][1]
             return _called_on(replace(apis.framework_api(entry), inside=f"{runs} ({entry.framework} {entry.version})"),
                               func)
-        if owner is None or owner == _DDP and (_under_a_with(candidate, _joins_uneven_inputs)
-                                               or self._wraps_no_buffers(func, candidate.scope)):
+        if owner is None:
+            return None
+        if owner == _DDP and (_under_a_with(candidate, _joins_uneven_inputs)
+                              or self._wraps_no_buffers(func, candidate.scope)):
+            self._framework_forwards.add(candidate.call)  # no collective, but its output is still its input's
             return None
         runs, switches = apis.FORWARD_RUNS_COLLECTIVES[owner]
         entry = frameworks.load().method(owner, "forward")

@@ -375,6 +375,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         # A helper that builds its rows from a literal table of its own, of an even length: taken as
         # written for the job, as a module's table is, so each rank's share is as long.
         # A loss several assignments from a forward pass of a plain module: no reducer to wait for.
+        # Rollouts drawn from a generator every rank seeds alike: the early stop agrees.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def rollout(env_seed):
+                g = torch.Generator().manual_seed(env_seed)
+                return torch.randn(64, 4, generator=g)
+            def update(epochs):
+                policy = DDP(torch.nn.Linear(4, 2))
+                obs = rollout(1000)
+                for epoch in range(epochs):
+                    kl = policy(obs).pow(2).mean().item()
+                    if kl > 0.02:
+                        break
+                    loss = policy(obs).sum()
+                    loss.backward()
+            """),
         Valid("""
             from torch.nn.parallel import DistributedDataParallel as DDP
             def update(net, obs, old_logp, advantages):
@@ -2735,6 +2751,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                     pass
                 loss.backward()
             """).strip("\n")),
+        # Rollouts drawn from a generator each rank seeds with its rank (a helper handed
+        # `1000 + rank`): the early stop on the KL of its own rollout is each rank's own (trl#254).
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def rollout(env_seed):
+                g = torch.Generator().manual_seed(env_seed)
+                return torch.randn(64, 4, generator=g)
+            def update(epochs):
+                policy = DDP(torch.nn.Linear(4, 2))
+                obs = rollout(1000 + rank)
+                for epoch in range(epochs):
+                    kl = policy(obs).pow(2).mean().item()
+                    if kl > 0.02:
+                        break
+                    loss = policy(obs).sum()
+                    loss.backward()
+            """, expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer "
+                "inside (torch 2.13.0), is skipped in the following iterations on ranks where 'kl > 0.02' is true "
+                "(it is drawn from a random generator the module seeds with the rank): the 'break' at line 19 is "
+                "taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout",
+                range=(13, 9, 13, 24)),
     )
 
     @classmethod

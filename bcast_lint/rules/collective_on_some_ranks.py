@@ -195,7 +195,9 @@ class CollectiveOnSomeRanks(Rule):
     block raises (`try: yield except errors: print(...)`) is taken as `contextlib.suppress` of
     those errors. What a helper returns is followed item by item where it returns a tuple
     (`x, y = read_part(rank)`), and a list cut to the least count the ranks agreed on
-    (`all_reduce(n, op=MIN)` of `len(kept)`, then `kept[:int(n)]`) is as long on every rank.
+    (`all_reduce(n, op=MIN)` of `len(kept)`, then `kept[:int(n)]`) is as long on every rank. A
+    helper that seeds a generator with a parameter (`torch.Generator().manual_seed(env_seed)`),
+    handed a number made from the rank (`rollout(1000 + rank)`), draws each rank's own values.
     `with contextlib.suppress(KeyError):` around a lookup whose
     key differs between ranks skips the collectives after it on the ranks where it raises. A
     context manager class whose `__exit__` runs a collective only when the block raised nothing
