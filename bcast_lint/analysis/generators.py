@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from bcast_lint.analysis.syntax import parsed
+from bcast_lint.analysis.syntax import called_name, top_functions
 
 # Calls whose (first) argument seeds a generator: torch's, Python's and NumPy's.
 _SEEDING = frozenset({"manual_seed", "Random", "default_rng", "RandomState", "seed", "Generator"})
@@ -20,25 +20,13 @@ def seeded_parameters(text: str) -> dict[str, tuple[int, ...]]:
     """The module's top-level functions -> the positions of the parameters that seed a generator
     in them (`torch.Generator().manual_seed(env_seed)`, `random.Random(seed)`, `np.random.
     default_rng(seed + 1)`)."""
-    if "seed" not in text and "Random" not in text:
-        return {}
-    tree = parsed(text)
-    if tree is None:
-        return {}
     found = {}
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for node in top_functions(text, ("seed", "Random")):
         parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-        seeded = {name.id for call in ast.walk(node) if isinstance(call, ast.Call) and _called_name(call) in _SEEDING
+        seeded = {name.id for call in ast.walk(node) if isinstance(call, ast.Call) and called_name(call) in _SEEDING
                   and call.args for name in ast.walk(call.args[0]) if isinstance(name, ast.Name)}
         positions = tuple(index for index, parameter in enumerate(parameters) if parameter in seeded)
         if positions:
             found[node.name] = positions
     return found
 
-
-def _called_name(call: ast.Call) -> str:
-    """`manual_seed` for `torch.Generator().manual_seed(s)`, `Random` for `random.Random(s)`."""
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""

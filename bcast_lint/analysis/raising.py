@@ -17,7 +17,7 @@ import ast
 from typing import Iterable, Optional
 
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project, dotted_name
-from bcast_lint.analysis.syntax import parsed
+from bcast_lint.analysis.syntax import top_functions
 
 _MAX_DEPTH = 4
 # Calls that raise where the file, or the key of the text they parse, is missing.
@@ -165,12 +165,7 @@ def absorbed_exceptions(text: str) -> dict[str, frozenset]:
     the helper has turned that failure into a value, and a caller's handler of the same names
     (`except ValueError: continue` around `score_batch(rows)`) is not reached through it. Read with
     CPython's `ast` from the whole text (the cut drops helpers without a collective)."""
-    if "except" not in text:
-        return {}
-    tree = parsed(text)
-    if tree is None:
-        return {}
-    functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
+    functions = {node.name: node for node in top_functions(text, ("except",))}
     own = {name: _caught_and_carried_on(node) for name, node in functions.items()}
     calls = {name: {called.func.id for called in ast.walk(node) if isinstance(called, ast.Call)
                     and isinstance(called.func, ast.Name) and called.func.id in functions} - {name}
@@ -210,10 +205,7 @@ def raising_functions(text: str) -> frozenset:
     `raise`, an `assert`, a read of a file or text (`read(record)` raising on a torn record).
     Read with CPython's `ast` from the module's whole text (the cut drops helpers without a
     collective, and a function summarised alone has only its own text)."""
-    tree = parsed(text) if any(word in text for word in ("raise", "assert", "open(", "load", "read")) else None
-    if tree is None:
-        return frozenset()
-    return frozenset(node.name for node in tree.body if isinstance(node, _FUNCTIONS) and any(
+    return frozenset(node.name for node in top_functions(text, ("raise", "assert", "open(", "load", "read")) if any(
         isinstance(inner, (ast.Raise, ast.Assert)) or isinstance(inner, ast.Call)
         and (dotted_name(inner.func) or "").rsplit(".", 1)[-1] in _READS for inner in _own_nodes(node)))
 
@@ -227,15 +219,9 @@ def swallowing_managers(text: str) -> dict[str, frozenset]:
     (`try: yield except errors as exc: print(exc)`) -> the names of the exceptions they catch,
     PASSED_EXCEPTIONS where the handler catches a parameter (`tolerate(LinAlgError)`): a `with`
     of one is a `try` whose handler goes on, as `contextlib.suppress` is."""
-    if "contextmanager" not in text:
-        return {}
-    tree = parsed(text)
-    if tree is None:
-        return {}
     found = {}
-    for node in tree.body:
-        if not isinstance(node, _FUNCTIONS) or not any(
-                (dotted_name(d) or "").endswith("contextmanager") for d in node.decorator_list):
+    for node in top_functions(text, ("contextmanager",)):
+        if not any((dotted_name(d) or "").endswith("contextmanager") for d in node.decorator_list):
             continue
         arguments = node.args
         parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}

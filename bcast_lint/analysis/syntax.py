@@ -21,3 +21,10 @@ def called_name(call: ast.Call) -> Optional[str]:
     """`save` for `torch.save(...)` and for `save(...)`; None for `f()(...)` and the like."""
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def top_functions(text: str, words: tuple[str, ...]) -> list:
+    """The text's top-level functions, where it holds one of `words` (a test of the text spares
+    the parse of a file with nothing to find), else []."""
+    tree = parsed(text) if any(word in text for word in words) else None
+    return [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
