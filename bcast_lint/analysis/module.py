@@ -1073,10 +1073,9 @@ class ModuleAnalysis:
         self.conditions.table_lengths = _table_lengths(module, collector.assignments)
         self.conditions.uniform_tables = _uniform_tables(module, collector.assignments)
         self.conditions.uneven_item_tables = _uneven_item_tables(module, collector.assignments)
-        # (read only where the module has a table or a collective: its functions are found by a parse
-        # of the whole text)
+        # (read only where the module has a table or a collective)
         if self.conditions.table_lengths or self.calls:
-            copies, local_tables = self.per_file(_table_copies)
+            copies, local_tables = self._table_copies()
             self.conditions.table_copies = copies
             self.conditions.table_lengths = {**local_tables, **self.conditions.table_lengths}
         # What the module's helpers can raise, and catch: read where no collective is too (a
@@ -3076,6 +3075,23 @@ class ModuleAnalysis:
         parameters, failing = failing_parameters(self._context.project, index, function)
         return parameters, frozenset(failing)
 
+    def _table_copies(self) -> tuple[dict[str, str], dict[str, int]]:
+        """table_copies of the module's functions without parameters, each parsed alone from the
+        project index (a parse of a whole generated file here, beside its LibCST tree, raised the
+        run's peak memory by a fifth), or of the whole text where there is no index."""
+        index = self._context.index if self._context is not None else None
+        if index is None:
+            tree = parsed(self.whole_text())
+            return table_copies(tree.body if tree else [], _integer_constants(tree) if tree else {})
+        key = ("table_copies",)
+        if key not in index.memo:
+            functions = [index.text(function) for name, function in index.functions.items()
+                         if "." not in name and _PARAMETERLESS.search(index.text(function))]
+            trees = [parsed(text) for text in functions if "return" in text]
+            index.memo[key] = table_copies([node for tree in trees if tree for node in tree.body],
+                                           _constants_in(index.source.text))
+        return index.memo[key]
+
     def per_module(self, compute: Callable[[str], T]) -> T:
         """compute(the text of the module's whole file), once per module: as per_file, and shared
         with the analyses of its functions alone for their summaries, whose own text is only the
@@ -3387,21 +3403,20 @@ def _range_count(expr: cst.BaseExpression) -> Optional[int]:
     return None
 
 
-def _table_copies(text: str) -> tuple[dict[str, str], dict[str, int]]:
-    """The module's functions without parameters whose every return hands back one item per item
-    of a module-level name (`return [torch.tensor(n) for n in LENGTHS]`, `return list(ROWS)`) ->
-    that name: what they return holds as many items as the table. A function that copies a
-    literal table of its own (`lengths = [12, 10, 8]`, then `return [make(n) for n in lengths]`)
-    names it "function()", with its length in the second dictionary. Read with CPython's `ast`
-    from the whole text (the cut may have dropped them)."""
-    if "return" not in text:
-        return {}, {}
-    tree = parsed(text)
-    if tree is None:
-        return {}, {}
+# A top-level function without parameters (`def make_rows():`), from its text.
+_PARAMETERLESS = re.compile(r"^def\s+\w+\s*\(\s*\)", re.MULTILINE)
+
+
+def table_copies(statements: list, constants: dict) -> tuple[dict[str, str], dict[str, int]]:
+    """Of the module's functions among `statements` (CPython's `ast`; the cut may have dropped
+    them), those without parameters whose every return hands back one item per item of a
+    module-level name (`return [torch.tensor(n) for n in LENGTHS]`, `return list(ROWS)`) -> that
+    name: what they return holds as many items as the table. A function that copies a literal
+    table of its own (`lengths = [12, 10, 8]`, then `return [make(n) for n in lengths]`, or
+    `torch.full((VOCAB, VOCAB), x)` with VOCAB one of the module's integer `constants`) names it
+    "function()", with its length in the second dictionary."""
     found, local_lengths = {}, {}
-    constants = _integer_constants(tree)
-    for function in tree.body:
+    for function in statements:
         if not isinstance(function, ast.FunctionDef) or function.args.args or function.args.vararg:
             continue
         tables = {_copied_table(node.value) for node in ast.walk(function) if isinstance(node, ast.Return)}
@@ -3440,6 +3455,22 @@ def _rows_made(value: ast.expr, constants: dict) -> Optional[int]:
     if isinstance(first, ast.Constant) and type(first.value) is int:
         return first.value
     return constants.get(first.id) if isinstance(first, ast.Name) else None
+
+
+# `VOCAB = 16`, `VOCAB, DIM = 16, 8` at the start of a line: the module's integer constants.
+_CONSTANT_LINE = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(\d+(?:\s*,\s*\d+)*)\s*(?:#.*)?$",
+                            re.MULTILINE)
+
+
+def _constants_in(text: str) -> dict[str, int]:
+    """The module's top-level names bound to integer literals, read from its text (a function
+    summarised alone has no module of its own to read them from)."""
+    found: dict[str, int] = {}
+    for match in _CONSTANT_LINE.finditer(text):
+        names, values = match.group(1).split(","), match.group(2).split(",")
+        if len(names) == len(values):
+            found.update({name.strip(): int(value) for name, value in zip(names, values)})
+    return found
 
 
 def _integer_constants(tree: ast.Module) -> dict[str, int]:
