@@ -725,11 +725,15 @@ class _Pass:
 
     def _why_key(self, key: cst.BaseExpression, loop: cst.CompFor, varying: Varying) -> Optional[str]:
         """Why a comprehension's key differs between ranks, its loop's names holding the items alike."""
-        bound = set(target_names(loop.target))
+        return self._why_with_local(key, set(target_names(loop.target)), varying)
+
+    def _why_with_local(self, expr: cst.BaseExpression, names: set, varying: Varying) -> Optional[str]:
+        """Why `expr` differs between ranks where `names` are bound by it (a lambda's parameters, a
+        comprehension's targets): they hold no rank of their own, nor what the scope's names hold."""
         outer = self._bound
-        self._bound = outer | bound
+        self._bound = outer | names
         try:
-            return self.why(key, {name: why for name, why in varying.items() if name not in bound})
+            return self.why(expr, {name: why for name, why in varying.items() if name not in names})
         finally:
             self._bound = outer
 
@@ -1717,12 +1721,7 @@ class _Pass:
         key=lambda r: sizes[r])` picks by what `sizes` holds. Its parameters hold no rank of their own."""
         params = function.params
         parameters = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        outer = self._bound
-        self._bound = outer | parameters
-        try:
-            return self.why(function.body, {key: why for key, why in varying.items() if key not in parameters})
-        finally:
-            self._bound = outer
+        return self._why_with_local(function.body, parameters, varying)
 
     def _seeded_apart(self, call: cst.Call, varying: Varying) -> bool:
         """A function of the module that seeds a generator with a parameter (generators.py), handed

@@ -3082,7 +3082,7 @@ class ModuleAnalysis:
         index = self._context.index if self._context is not None else None
         if index is None:
             tree = parsed(self.whole_text())
-            return table_copies(tree.body if tree else [], _integer_constants(tree) if tree else {})
+            return table_copies(tree.body if tree else [], _constants_in(self.whole_text()))
         key = ("table_copies",)
         if key not in index.memo:
             functions = [index.text(function) for name, function in index.functions.items()
@@ -3470,22 +3470,6 @@ def _constants_in(text: str) -> dict[str, int]:
         names, values = match.group(1).split(","), match.group(2).split(",")
         if len(names) == len(values):
             found.update({name.strip(): int(value) for name, value in zip(names, values)})
-    return found
-
-
-def _integer_constants(tree: ast.Module) -> dict[str, int]:
-    """The module's top-level names bound to an integer literal (`VOCAB, DIM = 16, 8` too)."""
-    found: dict[str, int] = {}
-    for statement in tree.body:
-        if not isinstance(statement, ast.Assign):
-            continue
-        for target in statement.targets:
-            pairs = zip(target.elts, statement.value.elts) if isinstance(target, ast.Tuple) \
-                and isinstance(statement.value, ast.Tuple) and len(target.elts) == len(statement.value.elts) \
-                else [(target, statement.value)]
-            for name, value in pairs:
-                if isinstance(name, ast.Name) and isinstance(value, ast.Constant) and type(value.value) is int:
-                    found[name.id] = value.value
     return found
 
 

@@ -150,7 +150,7 @@ def _guarded(nodes: list) -> set[int]:
     """The ids of nodes in the body of a `try` one of whose handlers carries on (no `raise` at its end)."""
     guarded: set[int] = set()
     for node in nodes:
-        if isinstance(node, _TRIES) and any(not (h.body and isinstance(h.body[-1], ast.Raise)) for h in node.handlers):
+        if isinstance(node, _TRIES) and any(_goes_on(handler) for handler in node.handlers):
             guarded.update(id(inner) for statement in node.body for inner in ast.walk(statement))
     return guarded
 
@@ -177,18 +177,21 @@ def absorbed_exceptions(text: str) -> dict[str, frozenset]:
 
 
 def _caught_and_carried_on(function) -> frozenset:
-    caught: set = set()
-    for node in _own_nodes(function):
-        if isinstance(node, _TRIES):
-            for handler in node.handlers:
-                if not (handler.body and isinstance(handler.body[-1], ast.Raise)):
-                    caught |= _exception_names(handler.type) if handler.type is not None else _BROAD
-    return frozenset(caught)
+    return frozenset(name for node in _own_nodes(function) if isinstance(node, _TRIES)
+                     for handler in node.handlers if _goes_on(handler) for name in _caught(handler))
 
 
-def _exception_names(kind: ast.AST) -> set:
-    """`ValueError` for `except ValueError`, both names for `except (KeyError, ValueError)`."""
-    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+def _goes_on(handler: ast.ExceptHandler) -> bool:
+    """A handler that carries on (it does not end in a `raise`)."""
+    return not (handler.body and isinstance(handler.body[-1], ast.Raise))
+
+
+def _caught(handler: ast.ExceptHandler) -> set:
+    """`ValueError` for `except ValueError`, both names for `except (KeyError, ValueError)`, the
+    broad names for a bare `except`."""
+    if handler.type is None:
+        return set(_BROAD)
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return {(dotted_name(one) or "").rsplit(".", 1)[-1] for one in kinds}
 
 
@@ -230,11 +233,8 @@ def swallowing_managers(text: str) -> dict[str, frozenset]:
         caught: set = set()
         for inner in _own_nodes(node):
             if isinstance(inner, _TRIES) and any(isinstance(n, ast.Yield) for s in inner.body for n in ast.walk(s)):
-                for handler in inner.handlers:
-                    if handler.body and isinstance(handler.body[-1], ast.Raise):
-                        continue
-                    names = _exception_names(handler.type) if handler.type is not None else set(_BROAD)
-                    caught |= {PASSED_EXCEPTIONS if name in parameters else name for name in names}
+                caught |= {PASSED_EXCEPTIONS if name in parameters else name
+                           for handler in inner.handlers if _goes_on(handler) for name in _caught(handler)}
         if caught:
             found[node.name] = frozenset(caught)
     return found

@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -4502,7 +4502,7 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
         index = _body_position(statement, site)
         if index is None or _run_in_a_handler(analysis, site, handlers):
             continue
-        work = [call for part in statement.body.body[:index] for call in calls_in(part) if call not in collectives]
+        work = _work_in(statement.body.body[:index], collectives)
         work = [call for call in work if last_name(call.func) not in _PLAIN_BUILTINS] or work  # the work proper
         loss = None if work else _loss_of_own_batch(analysis, site)
         line = analysis.position(statement).start.line
@@ -4517,6 +4517,11 @@ def _skipped_by_a_failure(analysis: ModuleAnalysis, site: CallSite) -> Optional[
                     f"computed from each rank's own data, and {swallower} of the {block} at line {line} goes on "
                     f"without it, {_UNEVEN}")
     return None
+
+
+def _work_in(statements: Sequence[cst.CSTNode], collectives: set) -> list[cst.Call]:
+    """The calls of `statements` that are no collective of the scope: the work that can fail."""
+    return [call for statement in statements for call in calls_in(statement) if call not in collectives]
 
 
 # Built-ins a message does not name as the work that fails (`len(batch)` before `cholesky(cov)`).
@@ -5007,7 +5012,7 @@ def _retried_in_a_loop(analysis: ModuleAnalysis, site: CallSite) -> Optional[str
         index = _body_position(statement, site)
         if loop is None or index is None or not any(ends_in(statement.body, exit) for exit in (cst.Return, cst.Break)):
             continue
-        work = [call for part in statement.body.body[index + 1:] for call in calls_in(part) if call not in collectives]
+        work = _work_in(statement.body.body[index + 1:], collectives)
         if work:
             return (f"{site.api.called} runs again on ranks where the work after it in the 'try' at line "
                     f"{analysis.position(statement).start.line} fails ({reason}): '{analysis.code(work[0].func)}()' "
