@@ -193,6 +193,7 @@ COMPUTED_FROM_RANK = "{} returns a value computed from the rank"
 LOCAL_DATA = "it holds the data of the rank it was given"
 OWN_ITEM_LENGTH = "each item the rank was given is as long as its own data"
 RANDOM = "it is drawn from a random generator the module seeds with the rank"
+SEEDED_OBJECT = "it holds a random generator the module seeds with the rank"
 UNSEEDED = "it is drawn from a random generator the script never seeds, which each process seeds on its own"
 ENTROPY = "it is drawn from a random generator made without a seed, which each process seeds from its own entropy"
 # Generators that, made without a seed, seed themselves from the operating system's entropy
@@ -698,6 +699,9 @@ class _Pass:
                 # `losses.append(model(batch).item())`: what it holds is the rank's own (its sum, its mean)
                 varying = _bind(varying, [key], item)
         reason = self._why_escaping(func.value)
+        if key is not None and func.attr.value == "extend" and len(call.args) == 1:
+            # `buffer.extend(env.episode())`: as many more items as the extension holds
+            reason = reason or self.length_why(call.args[0].value, varying)
         if func.attr.value == "setdefault" and call.args:  # a key is added where it varies
             reason = self.why(call.args[0].value, varying) or reason
         if key is None and isinstance(func.value, cst.Subscript):
@@ -1692,15 +1696,16 @@ class _Pass:
         if self._synchronised_answer(call, varying):
             return None
         held = self.why(receiver, varying) if receiver is not None else None
-        if held:
-            return held  # `shard.numel()`, `mine.pop()`
+        if held:  # `shard.numel()`, `mine.pop()`; `env.episode()` draws from the object's generator
+            return RANDOM if held == SEEDED_OBJECT else held
         given = [(arg.value, self._lambda_why(arg.value, varying) if isinstance(arg.value, cst.Lambda)
                   else self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
         if self._passes_values(call, qualified) or name == "manual_seed":
             # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
             return next(filter(None, (why for _, why in given)), None)
-        if self._seeded_apart(call, varying) and not any(self._names_rank(value) for value, _ in given):
-            return RANDOM  # `rollout(1000 + rank)` of a helper that seeds its generator with it
+        seeded = self._seeded_apart(call, varying)
+        if seeded and not any(self._names_rank(value) for value, _ in given):
+            return seeded  # `rollout(1000 + rank)` of a helper that seeds its generator with it
         returned = self._returned(call, False, self._argument_reasons(call, varying)) \
             if self._returned is not None else None
         if returned is not None:  # a project function whose summary says so
@@ -1723,16 +1728,17 @@ class _Pass:
         parameters = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
         return self._why_with_local(function.body, parameters, varying)
 
-    def _seeded_apart(self, call: cst.Call, varying: Varying) -> bool:
-        """A function of the module that seeds a generator with a parameter (generators.py), handed
-        there a number made from the rank: what it draws is each rank's own."""
-        positions = self._conditions.seeded_parameters.get(call.func.value) if isinstance(call.func, cst.Name) else None
-        if not positions:
-            return False
-        whys = [self.why(arg.value, varying) for arg in call.args]
+    def _seeded_apart(self, call: cst.Call, varying: Varying) -> Optional[str]:
+        """RANDOM for a function of the module that seeds a generator with a parameter (generators.py),
+        handed there a number made from the rank: what it draws is each rank's own; SEEDED_OBJECT
+        for such a class (`PoleEnv(seed=2000 + rank)`), whose object draws so. Else None."""
+        seeding = self._conditions.seeded_parameters.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if not seeding:
+            return None
         # (a number made from the rank, and nothing else that differs: handed data, the data says)
-        return any(position < len(whys) and whys[position] == RANK for position in positions) \
-            and all(why in (None, RANK) for why in whys)
+        apart = any(self.why(value, varying) == RANK for _, value in handed_arguments(call, seeding.parameters)) \
+            and all(self.why(arg.value, varying) in (None, RANK) for arg in call.args)
+        return (SEEDED_OBJECT if seeding.is_class else RANDOM) if apart else None
 
     def _read_of_own_file(self, call: cst.Call, varying: Varying) -> Optional[str]:
         """READ_FROM_RANK for what a read of a file named after the rank gives (`torch.load(f"shard_{rank}.pt")`,
@@ -2092,6 +2098,8 @@ class _Pass:
                 return items
         if name in _SAME_LENGTH and arguments:
             return next(filter(None, (self.length_why(arg, varying) for arg in arguments)), None)
+        if isinstance(call.func, cst.Attribute) and self.why(call.func.value, varying) == SEEDED_OBJECT:
+            return RANDOM  # `env.episode()`: as many steps as the rank's own generator lets the episode last
         if self._returned is None or any(names_read(arg.value) & self._agreed_minimum for arg in call.args):
             return None  # (a helper handed the count every rank agreed on stops there)
         return self._returned(call, True, self._argument_reasons(call, varying))
@@ -2236,8 +2244,9 @@ def _handled_names(statement: cst.CSTNode) -> set:
 
 
 def _own_data(why: Optional[str]) -> bool:
-    """A rank's own batch or the data it was given, here or through a caller."""
-    return why in (DATA, LOCAL_DATA) or isinstance(why, HandedData)
+    """A rank's own batch or the data it was given, here or through a caller, or values drawn
+    from a generator seeded with the rank (each rank's own environment or episodes)."""
+    return why in (DATA, LOCAL_DATA, RANDOM, SEEDED_OBJECT) or isinstance(why, HandedData)
 
 
 def _headers(statement: cst.CSTNode) -> list:

@@ -26,5 +26,11 @@ def called_name(call: ast.Call) -> Optional[str]:
 def top_functions(text: str, words: tuple[str, ...]) -> list:
     """The text's top-level functions, where it holds one of `words` (a test of the text spares
     the parse of a file with nothing to find), else []."""
+    return [node for node in top_definitions(text, words) if not isinstance(node, ast.ClassDef)]
+
+
+def top_definitions(text: str, words: tuple[str, ...]) -> list:
+    """The text's top-level functions and classes, where it holds one of `words`, else []."""
     tree = parsed(text) if any(word in text for word in words) else None
-    return [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return [node for node in tree.body if isinstance(node, kinds)] if tree else []

@@ -456,6 +456,54 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # An environment seeded alike on every rank: its episodes are as long everywhere.
+        Valid("""
+            import random
+            class Env:
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                def episode(self):
+                    return [0] * self.rng.randint(5, 9)
+            def f(rank):
+                env = Env(seed=100)
+                buffer = []
+                for step in range(4):
+                    buffer.extend(env.episode())
+                    if len(buffer) < 20:
+                        continue
+                    dist.all_reduce(torch.ones(1))
+            """),
+        # Per-rank environments stepped a fixed number of times: the buffer is as long everywhere.
+        Valid("""
+            import random
+            class Env:
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                def step(self):
+                    return self.rng.random()
+            def f(rank):
+                env = Env(seed=100 + rank)
+                buffer = []
+                for step in range(4):
+                    buffer.append(env.step())
+                    if len(buffer) < 2:
+                        continue
+                    dist.all_reduce(torch.ones(1))
+            """),
+        # A draw from weights every rank seeds alike fails on every rank or on none.
+        Valid("""
+            def draw(seed):
+                g = torch.Generator().manual_seed(seed)
+                return torch.rand(8, generator=g)
+            def f(rank):
+                for step in range(3):
+                    weights = draw(100 + step)
+                    try:
+                        idx = torch.multinomial(weights, 4)
+                    except RuntimeError:
+                        continue
+                    dist.all_reduce(weights[idx])
+            """),
         # Each node's local main process fetches the file into its node's directory: every rank finds it.
         # The sum of each rank's own validation batches, agreed before the test.
         # Every rank yields every other line of the same file: as many on each.
@@ -4145,6 +4193,49 @@ class CollectiveOnSomeRanks(Rule):
                 "('read_part()' returns as many items as the rank makes it hold), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout",
                 range=(8, 9, 8, 50)),
+        # Each rank's environment, seeded with the rank, plays episodes of its own length: the replay
+        # buffer reaches its start size at a different step on each rank (UniLab#304).
+        Invalid("""
+            import random
+            class Env:
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                def episode(self):
+                    return [0] * self.rng.randint(5, 9)
+            def f(rank):
+                env = Env(seed=100 + rank)
+                buffer = []
+                for step in range(4):
+                    buffer.extend(env.episode())
+                    if len(buffer) < 20:
+                        continue
+                    dist.all_reduce(torch.ones(1))
+            """,
+                expected_message="all_reduce() is skipped on ranks where 'len(buffer) < 20' is true (it is drawn from a "
+                "random generator the module seeds with the rank): the 'continue' at line 21 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout",
+                range=(14, 9, 14, 39)),
+        # A draw from weights seeded with the rank raises on some ranks only (all zero weights), and
+        # the handler skips the update (ray#66030).
+        Invalid("""
+            def draw(seed):
+                g = torch.Generator().manual_seed(seed)
+                return torch.rand(8, generator=g)
+            def f(rank):
+                for step in range(3):
+                    weights = draw(100 * rank + step)
+                    try:
+                        idx = torch.multinomial(weights, 4)
+                    except RuntimeError:
+                        continue
+                    dist.all_reduce(weights[idx])
+            """,
+                expected_message="all_reduce() is skipped on ranks where the 'try' at line 15 raises (work in the 'try' "
+                "block can fail on some ranks only): the 'continue' at line 18 is taken only there, while"
+                " the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout",
+                range=(11, 9, 11, 38)),
     )
 
     @staticmethod
