@@ -37,6 +37,7 @@ from bcast_lint.analysis.ranks import (GROUP_RANK, RankConditions, World, boolea
                                        integer_literal, names_world_size, setup_truth)
 from bcast_lint.analysis.written_files import DIRECTORY_WRITES, FILE_CHECKS, FILE_WRITES, MOVES, path_key
 from bcast_lint.analysis.raising import PASSED_EXCEPTIONS, handles_only
+from bcast_lint.analysis.gradients import GRADIENT_ATTRIBUTES, GRADIENT_READERS
 from bcast_lint.analysis.walk import Visitor, calls_in, children, ends_in, every_node, names_read, words_in, yields_in
 
 # Sources of values that differ between processes whatever their data.
@@ -202,6 +203,7 @@ _ENTROPY_SEEDED = frozenset({"random.Random", "random.SystemRandom", "numpy.rand
                              "numpy.random.RandomState", "numpy.random.Generator"})
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 MEMORY_USE = "it reads this process's own memory use"
+LOCAL_GRADIENTS = "it reads this rank's own gradients, which nothing has averaged between the ranks yet"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
 ENVIRONMENT = "the environment variable {} is set by a test on the rank at {}"
@@ -314,7 +316,14 @@ def returned_by(called: str, why: str) -> Optional[str]:
         text += f", as {why}"  # what makes it differ, named where it starts
     if isinstance(why, (SequenceLength, DealtLength)):
         return type(why)(text)
+    if why == LOCAL_GRADIENTS:
+        return GradientsResult(text)
     return text if is_data_reason(why) else RankKind(text)
+
+
+class GradientsResult(str):
+    """What a helper computes from the gradients (`grads_finite(model)`): each rank's own, unless
+    the caller has averaged them first (_Pass._local_gradients)."""
 
 
 class Passed(str):
@@ -493,6 +502,8 @@ class _Pass:
         # wherever one of them is true on any rank, and `check_trigger() or over_budget` agrees.
         self._triggering: set[str] = set()
         self._following: list[Sequence[cst.CSTNode]] = []  # per block walked: the statements after the current one
+        # A collective has run since the last backward: gradients averaged by hand are alike now.
+        self._gradients_synced = False
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -535,6 +546,7 @@ class _Pass:
             if collective_calls and any(every_node(small, cst.CompFor)) else varying
         for call in collective_calls:
             self.found.states[call] = (self, at_call)
+        self._note_gradients(calls, collective_calls)
         if collective_calls:
             self._comprehension_loops(small, varying)
         if isinstance(small, cst.Assign):
@@ -682,6 +694,19 @@ class _Pass:
         why = self.why(disable, varying) if disable is not None else None
         return f"the progress bar is disabled on some ranks ('disable={node_code(disable)}'), and counts nothing there" \
             if why else None
+
+    def _note_gradients(self, calls: Sequence[cst.Call], collective_calls: Sequence[cst.Call]) -> None:
+        """A backward leaves each rank its own gradients; a collective after it (the user's
+        `all_reduce(p.grad)`, or a helper that runs one) is taken to have averaged them."""
+        if collective_calls:
+            self._gradients_synced = True
+        elif any(last_name(call.func) == "backward" for call in calls):
+            self._gradients_synced = False
+
+    def _local_gradients(self) -> Optional[str]:
+        """LOCAL_GRADIENTS where the module averages its gradients by hand, if at all, and no
+        collective has run since the last backward of this scope."""
+        return LOCAL_GRADIENTS if self._conditions.gradients_unsynced and not self._gradients_synced else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies; of an `x`
@@ -1289,6 +1314,8 @@ class _Pass:
             paths = [arg.value for arg in call.args if not _is_placement(arg)]
             if any(_own_data(self.why(value, varying)) for value in paths) or self._fails_on_what_differs(call, varying):
                 return RAISES
+            if _errs_if_nonfinite(call) and self._local_gradients():
+                return RAISES  # `clip_grad_norm_(..., error_if_nonfinite=True)` on the rank's own gradients
             if site is not None and isinstance(call.func, cst.Attribute) \
                     and _own_data(self.why(call.func.value, varying)):
                 return RAISES  # `loss.backward()` through DDP: a NaN (anomaly mode) or OOM on one rank's batch
@@ -1504,9 +1531,13 @@ class _Pass:
                 return varying.get(key)
             return varying.get(key) or self.why(expr.value, varying) or self._held_rank(expr) \
                 or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr) \
-                or self._metric_state(expr)
+                or self._metric_state(expr) \
+                or (self._local_gradients() if expr.attr.value in GRADIENT_ATTRIBUTES else None)  # `p.grad`
         if isinstance(expr, cst.Call):
             return self._call_reason(expr, varying)
+        if _gradient_presence(expr):  # `p.grad is not None`: the values held do not decide it
+            why = self.why(expr.left, varying)
+            return None if why == LOCAL_GRADIENTS else why
         if isinstance(expr, cst.Arg):
             return None if _is_placement(expr) else self.why(expr.value, varying)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -1665,6 +1696,8 @@ class _Pass:
             return CLOCK
         if qualified & _MEMORY_READS:
             return MEMORY_USE
+        if name in GRADIENT_READERS and self._local_gradients():
+            return LOCAL_GRADIENTS  # `clip_grad_norm_(model.parameters(), 1.0)`: the norm of its own gradients
         if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
             return RANDOM
         if _draws_from_the_process(call, qualified, self._conditions.unseeded):
@@ -1708,6 +1741,8 @@ class _Pass:
             return seeded  # `rollout(1000 + rank)` of a helper that seeds its generator with it
         returned = self._returned(call, False, self._argument_reasons(call, varying)) \
             if self._returned is not None else None
+        if isinstance(returned, GradientsResult):  # a helper reading the gradients: as the caller holds them
+            return returned if self._local_gradients() else None
         if returned is not None:  # a project function whose summary says so
             return returned
         # What an unknown function returns is not known to vary, unless it is handed the rank
@@ -2241,6 +2276,19 @@ def _handled_names(statement: cst.CSTNode) -> set:
             else [handler.type]
         names |= {last_name(kind) or "" for kind in kinds}
     return names
+
+
+def _gradient_presence(expr: cst.BaseExpression) -> bool:
+    """`p.grad is None`, `p.grad is not None`."""
+    return isinstance(expr, cst.Comparison) and isinstance(expr.left, cst.Attribute) \
+        and expr.left.attr.value in GRADIENT_ATTRIBUTES \
+        and all(isinstance(c.operator, (cst.Is, cst.IsNot)) and is_none(c.comparator) for c in expr.comparisons)
+
+
+def _errs_if_nonfinite(call: cst.Call) -> bool:
+    """`clip_grad_norm_(params, 1.0, error_if_nonfinite=True)`: it raises on a non-finite norm."""
+    flag = argument_value(call, None, "error_if_nonfinite")
+    return last_name(call.func) in GRADIENT_READERS and flag is not None and node_code(flag) == "True"
 
 
 def _own_data(why: Optional[str]) -> bool:

@@ -43,6 +43,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.generators import seeded_parameters
+from bcast_lint.analysis.gradients import gradients_unsynced
 from bcast_lint.analysis.raising import (absorbed_exceptions, failing_parameters, raising_functions,
                                         swallowing_managers)
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
@@ -1084,6 +1085,7 @@ class ModuleAnalysis:
         self.conditions.raising_functions = self.per_module(raising_functions)
         self.conditions.swallowing = self.per_module(swallowing_managers)
         self.conditions.seeded_parameters = self.per_module(seeded_parameters)
+        self.conditions.gradients_unsynced = self.per_module(gradients_unsynced)
         self.conditions.failing_of = _weak(self._failing_of)
         if not self.calls:
             return
@@ -3097,12 +3099,7 @@ class ModuleAnalysis:
         with the analyses of its functions alone for their summaries, whose own text is only the
         function's."""
         index = self._context.index if self._context is not None else None
-        if index is None:
-            return self.per_file(compute)
-        key = ("per_module", compute)
-        if key not in index.memo:
-            index.memo[key] = compute(index.source.text)
-        return index.memo[key]
+        return self.per_file(compute) if index is None else index.per_module(compute)
 
     def once(self, compute: Callable[["ModuleAnalysis"], T]) -> T:
         """compute(self), computed once per module: for the module-wide facts that rules and

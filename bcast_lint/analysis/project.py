@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, TypeVar
 
 from bcast_lint.analysis.apis import API_PACKAGES, gated_call_words
 from bcast_lint.analysis.words import COLLECTIVE_WORDS, mentions_collective, names_collective
@@ -38,6 +38,8 @@ CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")  # in a
 DEFINED = re.compile(r"\bdef\s+[A-Za-z_]\w*\s*\(")  # `def f(`, which CALLED would take for a call
 SELF_READ = re.compile(r"\bself\.([A-Za-z_]\w*)\b(?!\s*\()")  # `self.seed`, which may be a property
 PROPERTY = re.compile(r"@(?:functools\.)?(?:property|cached_property)\b")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,13 @@ class ModuleIndex:
         """What the analyses of this module's code compute once per file (FileContext's memo):
         the linted module's and each of its functions analysed alone for a summary share it."""
         return {}
+
+    def per_module(self, compute: Callable[[str], T]) -> T:
+        """compute(the module's whole text), once per module."""
+        key = ("per_module", compute)
+        if key not in self.memo:
+            self.memo[key] = compute(self.source.text)
+        return self.memo[key]
 
     @functools.cached_property
     def lines(self) -> list[str]:

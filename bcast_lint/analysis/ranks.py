@@ -166,8 +166,10 @@ class RankConditions:
         self.raising_functions: frozenset = frozenset()
         # The module's context managers that swallow what their block raises (raising.swallowing_managers).
         self.swallowing: dict[str, frozenset] = {}
-        # The module's functions -> the positions of the parameters that seed a generator (generators.py).
+        # The module's functions and classes -> the parameters that seed a generator (generators.py).
         self.seeded_parameters: dict[str, tuple] = {}
+        # The module runs a backward that no wrapper averages (gradients.gradients_unsynced).
+        self.gradients_unsynced = False
         # A module function's name -> its parameters and those on which its work can raise (raising.failing_parameters).
         self.failing_of: Callable[[str], tuple] = lambda name: ((), frozenset())
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).

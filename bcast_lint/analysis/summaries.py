@@ -35,6 +35,7 @@ from bcast_lint.analysis.divergence import (DATA_SIZED, SELECTED, Divergence, Pa
 from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name, none_test
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
+from bcast_lint.analysis.gradients import gradients_unsynced, reads_gradients
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
@@ -292,13 +293,14 @@ class Summaries:
 
     def may_test_rank(self, ref: FunctionRef) -> bool:
         """Whether the function's text may make a value that differs between ranks: it names the
-        rank, reads the environment or reads the clock."""
+        rank, reads the environment or the clock, or reads gradients its module averages by hand."""
         index = self.project.index(ref.path)
         function = index.functions.get(ref.qualname) if index is not None else None
         if function is None:
             return False
         text = index.text(function)
-        return names_rank(text) or reads_environment(text) or reads_clock(text)
+        return names_rank(text) or reads_environment(text) or reads_clock(text) \
+            or (reads_gradients(text) and index.per_module(gradients_unsynced))
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)

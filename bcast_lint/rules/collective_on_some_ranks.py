@@ -456,6 +456,40 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Gradients averaged by hand before the check: every rank tests the same average.
+        Valid("""
+            def grads_finite(model):
+                return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
+            def train(model, batches):
+                for x in batches:
+                    model(x).sum().backward()
+                    for p in model.parameters():
+                        dist.all_reduce(p.grad)
+                    if not grads_finite(model):
+                        continue
+                    dist.barrier()
+            """),
+        # DDP averages the gradients inside the backward: the check reads the same average everywhere.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def grads_finite(model):
+                return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters())
+            def train(model, batches):
+                model = DDP(model)
+                for x in batches:
+                    model(x).sum().backward()
+                    if not grads_finite(model):
+                        continue
+                    dist.barrier()
+            """),
+        # Which parameters hold a gradient is alike on every rank.
+        Valid("""
+            def train(model, x):
+                model(x).sum().backward()
+                for p in model.parameters():
+                    if p.grad is not None:
+                        dist.all_reduce(p.grad)
+            """),
         # An environment seeded alike on every rank: its episodes are as long everywhere.
         Valid("""
             import random
@@ -4236,6 +4270,42 @@ class CollectiveOnSomeRanks(Rule):
                 " the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout",
                 range=(11, 9, 11, 38)),
+        # A non-finite check of the rank's own gradients, before they are averaged by hand: the rank
+        # whose batch overflowed skips the all-reduce the others run (pytorch#76282).
+        Invalid("""
+            def grads_finite(model):
+                return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
+            def train(model, batches):
+                for x in batches:
+                    model(x).sum().backward()
+                    if not grads_finite(model):
+                        continue
+                    for p in model.parameters():
+                        dist.all_reduce(p.grad)
+            """,
+                expected_message="all_reduce() is skipped on ranks where 'grads_finite(model)' is false ('grads_finite()' "
+                "returns something else on some ranks, as it reads this rank's own gradients, which "
+                "nothing has averaged between the ranks yet): the 'continue' at line 15 is taken only "
+                "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout",
+                range=(9, 13, 9, 36)),
+        # Clipping that raises on the rank's own non-finite gradient norm, caught by skipping the batch.
+        Invalid("""
+            def train(model, batches):
+                for x in batches:
+                    model(x).sum().backward()
+                    try:
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+                    except RuntimeError:
+                        continue
+                    for p in model.parameters():
+                        dist.all_reduce(p.grad)
+            """,
+                expected_message="all_reduce() is skipped on ranks where the 'try' at line 12 raises (work in the 'try' "
+                "block can fail on some ranks only): the 'continue' at line 15 is taken only there, while"
+                " the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout",
+                range=(9, 13, 9, 36)),
     )
 
     @staticmethod
