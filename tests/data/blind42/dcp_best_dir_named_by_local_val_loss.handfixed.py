@@ -1,0 +1,71 @@
+# verify: ok
+"""Hand fix of dcp_best_dir_named_by_local_val_loss: the validation loss is averaged over the
+processes (`all_reduce` of `[sum of squared errors, count]`) before it is compared with the best
+and formatted into the directory name, so every process saves into, and reloads from, the same
+directory.
+
+Modelled on https://github.com/NVIDIA-BioNeMo/bionemo-recipes/pull/786.
+"""
+import os
+import shutil
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+ROOT = os.path.join(
+    tempfile.gettempdir(),
+    f"blind42-{os.environ['MASTER_ADDR']}-{os.environ['MASTER_PORT']}-dcp-best",
+)
+EPOCHS = 3
+
+
+def split(shard, seed):
+    g = torch.Generator().manual_seed(seed + shard)
+    x = torch.randn(64, 6, generator=g)
+    return x, x[:, :3].sum(1, keepdim=True) + 0.3 * torch.randn(64, 1, generator=g)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    os.makedirs(ROOT, exist_ok=True)
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Linear(6, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    (x, y), (vx, vy) = split(rank, 100), split(rank, 200)
+    try:
+        train_and_reload(model, opt, x, y, vx, vy, rank)
+    finally:
+        shutil.rmtree(ROOT, ignore_errors=True)
+    dist.destroy_process_group()
+
+
+def train_and_reload(model, opt, x, y, vx, vy, rank):
+    best_loss, best_dir = float("inf"), None
+    for epoch in range(EPOCHS):
+        for xb, yb in zip(x.split(16), y.split(16)):
+            loss = torch.nn.functional.mse_loss(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            sse = torch.nn.functional.mse_loss(model.module(vx), vy, reduction="sum")
+        stats = torch.stack([sse, torch.tensor(float(len(vy)))])
+        dist.all_reduce(stats)
+        val_loss = (stats[0] / stats[1]).item()
+        if val_loss < best_loss:
+            best_loss = val_loss
+            best_dir = os.path.join(ROOT, f"best-e{epoch}-{val_loss:.3f}")
+            dcp.save({"model": model.module.state_dict()}, checkpoint_id=best_dir)
+    state = {"model": model.module.state_dict()}
+    dcp.load(state, checkpoint_id=best_dir)
+    model.module.load_state_dict(state["model"])
+    print(f"process {rank}: reloaded {os.path.basename(best_dir)}")
+    dist.barrier()
+
+
+if __name__ == "__main__":
+    main()
