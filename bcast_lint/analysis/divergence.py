@@ -203,6 +203,7 @@ _ENTROPY_SEEDED = frozenset({"random.Random", "random.SystemRandom", "numpy.rand
                              "numpy.random.RandomState", "numpy.random.Generator"})
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 MEMORY_USE = "it reads this process's own memory use"
+STEPPED_APART = "it is set by '{}()', which each rank steps with a value that differs between ranks"
 LOCAL_GRADIENTS = "it reads this rank's own gradients, which nothing has averaged between the ranks yet"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
@@ -487,6 +488,7 @@ class _Pass:
         self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
         self._samplers: set[str] = set()  # names holding a DistributedSampler: its indices are the rank's own
+        self._made_on: dict[str, tuple] = {}  # name -> the name its constructor was handed first (`Plateau(opt)`)
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._turns: list[str] = []  # the `with accelerator.main_process_first():` blocks around the statement
@@ -568,6 +570,7 @@ class _Pass:
             if raced is not None:
                 self.found.races[small.value] = (self._scope, raced)
             varying = self._one_rank_changes(small.value, self._mutation(small.value, varying))
+            varying = self._stepped_apart(small.value, varying)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
                 and isinstance(small.value.value, cst.BaseExpression):
             self._note_item(small.value.value, varying)
@@ -638,6 +641,8 @@ class _Pass:
              else self._uneven_item_entries.discard)(target.value)
             (self._samplers.add if isinstance(value, cst.Call) and last_name(value.func) == "DistributedSampler"
              else self._samplers.discard)(target.value)
+            made_on = value.args[0].value if isinstance(value, cst.Call) and value.args else None
+            self._made_on[target.value] = (made_on.value,) if isinstance(made_on, cst.Name) else ()
         self._world_sizes.discard(_key(target))
         self._multiples.pop(_key(target), None)
         if isinstance(target, cst.Name) and names_world_size(value):
@@ -793,6 +798,20 @@ class _Pass:
                    and isinstance(inner.func.value, cst.Name) and inner.func.value.value not in own
                    and inner.func.value.value in self._scope_locals()}
         return _bind(varying, sorted(changed), RankKind(ONE_RANK_CHANGE.format(call.func.value, decorator)))
+
+    def _stepped_apart(self, call: cst.Call, varying: Varying) -> Varying:
+        """`sched.step(val_loss)` handed the rank's own value: the object, and the optimizer it was
+        made on (`ReduceLROnPlateau(opt)` sets `opt`'s learning rate), now hold what differs."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "step" and isinstance(func.value, cst.Name)
+                and call.args and func.value.value in self._scope_locals()):
+            return varying
+        handed = self.why(call.args[0].value, varying)
+        if not is_data_reason(handed):
+            return varying
+        stepped = func.value.value
+        reason = STEPPED_APART.format(node_code(func))
+        return _bind(varying, [stepped, *self._made_on.get(stepped, ())], reason)
 
     def _scope_locals(self) -> set[str]:
         """The names the scope assigns (its own objects, not modules or builtins)."""
@@ -1737,8 +1756,9 @@ class _Pass:
             # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
             return next(filter(None, (why for _, why in given)), None)
         seeded = self._seeded_apart(call, varying)
-        if seeded and not any(self._names_rank(value) for value, _ in given):
-            return seeded  # `rollout(1000 + rank)` of a helper that seeds its generator with it
+        if seeded:  # `rollout(1000 + rank)` of a helper that seeds its generator with it; handed the
+            # rank itself (`load_shard(rank)`), what it makes is the data of the rank it was given
+            return LOCAL_DATA if seeded == RANDOM and any(self._names_rank(value) for value, _ in given) else seeded
         returned = self._returned(call, False, self._argument_reasons(call, varying)) \
             if self._returned is not None else None
         if isinstance(returned, GradientsResult):  # a helper reading the gradients: as the caller holds them

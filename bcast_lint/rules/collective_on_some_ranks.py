@@ -456,6 +456,23 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A plateau scheduler stepped on the loss averaged over the ranks: every rank's rate is alike.
+        Valid("""
+            def train(model, opt, epochs):
+                sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1)
+                batches = load_batches(rank)
+                for epoch in range(epochs):
+                    total = 0.0
+                    for x in batches:
+                        loss = model(x).mean()
+                        total += loss.item()
+                        dist.all_reduce(loss)
+                    mean = torch.tensor(total)
+                    dist.all_reduce(mean)
+                    sched.step(mean.item())
+                    if opt.param_groups[0]["lr"] < 1e-3:
+                        break
+            """),
         # Gradients averaged by hand before the check: every rank tests the same average.
         Valid("""
             def grads_finite(model):
@@ -4306,6 +4323,28 @@ class CollectiveOnSomeRanks(Rule):
                 " the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout",
                 range=(9, 13, 9, 36)),
+        # A plateau scheduler stepped on the rank's own training loss sets each rank's learning
+        # rate apart, and a floor on it ends the ranks' loops at different epochs (DALLE-pytorch#268).
+        Invalid("""
+            def train(model, opt, epochs):
+                sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1)
+                batches = load_batches(rank)
+                for epoch in range(epochs):
+                    total = 0.0
+                    for x in batches:
+                        loss = model(x).mean()
+                        total += loss.item()
+                        dist.all_reduce(loss)
+                    sched.step(total)
+                    if opt.param_groups[0]["lr"] < 1e-3:
+                        break
+            """,
+                expected_message="all_reduce() is skipped in the following iterations on ranks where "
+                "'opt.param_groups[0][\"lr\"] < 1e-3' is true (it is set by 'sched.step()', which each rank"
+                " steps with a value that differs between ranks): the 'break' at line 20 is taken only "
+                "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and "
+                "every rank hangs until the timeout",
+                range=(9, 13, 9, 34)),
     )
 
     @staticmethod
