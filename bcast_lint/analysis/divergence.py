@@ -122,6 +122,8 @@ _KEY_COPIES = frozenset({"list", "tuple", "set", "frozenset", "sorted", "iter"})
 _REDUCERS = frozenset({"sum", "max", "min", "any", "all", "mean", "fsum"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
 _DEDUPLICATING = frozenset({"set", "frozenset", "unique", "fromkeys", "Counter"})
+# Methods that fold what they are handed into the object's state (a scheduler's, a running meter's).
+_STATE_UPDATES = frozenset({"step", "update"})
 _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip",
                           "dict", "iter", "tensor", "as_tensor", "stack", "cat", "zeros_like", "ones_like",
                           "empty_like", "full_like", "rand_like", "randn_like", "Subset", "DataLoader",
@@ -203,7 +205,7 @@ _ENTROPY_SEEDED = frozenset({"random.Random", "random.SystemRandom", "numpy.rand
                              "numpy.random.RandomState", "numpy.random.Generator"})
 MEMORY = "each process finds it for the memory it has free (find_executable_batch_size)"
 MEMORY_USE = "it reads this process's own memory use"
-STEPPED_APART = "it is set by '{}()', which each rank steps with a value that differs between ranks"
+STEPPED_APART = "it is set by '{}()', which each rank calls with a value that differs between ranks"
 LOCAL_GRADIENTS = "it reads this rank's own gradients, which nothing has averaged between the ranks yet"
 SIGNALLED = "a signal handler sets it, and a signal reaches each process on its own"
 LOGGING_LEVEL = "the logging level is set by a test on the rank at line {}"
@@ -800,18 +802,19 @@ class _Pass:
         return _bind(varying, sorted(changed), RankKind(ONE_RANK_CHANGE.format(call.func.value, decorator)))
 
     def _stepped_apart(self, call: cst.Call, varying: Varying) -> Varying:
-        """`sched.step(val_loss)` handed the rank's own value: the object, and the optimizer it was
-        made on (`ReduceLROnPlateau(opt)` sets `opt`'s learning rate), now hold what differs."""
+        """`sched.step(val_loss)`, `meter.update(loss.item())` handed the rank's own value: the
+        object now holds what differs, and so does the optimizer a stepped object was made on
+        (`ReduceLROnPlateau(opt)` sets `opt`'s learning rate)."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "step" and isinstance(func.value, cst.Name)
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _STATE_UPDATES and isinstance(func.value, cst.Name)
                 and call.args and func.value.value in self._scope_locals()):
             return varying
-        handed = self.why(call.args[0].value, varying)
+        handed = next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
         if not is_data_reason(handed):
             return varying
-        stepped = func.value.value
-        reason = STEPPED_APART.format(node_code(func))
-        return _bind(varying, [stepped, *self._made_on.get(stepped, ())], reason)
+        updated = func.value.value
+        made_on = self._made_on.get(updated, ()) if func.attr.value == "step" else ()
+        return _bind(varying, [updated, *made_on], STEPPED_APART.format(node_code(func)))
 
     def _scope_locals(self) -> set[str]:
         """The names the scope assigns (its own objects, not modules or builtins)."""

@@ -456,6 +456,23 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A running meter fed the loss averaged over the ranks: the early stop is alike everywhere.
+        Valid("""
+            def train(model, epochs):
+                best, bad = float("inf"), 0
+                for epoch in range(epochs):
+                    meter = Meter()
+                    for x in load_batches(rank):
+                        loss = model(x).mean()
+                        dist.all_reduce(loss)
+                        meter.update(loss.item())
+                    if meter.avg < best:
+                        best, bad = meter.avg, 0
+                    else:
+                        bad += 1
+                    if bad > 3:
+                        break
+            """),
         # A plateau scheduler stepped on the loss averaged over the ranks: every rank's rate is alike.
         Valid("""
             def train(model, opt, epochs):
@@ -4341,10 +4358,33 @@ class CollectiveOnSomeRanks(Rule):
             """,
                 expected_message="all_reduce() is skipped in the following iterations on ranks where "
                 "'opt.param_groups[0][\"lr\"] < 1e-3' is true (it is set by 'sched.step()', which each rank"
-                " steps with a value that differs between ranks): the 'break' at line 20 is taken only "
+                " calls with a value that differs between ranks): the 'break' at line 20 is taken only "
                 "there, while the other ranks go on calling it, so the ranks' calls stop pairing up and "
                 "every rank hangs until the timeout",
                 range=(9, 13, 9, 34)),
+        # Early stopping on a running meter of the rank's own losses: the patience runs out at a
+        # different epoch on each rank.
+        Invalid("""
+            def train(model, epochs):
+                best, bad = float("inf"), 0
+                for epoch in range(epochs):
+                    meter = Meter()
+                    for x in load_batches(rank):
+                        loss = model(x).mean()
+                        meter.update(loss.item())
+                        dist.all_reduce(torch.ones(1))
+                    if meter.avg < best:
+                        best, bad = meter.avg, 0
+                    else:
+                        bad += 1
+                    if bad > 3:
+                        break
+            """,
+                expected_message="all_reduce() is skipped in the following iterations on ranks where 'bad > 3' is true (it"
+                " is set under a condition that differs between ranks): the 'break' at line 22 is taken "
+                "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
+                "and every rank hangs until the timeout",
+                range=(8, 13, 8, 43)),
     )
 
     @staticmethod
