@@ -491,6 +491,7 @@ class _Pass:
         self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
         self._samplers: set[str] = set()  # names holding a DistributedSampler: its indices are the rank's own
         self._made_on: dict[str, tuple] = {}  # name -> the name its constructor was handed first (`Plateau(opt)`)
+        self._locals: Optional[set[str]] = None  # see _scope_locals
         self._made_from: dict[str, frozenset] = {}  # name -> the names its last assignment read
         self._tried: list[bool] = []  # per `try` walked: whether its body branches between ranks
         self._turns: list[str] = []  # the `with accelerator.main_process_first():` blocks around the statement
@@ -807,19 +808,21 @@ class _Pass:
         (`ReduceLROnPlateau(opt)` sets `opt`'s learning rate)."""
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _STATE_UPDATES and isinstance(func.value, cst.Name)
-                and call.args and func.value.value in self._scope_locals()):
+                and call.args):
             return varying
         handed = next(filter(None, (self.why(arg.value, varying) for arg in call.args if not _is_placement(arg))), None)
-        if not is_data_reason(handed):
+        if not is_data_reason(handed) or func.value.value not in self._scope_locals():
             return varying
         updated = func.value.value
         made_on = self._made_on.get(updated, ()) if func.attr.value == "step" else ()
         return _bind(varying, [updated, *made_on], STEPPED_APART.format(node_code(func)))
 
     def _scope_locals(self) -> set[str]:
-        """The names the scope assigns (its own objects, not modules or builtins)."""
-        return {target.target.value for node in every_node(self._scope, cst.Assign) for target in node.targets
-                if isinstance(target.target, cst.Name)}
+        """The names the scope assigns (its own objects, not modules or builtins), read once."""
+        if self._locals is None:
+            self._locals = {target.target.value for node in every_node(self._scope, cst.Assign)
+                            for target in node.targets if isinstance(target.target, cst.Name)}
+        return self._locals
 
     def _augment_item(self, target: cst.Subscript, value: cst.BaseExpression, varying: Varying) -> Varying:
         """`seen[task] += 1` in a Counter or defaultdict gains the key, as `seen[task] = n` would.
