@@ -2338,14 +2338,22 @@ class ModuleAnalysis:
         wrapper in the same scope (`loss = F.mse_loss(ddp(x), y)`, one assignment deep): DDP's
         reducer all-reduces the gradients in autograd hooks, unless inside `with ddp.no_sync():`."""
         func = candidate.call.func
-        if candidate.name != "backward" or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
+        if candidate.name != "backward" or not isinstance(func, cst.Attribute) \
                 or _under_a_with(candidate, _syncs_off) or _under_a_with(candidate, _joins_uneven_inputs):
             return None
-        values = self._made_from_in_scope(func.value.value, candidate.scope)
+        # `loss.backward()`, or a loss made on the spot: `logits.sum().backward()`, `(loss / k).backward()`
+        receiver = func.value
+        names = [receiver.value] if isinstance(receiver, cst.Name) else sorted(names_read(receiver))
+        if not isinstance(receiver, (cst.Name, cst.Call, cst.BinaryOperation)) or not names:
+            return None
+        inline = [call for call in every_call(receiver) if self._forward_of_ddp(call, candidate.scope)]
+        if any(not self._wraps_no_buffers(call.func, candidate.scope) for call in inline):
+            return None  # `ddp(x).sum().backward()`: the forward on the line, a collective too, stands for both
+        values = [receiver, *(value for name in names for value in self._made_from_in_scope(name, candidate.scope))]
         if not any(self._forward_of_ddp(call, candidate.scope) or self._helper_forward_of_ddp(call, candidate.scope)
                    for value in values for call in every_call(value)):
             return None
-        return apis.Api("torch.Tensor.backward", apis.HIDDEN, receiver=func.value.value,
+        return apis.Api("torch.Tensor.backward", apis.HIDDEN, receiver=node_code(receiver),
                         inside=f"runs the gradient all_reduce() of DDP's reducer inside (torch {_TORCH})")
 
     def _made_from_in_scope(self, name: str, scope: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -359,6 +359,23 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Every rank's environment seeded alike: the episode is as long everywhere.
+        Valid("""
+            import random
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Env:
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                def step(self):
+                    return self.rng.random() < 0.2
+            def train():
+                policy = DDP(torch.nn.Linear(4, 1))
+                env = Env(seed=1000)
+                done = False
+                while not done:
+                    policy(torch.ones(4)).sum().backward()
+                    done = env.step()
+            """),
         # Every rank computes the epoch's metric first: rank 0's best_metric reads cached values.
         # Every rank gathers the full state dict; only the saving is on rank 0.
         # The same decision, agreed by the strategy before the save.
@@ -2773,6 +2790,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "taken only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
                 "and every rank hangs until the timeout",
                 range=(13, 9, 13, 24)),
+        # An episode of the rank's own environment (seeded with the rank) lasts its own number of
+        # steps, each a DDP backward of a loss made on the spot.
+        Invalid("""
+            import random
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Env:
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                def step(self):
+                    return self.rng.random() < 0.2
+            def train():
+                policy = DDP(torch.nn.Linear(4, 1))
+                env = Env(seed=1000 + rank)
+                done = False
+                while not done:
+                    policy(torch.ones(4)).sum().backward()
+                    done = env.step()
+            """,
+                expected_message="policy(torch.ones(4)).sum().backward(), which runs the gradient all_reduce() of DDP's "
+                "reducer inside (torch 2.13.0), runs a different number of times on different ranks: the "
+                "loop at line 20 runs while 'not done' holds, which can differ between ranks (it is drawn"
+                " from a random generator the module seeds with the rank), so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout",
+                range=(13, 9, 13, 47)),
     )
 
     @classmethod
