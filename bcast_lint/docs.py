@@ -33,7 +33,10 @@ def prefilter_description() -> str:
         f"Otherwise it must contain a rank word (or a reading of the clock, or `async_op`: what else makes "
         f"ranks part ways), {_words(RANK_WORDS)}, or a `for` loop over a {_words(DATA_LOOP_WORDS)} on one line "
         "(a rank's own data); without one it is skipped, whatever it calls, unless it is a script "
-        "(`if __name__ == \"__main__\":`) that makes one of the calls of step 4: its own values part the ranks.",
+        "(`if __name__ == \"__main__\":`) that makes one of the calls of step 4: its own values part the ranks. "
+        "So does a file that checks a path (`exists(`, `isfile(`, `isdir(`) or averages its gradients by hand "
+        "(a `.backward(` and a read of `.grad`, with no DDP, FSDP, DeepSpeed, Accelerate, Fabric or Lightning "
+        "wrapper called) and calls one of the collectives of step 4 outside the gated ones.",
         f"With a rank word, it is parsed when it calls one of {_words(OTHER_CALL_WORDS)}; {gated}.",
         "With a rank word and none of those calls, it is parsed only when it imports by name a function "
         "of the linted project that runs a collective (`from pkg.comm import sync`).",

@@ -21,6 +21,7 @@ from typing import Callable
 from bcast_lint.analysis import words
 from bcast_lint.analysis.apis import (MAPPED_PROPERTY_NAMES, STEERS_TRAINER, STEERS_TRAINER_WORDS, TRAINING_STEP,
                                       gated_call_words)
+from bcast_lint.analysis.gradients import gradients_unsynced, reads_gradients
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.words import BROADCAST_WORDS, GATHER_WORDS, names_rank
 
@@ -73,7 +74,7 @@ def verdict(source: bytes) -> str:
     if not names_rank(source):
         # A path every rank checks and one of them writes parts the ranks without a rank word; in
         # a script, so may any value of each process's own (its shard's loss before a `break`).
-        checks_files = _checks_files(source) or _is_script(source)
+        checks_files = _checks_files(source) or _is_script(source) or _averages_gradients_by_hand(source)
         calls = (*_OTHER_CALLS, *_gated_calls(source)) if _is_script(source) else _OTHER_CALLS
         if checks_files and any(word in source and _is_called(source, call) for word, call in calls):
             return PARSE
@@ -90,13 +91,23 @@ def verdict(source: bytes) -> str:
 
 def worth_a_look(source: bytes) -> bool:
     """The cheap first steps, substring tests only: the file names a distributed API, and a
-    broadcast, a gather, a rank, a Lightning training step, a file check or a script's main; or it
+    broadcast, a gather, a rank, a Lightning training step, a file check, a script's main or
+    gradients averaged by hand; or it
     names DDP and defines a `forward`. Most files fail them; for the others, a run with a cache looks the file up before
     the costlier steps."""
     return any(word in source for word in API_WORDS) and (
         b"broadcast" in source or b"gather" in source or names_rank(source) or _names_a_lightning_step(source)
-        or _checks_files(source) or _is_script(source)) or _wraps_own_module(source) \
-        or _dispatches_an_iterable(source)
+        or _checks_files(source) or _is_script(source) or _averages_gradients_by_hand(source)) \
+        or _wraps_own_module(source) or _dispatches_an_iterable(source)
+
+
+def _averages_gradients_by_hand(source: bytes) -> bool:
+    """A backward no wrapper averages, and a read of the gradients: a test of them before the
+    user's all-reduce parts the ranks without a rank word (analysis.gradients)."""
+    if b".grad" not in source or b".backward(" not in source:
+        return False
+    text = source.decode("utf-8", "replace")
+    return reads_gradients(text) and gradients_unsynced(text)
 
 
 _FILE_CHECK_WORDS = (b"exists(", b"isfile(", b"isdir(")

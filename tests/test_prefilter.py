@@ -34,6 +34,10 @@ def test_every_invalid_case_passes(code):
     # A script's own values part the ranks without a rank word (a break on its validation loss).
     "from accelerate import Accelerator\ndef main():\n    accelerator.backward(loss)\n    accelerator.wait_for_everyone()\n"
     "if __name__ == '__main__':\n    main()\n",
+    # Gradients averaged by hand part the ranks without a rank word (a non-finite check before the all_reduce).
+    "import torch.distributed as dist\ndef step(model, loss):\n    loss.backward()\n"
+    "    if not all(p.grad.isfinite().all() for p in model.parameters()):\n        return\n"
+    "    for p in model.parameters():\n        dist.all_reduce(p.grad)\n",
 ])
 def test_aliases_and_methods_pass(source):
     assert may_have_findings(source.encode())
@@ -49,6 +53,10 @@ def test_aliases_and_methods_pass(source):
     "# distributed under the License\nout = logits.gather(dim=1, index=labels)\n",
     "# the mask is broadcastable over the batch\nimport torch\n",
     "from accelerate import Accelerator\nif __name__ == '__main__':\n    print(Accelerator().device)\n",
+    # DDP averages the gradients inside the backward: a check of them is alike on every rank.
+    "import torch.distributed as dist\ndef step(model, loss):\n    model = DDP(model)\n    loss.backward()\n"
+    "    if not all(p.grad.isfinite().all() for p in model.parameters()):\n        return\n"
+    "    dist.barrier()\n",
 ])
 def test_files_without_a_collective_are_skipped(source):
     assert not may_have_findings(source.encode())

@@ -1493,8 +1493,9 @@ class _Pass:
 
     def _why_controlled(self) -> Optional[str]:
         if self._control and (isinstance(self._control[-1], (Passed, PassedLength))
-                              or self._control[-1] in (RACE, SOME_RANKS_WORK)):
-            # set under a test on a parameter (a summary's marker), or by the ranks that lost a race
+                              or self._control[-1] in (RACE, SOME_RANKS_WORK, LOCAL_GRADIENTS)):
+            # set under a test on a parameter (a summary's marker), by the ranks that lost a race, or
+            # on a test of the gradients (`return True` on a non-finite one: as the caller holds them)
             return self._control[-1]
         return CONTROL if self._control else None
 

@@ -4385,6 +4385,32 @@ class CollectiveOnSomeRanks(Rule):
                 "only there, while the other ranks go on calling it, so the ranks' calls stop pairing up "
                 "and every rank hangs until the timeout",
                 range=(8, 13, 8, 43)),
+        # A hand-written loss scaler's overflow test returns True on the rank's own non-finite
+        # gradient, and the caller skips the averaging (dialogue-generation#10).
+        Invalid("""
+            class LossScaler:
+                def found_overflow(self, params):
+                    for p in params:
+                        if p.grad is not None and not torch.isfinite(p.grad).all():
+                            return True
+                    return False
+            def average(model):
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+            def train(model, batches):
+                scaler = LossScaler()
+                for x in batches:
+                    model(x).sum().backward()
+                    if scaler.found_overflow(model.parameters()):
+                        continue
+                    average(model)
+            """,
+                expected_message="average() is skipped on ranks where 'scaler.found_overflow(model.parameters())' is true "
+                "('scaler.found_overflow()' returns something else on some ranks, as it reads this rank's"
+                " own gradients, which nothing has averaged between the ranks yet): the 'continue' at "
+                "line 23 is taken only there, while the other ranks go on calling it, so the ranks' calls"
+                " stop pairing up and every rank hangs until the timeout",
+                range=(16, 9, 16, 23)),
     )
 
     @staticmethod
