@@ -122,6 +122,10 @@ _KEY_COPIES = frozenset({"list", "tuple", "set", "frozenset", "sorted", "iter"})
 _REDUCERS = frozenset({"sum", "max", "min", "any", "all", "mean", "fsum"})
 # Calls that hold as many items as their (first) argument: `sorted(x)`, `torch.zeros_like(x)`.
 _DEDUPLICATING = frozenset({"set", "frozenset", "unique", "fromkeys", "Counter"})
+# Calls that ask what a value is, not what it holds.
+_TYPE_TESTS = frozenset({"isinstance", "type", "hasattr", "callable"})
+# Attributes of a gradient that hold its values (the others, `dtype`, `device_mesh`, say what it is).
+_GRADIENT_VALUES = GRADIENT_ATTRIBUTES | {"data", "T", "mT", "real", "imag"}
 # Methods that fold what they are handed into the object's state (a scheduler's, a running meter's).
 _STATE_UPDATES = frozenset({"step", "update"})
 _SAME_LENGTH = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip",
@@ -509,6 +513,7 @@ class _Pass:
         self._following: list[Sequence[cst.CSTNode]] = []  # per block walked: the statements after the current one
         # A collective has run since the last backward: gradients averaged by hand are alike now.
         self._gradients_synced = False
+        self._sync_off = 0  # the `with model.no_sync():` blocks (or maybe-no_sync ones) around the statement
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -704,17 +709,22 @@ class _Pass:
             if why else None
 
     def _note_gradients(self, calls: Sequence[cst.Call], collective_calls: Sequence[cst.Call]) -> None:
-        """A backward leaves each rank its own gradients; a collective after it (the user's
-        `all_reduce(p.grad)`, or a helper that runs one) is taken to have averaged them."""
-        if collective_calls:
+        """A backward leaves each rank its own gradients (DDP's too, under `no_sync()`); a collective
+        after it (the user's `all_reduce(p.grad)`, DDP's backward, a helper that runs one) is
+        taken to have averaged them."""
+        if self._sync_off and any(last_name(call.func) == "backward" for call in calls):
+            self._gradients_synced = False
+        elif collective_calls:
             self._gradients_synced = True
         elif any(last_name(call.func) == "backward" for call in calls):
             self._gradients_synced = False
 
     def _local_gradients(self) -> Optional[str]:
-        """LOCAL_GRADIENTS where the module averages its gradients by hand, if at all, and no
-        collective has run since the last backward of this scope."""
-        return LOCAL_GRADIENTS if self._conditions.gradients_unsynced and not self._gradients_synced else None
+        """LOCAL_GRADIENTS where the module averages its gradients by hand, if at all, or
+        accumulates them under DDP's `no_sync()`, and no collective has run since the last backward
+        of this scope (a helper read alone: as its caller holds them, GradientsResult)."""
+        kept_apart = self._conditions.gradients_unsynced or self._conditions.accumulates_unsynced
+        return LOCAL_GRADIENTS if kept_apart and not self._gradients_synced else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies; of an `x`
@@ -1412,10 +1422,13 @@ class _Pass:
         turns = [node_code(item.item) for item in statement.items
                  if isinstance(item.item, cst.Call) and last_name(item.item.func) in _TURNS]
         self._turns += turns
+        unsynced = any(_turns_sync_off(item.item) for item in statement.items)
+        self._sync_off += unsynced
         try:
             end = self.block(_statements(statement.body), varying)
         finally:
             del self._turns[len(self._turns) - len(turns):]
+            self._sync_off -= unsynced
         failing = self._raising(statement, _merge(varying, end))
         if failing is not None:  # the context manager's exit then sees an exception on those ranks only
             self.found.failing_withs[statement] = DATA_WORK if failing == RAISES else failing
@@ -1555,6 +1568,8 @@ class _Pass:
             key = attribute_key(expr) or ""
             if key in self._bound:
                 return varying.get(key)
+            if expr.attr.value not in _GRADIENT_VALUES and self.why(expr.value, varying) == LOCAL_GRADIENTS:
+                return None  # `p.grad.device_mesh`, `.dtype`: what the gradient is, alike on every rank
             return varying.get(key) or self.why(expr.value, varying) or self._held_rank(expr) \
                 or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr) \
                 or self._metric_state(expr) \
@@ -1724,6 +1739,8 @@ class _Pass:
             return MEMORY_USE
         if name in GRADIENT_READERS and self._local_gradients():
             return LOCAL_GRADIENTS  # `clip_grad_norm_(model.parameters(), 1.0)`: the norm of its own gradients
+        if name in _TYPE_TESTS and call.args and self.why(call.args[0].value, varying) == LOCAL_GRADIENTS:
+            return None  # `isinstance(p.grad, DTensor)`: what the gradient is, alike, not what it holds
         if self._conditions.seeded_per_rank and _draws_from_the_process(call, qualified):
             return RANDOM
         if _draws_from_the_process(call, qualified, self._conditions.unseeded):
@@ -2303,6 +2320,11 @@ def _handled_names(statement: cst.CSTNode) -> set:
             else [handler.type]
         names |= {last_name(kind) or "" for kind in kinds}
     return names
+
+
+def _turns_sync_off(item: cst.BaseExpression) -> bool:
+    """`model.no_sync()`, or `nullcontext() if last else model.no_sync()` (off on some steps)."""
+    return any(last_name(call.func) == "no_sync" for call in every_node(item, cst.Call))
 
 
 def _gradient_presence(expr: cst.BaseExpression) -> bool:

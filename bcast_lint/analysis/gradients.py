@@ -5,7 +5,8 @@ gradients inside the backward (DDP, FSDP, DeepSpeed, Accelerate, Lightning, Horo
 by hand, if at all (`for p in model.parameters(): dist.all_reduce(p.grad)`). Until then what the
 gradients say is each rank's own: a non-finite check (`torch.isfinite(p.grad)`), a norm
 (`clip_grad_norm_`), an overflow test of a hand-written loss scaler, drawn from the rank's own batch
-(pytorch#76282, dialogue-generation#10). Read from the module's whole text, once per module.
+(pytorch#76282, dialogue-generation#10). So are DDP's gradients after a backward under
+`no_sync()`, until a backward outside it. Read from the module's whole text, once per module.
 """
 
 from __future__ import annotations
@@ -30,3 +31,9 @@ def gradients_unsynced(text: str) -> bool:
 def reads_gradients(text: str) -> bool:
     """Whether a function's text may read a gradient (a test of its words, before any parse)."""
     return ".grad" in text or any(reader in text for reader in GRADIENT_READERS)
+
+
+def accumulates_unsynced(text: str) -> bool:
+    """Whether the module accumulates gradients under DDP's `no_sync()`, where each rank keeps its
+    own until the backward outside it."""
+    return "no_sync(" in text and ".backward(" in text

@@ -170,6 +170,8 @@ class RankConditions:
         self.seeded_parameters: dict[str, tuple] = {}
         # The module runs a backward that no wrapper averages (gradients.gradients_unsynced).
         self.gradients_unsynced = False
+        # The module accumulates gradients under DDP's no_sync() (gradients.accumulates_unsynced).
+        self.accumulates_unsynced = False
         # A module function's name -> its parameters and those on which its work can raise (raising.failing_parameters).
         self.failing_of: Callable[[str], tuple] = lambda name: ((), frozenset())
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).

@@ -359,6 +359,32 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A type test of a norm of the rank's own gradients: what it is, alike on every rank.
+        Valid("""
+            from torch.distributed.tensor import DTensor
+            def step(model, loss):
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if isinstance(norm, DTensor):
+                    norm = norm.full_tensor()
+                return norm
+            """),
+        # The check follows the backward that syncs: every rank tests the same average.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def grads_finite(model):
+                return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters())
+            def train(batches):
+                model = DDP(torch.nn.Linear(4, 1))
+                for x, y in batches:
+                    with model.no_sync():
+                        loss = (model(x) - y).pow(2).mean()
+                        loss.backward()
+                    loss = (model(y) - x).pow(2).mean()
+                    loss.backward()
+                    if not grads_finite(model):
+                        break
+            """),
         # Every rank's environment seeded alike: the episode is as long everywhere.
         Valid("""
             import random
@@ -2814,6 +2840,30 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 " from a random generator the module seeds with the rank), so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout",
                 range=(13, 9, 13, 47)),
+        # Gradients accumulated under no_sync() are each rank's own: a non-finite check there ends
+        # the rank's loop before the backward that syncs.
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def grads_finite(model):
+                return all(bool(torch.isfinite(p.grad).all()) for p in model.parameters())
+            def train(batches):
+                model = DDP(torch.nn.Linear(4, 1))
+                for x, y in batches:
+                    with model.no_sync():
+                        loss = (model(x) - y).pow(2).mean()
+                        loss.backward()
+                    if not grads_finite(model):
+                        break
+                    loss = (model(y) - x).pow(2).mean()
+                    loss.backward()
+            """,
+                expected_message="loss.backward(), which runs the gradient all_reduce() of DDP's reducer inside (torch "
+                "2.13.0), is skipped in the following iterations on ranks where 'grads_finite(model)' is "
+                "false ('grads_finite()' returns something else on some ranks, as it reads this rank's "
+                "own gradients, which nothing has averaged between the ranks yet): the 'break' at line 19"
+                " is taken only there, while the other ranks go on calling it, so the ranks' calls stop "
+                "pairing up and every rank hangs until the timeout",
+                range=(13, 9, 13, 24)),
     )
 
     @classmethod

@@ -456,6 +456,16 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A gradient's dtype, device or mesh is alike on every rank: only its values are its own.
+        Valid("""
+            def train(model, batches):
+                for x in batches:
+                    model(x).sum().backward()
+                    for p in model.parameters():
+                        if p.grad.dtype != torch.float32:
+                            continue
+                        dist.all_reduce(p.grad)
+            """),
         # A running meter fed the loss averaged over the ranks: the early stop is alike everywhere.
         Valid("""
             def train(model, epochs):
