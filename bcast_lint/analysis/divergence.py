@@ -1568,9 +1568,12 @@ class _Pass:
             key = attribute_key(expr) or ""
             if key in self._bound:
                 return varying.get(key)
-            if expr.attr.value not in _GRADIENT_VALUES and self.why(expr.value, varying) == LOCAL_GRADIENTS:
+            if varying.get(key):
+                return varying[key]
+            inner = self.why(expr.value, varying)  # (once: a chain of attributes is walked once per link)
+            if inner == LOCAL_GRADIENTS and expr.attr.value not in _GRADIENT_VALUES:
                 return None  # `p.grad.device_mesh`, `.dtype`: what the gradient is, alike on every rank
-            return varying.get(key) or self.why(expr.value, varying) or self._held_rank(expr) \
+            return inner or self._held_rank(expr) \
                 or self._held_data(expr) or self._property_value(expr) or self._instance_value(expr) \
                 or self._metric_state(expr) \
                 or (self._local_gradients() if expr.attr.value in GRADIENT_ATTRIBUTES else None)  # `p.grad`
