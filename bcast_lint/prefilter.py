@@ -104,10 +104,7 @@ def worth_a_look(source: bytes) -> bool:
 def _averages_gradients_by_hand(source: bytes) -> bool:
     """A backward no wrapper averages, and a read of the gradients: a test of them before the
     user's all-reduce parts the ranks without a rank word (analysis.gradients)."""
-    if b".grad" not in source or b".backward(" not in source:
-        return False
-    text = source.decode("utf-8", "replace")
-    return reads_gradients(text) and gradients_unsynced(text)
+    return reads_gradients(source) and gradients_unsynced(source)
 
 
 _FILE_CHECK_WORDS = (b"exists(", b"isfile(", b"isdir(")

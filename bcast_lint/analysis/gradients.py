@@ -11,6 +11,8 @@ gradients say is each rank's own: a non-finite check (`torch.isfinite(p.grad)`),
 
 from __future__ import annotations
 
+from bcast_lint.analysis.words import Text, encoded
+
 # Calls of a wrapper, or a framework, that averages gradients inside the backward (a file that
 # only imports one, as a launcher does, still averages by hand).
 _SYNCING_CALLS = ("DDP(", "DistributedDataParallel(", "FSDP(", "FullyShardedDataParallel(", "fully_shard(",
@@ -23,14 +25,24 @@ GRADIENT_ATTRIBUTES = frozenset({"grad", "main_grad"})
 GRADIENT_READERS = frozenset({"clip_grad_norm_", "clip_grad_norm", "get_total_norm", "clip_grads_with_norm_"})
 
 
-def gradients_unsynced(text: str) -> bool:
-    """Whether the module runs a backward and calls no wrapper that averages gradients."""
-    return ".backward(" in text and not any(call in text for call in _SYNCING_CALLS)
+def gradients_unsynced(text: Text) -> bool:
+    """Whether the module runs a backward and calls no wrapper that averages gradients (its text,
+    or its bytes as the pre-filter reads them)."""
+    kind = type(text)
+    return _BACKWARD[kind] in text and not any(call in text for call in _SYNCING[kind])
 
 
-def reads_gradients(text: str) -> bool:
-    """Whether a function's text may read a gradient (a test of its words, before any parse)."""
-    return ".grad" in text or any(reader in text for reader in GRADIENT_READERS)
+def reads_gradients(text: Text) -> bool:
+    """Whether a text may read a gradient (a test of its words, before any parse)."""
+    kind = type(text)
+    return _GRAD[kind] in text or any(reader in text for reader in _READERS[kind])
+
+
+# The words above, as text and as bytes.
+_BACKWARD = {str: ".backward(", bytes: b".backward("}
+_GRAD = {str: ".grad", bytes: b".grad"}
+_SYNCING = {str: _SYNCING_CALLS, bytes: encoded(_SYNCING_CALLS)}
+_READERS = {str: tuple(GRADIENT_READERS), bytes: encoded(GRADIENT_READERS)}
 
 
 def accumulates_unsynced(text: str) -> bool:
