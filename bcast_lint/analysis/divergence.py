@@ -712,12 +712,11 @@ class _Pass:
         """A backward leaves each rank its own gradients (DDP's too, under `no_sync()`); a collective
         after it (the user's `all_reduce(p.grad)`, DDP's backward, a helper that runs one) is
         taken to have averaged them."""
-        if self._sync_off and any(last_name(call.func) == "backward" for call in calls):
-            self._gradients_synced = False
+        backward = any(last_name(call.func) == "backward" for call in calls)
+        if backward and (self._sync_off or not collective_calls):
+            self._gradients_synced = False  # (a DDP backward is itself a collective, unless under no_sync)
         elif collective_calls:
             self._gradients_synced = True
-        elif any(last_name(call.func) == "backward" for call in calls):
-            self._gradients_synced = False
 
     def _local_gradients(self) -> Optional[str]:
         """LOCAL_GRADIENTS where the module averages its gradients by hand, if at all, or
