@@ -722,8 +722,7 @@ class _Pass:
         """LOCAL_GRADIENTS where the module averages its gradients by hand, if at all, or
         accumulates them under DDP's `no_sync()`, and no collective has run since the last backward
         of this scope (a helper read alone: as its caller holds them, GradientsResult)."""
-        kept_apart = self._conditions.gradients_unsynced or self._conditions.accumulates_unsynced
-        return LOCAL_GRADIENTS if kept_apart and not self._gradients_synced else None
+        return LOCAL_GRADIENTS if self._conditions.gradients_apart and not self._gradients_synced else None
 
     def _mutation(self, call: cst.Call, varying: Varying) -> Varying:
         """`items.append(x)` under a varying condition: how many items there are varies; of an `x`

@@ -45,7 +45,7 @@ _SYNCING = {str: _SYNCING_CALLS, bytes: encoded(_SYNCING_CALLS)}
 _READERS = {str: tuple(GRADIENT_READERS), bytes: encoded(GRADIENT_READERS)}
 
 
-def accumulates_unsynced(text: str) -> bool:
-    """Whether the module accumulates gradients under DDP's `no_sync()`, where each rank keeps its
-    own until the backward outside it."""
-    return "no_sync(" in text and ".backward(" in text
+def gradients_kept_apart(text: str) -> bool:
+    """Whether a backward of the module can leave each rank its own gradients: it averages them by
+    hand, if at all, or accumulates them under DDP's `no_sync()` until the backward outside it."""
+    return gradients_unsynced(text) or ("no_sync(" in text and ".backward(" in text)

@@ -43,7 +43,7 @@ from bcast_lint.analysis.logged_metrics import (METRICS_DICTIONARIES, monitoring
 from bcast_lint.analysis.routed_modules import routed_forward
 from bcast_lint.analysis.signals import signalled
 from bcast_lint.analysis.generators import seeded_parameters
-from bcast_lint.analysis.gradients import accumulates_unsynced, gradients_unsynced
+from bcast_lint.analysis.gradients import gradients_kept_apart
 from bcast_lint.analysis.raising import (absorbed_exceptions, failing_parameters, raising_functions,
                                         swallowing_managers)
 from bcast_lint.analysis.summaries import CallChain, Summaries, Summary
@@ -1085,8 +1085,7 @@ class ModuleAnalysis:
         self.conditions.raising_functions = self.per_module(raising_functions)
         self.conditions.swallowing = self.per_module(swallowing_managers)
         self.conditions.seeded_parameters = self.per_module(seeded_parameters)
-        self.conditions.gradients_unsynced = self.per_module(gradients_unsynced)
-        self.conditions.accumulates_unsynced = self.per_module(accumulates_unsynced)
+        self.conditions.gradients_apart = self.per_module(gradients_kept_apart)
         self.conditions.failing_of = _weak(self._failing_of)
         if not self.calls:
             return

@@ -167,11 +167,9 @@ class RankConditions:
         # The module's context managers that swallow what their block raises (raising.swallowing_managers).
         self.swallowing: dict[str, frozenset] = {}
         # The module's functions and classes -> the parameters that seed a generator (generators.py).
-        self.seeded_parameters: dict[str, tuple] = {}
-        # The module runs a backward that no wrapper averages (gradients.gradients_unsynced).
-        self.gradients_unsynced = False
-        # The module accumulates gradients under DDP's no_sync() (gradients.accumulates_unsynced).
-        self.accumulates_unsynced = False
+        self.seeded_parameters: dict[str, tuple] = {}  # name -> generators.Seeding
+        # A backward of the module can leave each rank its own gradients (gradients.gradients_kept_apart).
+        self.gradients_apart = False
         # A module function's name -> its parameters and those on which its work can raise (raising.failing_parameters).
         self.failing_of: Callable[[str], tuple] = lambda name: ((), frozenset())
         # The module seeds the process's random generators with the rank (words.seeds_per_rank).

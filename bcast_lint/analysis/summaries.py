@@ -35,7 +35,7 @@ from bcast_lint.analysis.divergence import (DATA_SIZED, SELECTED, Divergence, Pa
 from bcast_lint.analysis.environment import reads_environment, returned_reads
 from bcast_lint.analysis.expressions import is_none, last_name, none_test
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
-from bcast_lint.analysis.gradients import accumulates_unsynced, gradients_unsynced, reads_gradients
+from bcast_lint.analysis.gradients import gradients_kept_apart, reads_gradients
 from bcast_lint.analysis.graphs import components
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.project import FunctionIndex, FunctionRef, ModuleIndex, Project
@@ -300,8 +300,7 @@ class Summaries:
             return False
         text = index.text(function)
         return names_rank(text) or reads_environment(text) or reads_clock(text) \
-            or (reads_gradients(text) and (index.per_module(gradients_unsynced)
-                                           or index.per_module(accumulates_unsynced)))
+            or (reads_gradients(text) and index.per_module(gradients_kept_apart))
 
     def _text(self, ref: FunctionRef) -> Optional[str]:
         index = self.project.index(ref.path)
