@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence
 
@@ -16,6 +17,7 @@ from bcast_lint.analysis.callers import bound_arguments
 from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_path, handed_arguments, is_own_batch
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
+from bcast_lint.analysis.removed_paths import made_from, removals_under_readers
 from bcast_lint.analysis.summaries import CallChain
 from bcast_lint.analysis.threads import thread_bodies
 from bcast_lint.analysis.unused_parameters import hooked_submodules
@@ -456,6 +458,71 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # Each rank's own file, copied from a name made with its rank (verl's checkpoint manager).
+        Valid("""
+            from verl.utils.fs import copy_to_local
+            def load(local_path):
+                remote = os.path.join(local_path, f"model_rank_{rank}.pt")
+                local = copy_to_local(remote)
+                state = torch.load(local)
+                if rank == 0:
+                    os.remove(local)
+                dist.barrier()
+                return state
+            """),
+        # A barrier between every rank's reads and the removal (analysis.removed_paths).
+        Valid("""
+            import shutil
+            def evaluate(cache, rows):
+                err = torch.zeros(1)
+                for index in rows:
+                    err += torch.load(os.path.join(cache, f"{index}.pt")).sum()
+                dist.barrier()
+                if rank == 0:
+                    shutil.rmtree(cache)
+                dist.all_reduce(err)
+            """),
+        # Each rank's own folder, named after its rank.
+        Valid("""
+            import shutil
+            def evaluate(rows):
+                cache = f"/tmp/cache-{rank}"
+                err = torch.zeros(1)
+                for index in rows:
+                    err += torch.load(os.path.join(cache, f"{index}.pt")).sum()
+                shutil.rmtree(cache, ignore_errors=True)
+                dist.all_reduce(err)
+            """),
+        # Read and removed by the one rank that merges.
+        Valid("""
+            def merge(path):
+                total = torch.zeros(1)
+                if rank == 0:
+                    total = torch.load(path)
+                    os.remove(path)
+                dist.broadcast(total, 0)
+            """),
+        # The loop's own all-reduce after each read orders the reads before the removal.
+        Valid("""
+            import shutil
+            def evaluate(cache, rows):
+                for index in rows:
+                    err = torch.load(os.path.join(cache, f"{index}.pt")).sum()
+                    dist.all_reduce(err)
+                shutil.rmtree(cache, ignore_errors=True)
+                dist.barrier()
+            """),
+        # A folder unique to the process.
+        Valid("""
+            import shutil, tempfile
+            def evaluate(rows):
+                cache = tempfile.mkdtemp()
+                err = torch.zeros(1)
+                for index in rows:
+                    err += torch.load(os.path.join(cache, f"{index}.pt")).sum()
+                shutil.rmtree(cache, ignore_errors=True)
+                dist.all_reduce(err)
+            """),
         # A gradient's dtype, device or mesh is alike on every rank: only its values are its own.
         Valid("""
             def train(model, batches):
@@ -4421,6 +4488,36 @@ class CollectiveOnSomeRanks(Rule):
                 "line 23 is taken only there, while the other ranks go on calling it, so the ranks' calls"
                 " stop pairing up and every rank hangs until the timeout",
                 range=(16, 9, 16, 23)),
+        # Every rank frees the node's cache when its own share is done: a slower rank finds it
+        # gone (mosaicml/streaming#400).
+        Invalid("""
+            import shutil
+            def evaluate(cache, rows):
+                err = torch.zeros(1)
+                for index in rows:
+                    err += torch.load(os.path.join(cache, f"{index}.pt")).sum()
+                shutil.rmtree(cache, ignore_errors=True)
+                dist.all_reduce(err)
+            """,
+                expected_message="shutil.rmtree() of 'cache' may run while other ranks still read it (torch.load() at line"
+                " 13): no collective between a rank's reads and the removal makes it wait for the others,"
+                " so a slower rank finds the path gone and raises FileNotFoundError, and all_reduce() "
+                "(line 15) waits for it until the timeout",
+                range=(6, 5, 6, 45)),
+        # The main process removes the file the others may not have read yet.
+        Invalid("""
+            def load_shared(path):
+                state = torch.load(path)
+                if rank == 0:
+                    os.remove(path)
+                dist.barrier()
+                return state
+            """,
+                expected_message="os.remove() of 'path' may run while other ranks still read it (torch.load() at line 10):"
+                " no collective between a rank's reads and the removal makes it wait for the others, so a"
+                " slower rank finds the path gone and raises FileNotFoundError, and barrier() (line 13) "
+                "waits for it until the timeout",
+                range=(4, 9, 4, 24)),
     )
 
     @staticmethod
@@ -4433,6 +4530,7 @@ class CollectiveOnSomeRanks(Rule):
         yield from self.check_sites(analysis)
         yield from _entries_missing_on_some_ranks(analysis)
         yield from _paths_every_rank_races_for(analysis)
+        yield from _paths_removed_under_readers(analysis)
         yield from _helpers_out_of_order(analysis)
         yield from _formatted_where_logged(analysis)
         yield from _classes_chosen_by_rank(analysis)
@@ -5435,6 +5533,42 @@ def _paths_every_rank_races_for(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"the timeout",
                          help="Let one rank do it and the others wait for it (a barrier), or pass exist_ok=True "
                               "(ignore_errors=True, missing_ok=True)")
+
+
+def _paths_removed_under_readers(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`shutil.rmtree(cache)` of a path every rank names alike and reads, with no collective
+    between a rank's last read and its removal (analysis.removed_paths): a slower rank finds it
+    gone and raises, and the remover waits for it in its next collective."""
+    scopes: dict = {}
+    for site in analysis.calls:
+        if isinstance(site.scope, cst.FunctionDef):
+            scopes.setdefault(site.scope, {})[site.call] = site
+    for scope, collectives in scopes.items():
+        qualified = lambda node: analysis.qualified_names(node, scope)  # noqa: E731
+        for removed in removals_under_readers(scope, collectives, qualified, partial(_helper_reads, analysis)):
+            states = analysis.divergence.states
+            if removed.removal in analysis.divergence.races or removed.waiting not in states or any(
+                    analysis.divergence.value_at(removed.waiting, part) is not None
+                    for value in made_from(scope, removed.path) for part in (value, *every_node(value, cst.Name))):
+                continue  # each rank's own file: `copy_to_local(f"model_rank_{rank}.pt")`
+            position = analysis.position
+            yield Report(removed.removal, f"{analysis.code(removed.removal.func)}() of '{analysis.code(removed.path)}' "
+                         f"may run while other ranks still read it ({analysis.code(removed.read.func)}() at line "
+                         f"{position(removed.read).start.line}): no collective between a rank's reads and the "
+                         f"removal makes it wait for the others, so a slower rank finds the path gone and raises "
+                         f"FileNotFoundError, and {collectives[removed.waiting].api.called} (line "
+                         f"{position(removed.waiting).start.line}) waits for it until the timeout",
+                         help="Put a barrier between the last read and the removal, and let one rank remove it")
+
+
+def _helper_reads(analysis: ModuleAnalysis, call: cst.Call, value: cst.BaseExpression) -> bool:
+    """Whether `call` hands `value` to a parameter on which the module's function can raise (a
+    read of the file it names: raising.failing_parameters)."""
+    if not isinstance(call.func, cst.Name) or call.func.value not in analysis.conditions.raising_functions:
+        return False
+    parameters, failing = analysis.conditions.failing_of(call.func.value)
+    return any(handed is value for _, handed in handed_arguments(
+        call, tuple((name, position) for position, name in enumerate(parameters) if name in failing)))
 
 
 def _racing_calls(analysis: ModuleAnalysis, scope: cst.FunctionDef) -> Iterator[tuple]:
