@@ -54,7 +54,8 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
     constructor = method and func.name.value == "__init__"
     for call, divergence in calls:
         for name, value in bound_arguments(func, call, method):
-            value_why, length_why = divergence.value_at(call, value), divergence.length_at(call, value)
+            value_why = divergence.value_at(call, value)
+            length_why = divergence.length_at(call, value) or divergence.item_length_at(call, value)
             if is_own_batch(value_why) and value_why != LOCAL_DATA and not _magnitude(value) \
                     or (value_why == RANK and not constructor):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:

@@ -452,6 +452,13 @@ class Divergence:
         walk, varying = self.states.get(call, (None, None))
         return walk.length_why(expr, varying) if walk is not None else None
 
+    def item_length_at(self, call: cst.Call, expr: cst.BaseExpression) -> Optional[str]:
+        """OWN_ITEM_LENGTH where `expr` names one of the rank's own items where `call` runs (`for
+        doc in mine`, `[decode(p) for p in mine]`): each is as long as its data."""
+        walk = self.states.get(call, (None, None))[0]
+        return OWN_ITEM_LENGTH if walk is not None and isinstance(expr, cst.Name) and expr.value in walk.own_items \
+            else None
+
 
 Varying = Mapping[str, str]  # name, "obj.attr", or _length(name) for how many items it holds -> why it varies
 
@@ -491,7 +498,7 @@ class _Pass:
         # local name -> `w` where it holds a list cut to whole rounds of `w` (`out[:len(out) - len(out) % w]`)
         self._whole_rounds_of: dict[str, str] = {}
         self._agreed_minimum: set[str] = set()  # names an all_reduce(MIN) made the ranks' least value
-        self._own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
+        self.own_items: set[str] = set()  # loop targets over the rank's own items (`for doc in mine`)
         self._uneven_item_entries: set[str] = set()  # names holding a rank's entry of an uneven_item_tables table
         self._samplers: set[str] = set()  # names holding a DistributedSampler: its indices are the rank's own
         self._made_on: dict[str, tuple] = {}  # name -> the name its constructor was handed first (`Plateau(opt)`)
@@ -573,6 +580,10 @@ class _Pass:
                 varying = self._augment_item(small.target, small.value, varying)
             elif reason and key:
                 varying = {**varying, key: reason}
+            if key and isinstance(small.operator, cst.AddAssign) and not isinstance(small.target, cst.Subscript):
+                # `ids += drafts[:accepted]`: as many more items as the added part holds
+                grown = self.length_why(small.value, varying)
+                varying = _bind(varying, [_length(key)], grown) if grown else varying
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             raced = self._raced_path(small.value, varying) if not (self._tried or self._control) else None
             if raced is not None:
@@ -731,13 +742,13 @@ class _Pass:
         if not (isinstance(func, cst.Attribute) and func.attr.value in MUTATORS):
             return varying
         key = _key(func.value)
-        if key is not None and func.attr.value == "append" and len(call.args) == 1:
+        if key is not None and func.attr.value in ("append", "add") and len(call.args) == 1:
             item_length = counted(self.length_why(call.args[0].value, varying))
             if item_length is not None:
                 varying = _bind(varying, [_items_length(key)], item_length)
             item = self.why(call.args[0].value, varying)
             if is_data_reason(item) and not varying.get(key):
-                # `losses.append(model(batch).item())`: what it holds is the rank's own (its sum, its mean)
+                # `losses.append(model(batch).item())`, `seen.add(length)`: what it holds is the rank's own
                 varying = _bind(varying, [key], item)
         reason = self._why_escaping(func.value)
         if key is not None and func.attr.value == "extend" and len(call.args) == 1:
@@ -1145,7 +1156,7 @@ class _Pass:
 
     def _For(self, loop: cst.For, varying: Varying) -> Varying:
         count = counted(self.length_why(loop.iter, varying))  # how many times the body runs
-        if count is None and self._own_items:
+        if count is None and self.own_items:
             count = self._own_item_count(loop.iter, varying)
         if count is not None and self._stops_at_agreed_minimum(loop):
             self.found.capped[loop] = (loop.iter, count)
@@ -1166,7 +1177,7 @@ class _Pass:
         self._bound.update(key for key in targets if not reason)
         entry = _bind(varying, targets, reason)
         if reason in (LOCAL_DATA, OWN_SHARE) and isinstance(items, cst.Name):
-            self._own_items.add(items.value)
+            self.own_items.add(items.value)
         elif isinstance(reason, Passed) and isinstance(items, cst.Name):
             # A summary: how long each item of a parameter is follows what the caller hands it
             # (`for row in rows: if len(row) + n > budget: yield chunk`).
@@ -1201,7 +1212,7 @@ class _Pass:
         """How many times a loop runs that counts through one of the rank's own items
         (`for begin in range(0, len(doc), stride)`, `for w in windows(doc)` over `for doc in mine`):
         each item is as long as its data. Only the count: the items' tensors stay of one shape."""
-        lengths = {_length(name): OWN_ITEM_LENGTH for name in self._own_items if _length(name) not in varying}
+        lengths = {_length(name): OWN_ITEM_LENGTH for name in self.own_items if _length(name) not in varying}
         return counted(self.length_why(iterable, {**varying, **lengths}))
 
     def _stops_at_agreed_minimum(self, loop: cst.For) -> bool:
@@ -1323,7 +1334,10 @@ class _Pass:
         return varying
 
     def _with_comprehension_items(self, loop: cst.CompFor, varying: Varying) -> Varying:
-        return _bind(varying, _target_keys(loop.target), self.why(loop.iter, varying))
+        reason = self.why(loop.iter, varying)
+        if reason in (LOCAL_DATA, OWN_SHARE) and isinstance(loop.target, cst.Name):
+            self.own_items.add(loop.target.value)
+        return _bind(varying, _target_keys(loop.target), reason)
 
     def _raising(self, statement, varying: Varying) -> Optional[str]:
         """Whether the `try` body reads what differs between ranks (a file named after the rank

@@ -1778,7 +1778,7 @@ class ModuleAnalysis:
                 return None  # over the caller's own group: see summaries._on_a_group
             if summary.api is not None and (candidate.call in self._module_calls or candidate.name in _DUNDERS):
                 return replace(summary.api, qualified_name=last_name(candidate.call.func))  # `self.norm(x)`: "norm()"
-            return summary.api or self._handed_framework_object(candidate)
+            return summary.api or _flagged(summary, candidate.call) or self._handed_framework_object(candidate)
         inner = self._runs_one_here(target) if isinstance(target, FunctionRef) else None
         if inner is not None:  # `model(ids)`, whose forward calls a module that all-gathers
             return apis.Api(last_name(candidate.call.func) or target.short_name, apis.OTHER,
@@ -3255,6 +3255,17 @@ class ModuleAnalysis:
         original = self.source.original_line
         return CodeRange(CodePosition(original(where.start.line), where.start.column),
                          CodePosition(original(where.end.line), where.end.column))
+
+
+def _flagged(summary, call: cst.Call) -> Optional[apis.Api]:
+    """The function as a collective where `call` passes True to the flag its collective runs under
+    (Summary.flagged: `timer.start(barrier=True)`)."""
+    if not summary.flagged:
+        return None
+    name, position, api = summary.flagged
+    value = argument_value(call, position, name)
+    return replace(api, qualified_name=last_name(call.func) or api.qualified_name) \
+        if isinstance(value, cst.Name) and value.value == "True" else None
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,9 @@ class Summary:
     # Per item of the tuples it returns: (why the value, why how many items it holds) differs
     # (divergence.Divergence.returns_items), or ().
     items: tuple = ()
+    # (parameter, its position, the function as a collective) where it runs one only under `if
+    # parameter:` (`def start(self, barrier=False)`): a call passing a true literal runs it.
+    flagged: tuple = ()
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
@@ -344,14 +347,60 @@ class Summaries:
                        frozenset(passing.returned_parameters), frozenset(passing.returned_length_parameters),
                        frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
                        returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset(),
-                       _returns_agreed(analysis, func), returned.returns_items or ())
+                       _returns_agreed(analysis, func), returned.returns_items or (),
+                       _flagged_api(analysis, ref, func, analysis.worlds.get(func, ()), parameters) if api is None else ())
 
 
 def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:
-    """`return fabric.all_reduce(loss, reduce_op="mean").item()`: each return a collective's result."""
+    """`return fabric.all_reduce(loss, reduce_op="mean").item()`: each return a collective's result,
+    or, at the end of the function's body, arithmetic on such results and constants
+    (`per_step = fabric.all_reduce(t, "max").item()`, then `return max(1, round(BUDGET / per_step))`)."""
     collectives = {site.call: site for site in analysis.calls}
     returns = _value_returns(func)
-    return bool(returns) and all(agreed_value(returned.value, collectives) for returned in returns)
+    if returns and all(agreed_value(returned.value, collectives) for returned in returns):
+        return True
+    last = func.body.body[-1] if isinstance(func.body, cst.IndentedBlock) and func.body.body else None
+    final = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+    return returns == [final] and _made_of(final.value, _agreed_names(func, collectives))
+
+
+# Builtins whose result is as alike as what they are handed.
+_ARITHMETIC = frozenset({"max", "min", "round", "int", "float", "abs", "bool"})
+
+
+def _agreed_names(func: cst.FunctionDef, collectives: dict) -> frozenset:
+    """The local names that the last top-level assignment of `func`'s body binds to a collective's
+    result, and nothing else binds inside a block."""
+    agreed: dict = {}
+    for statement in func.body.body:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for small in smalls:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                agreed[small.targets[0].target.value] = agreed_value(small.value, collectives)
+    nested = {name for statement in func.body.body if not isinstance(statement, cst.SimpleStatementLine)
+              for kind in (cst.Assign, cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr)
+              for node in every_node(statement, kind) for name in _bound_names(node)}
+    return frozenset(name for name, made in agreed.items() if made and name not in nested)
+
+
+def _bound_names(node: cst.CSTNode) -> set:
+    if isinstance(node, cst.Assign):
+        targets = [target.target for target in node.targets]
+    elif isinstance(node, cst.WithItem):
+        targets = [node.asname.name if node.asname is not None else None]
+    else:
+        targets = [node.target]
+    return {name.value for target in targets if target is not None for name in every_node(target, cst.Name)}
+
+
+def _made_of(value: cst.BaseExpression, agreed: frozenset) -> bool:
+    """Arithmetic on `agreed` names, literals and module constants (upper-case names) only."""
+    calls = every_node(value, cst.Call)
+    if not agreed or any(not (isinstance(call.func, cst.Name) and call.func.value in _ARITHMETIC) for call in calls):
+        return False
+    called = {call.func.value for call in calls}
+    read = {name.value for name in every_node(value, cst.Name)} - called
+    return bool(read & agreed) and all(name in agreed or name.isupper() for name in read)
 
 
 # Decorators that run the function once per distinct arguments and answer later calls from a cache.
@@ -545,6 +594,28 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     else:
         api = apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
     return api, _group_parameter(analysis, site, func)
+
+
+def _flagged_api(analysis, ref: FunctionRef, func: cst.FunctionDef, worlds, parameters: tuple) -> tuple:
+    """Summary.flagged: a collective every world reaches whose only guard is `if flag:` on a
+    parameter of the function (Megatron's `timer.start(barrier=True)`)."""
+    positions = parameter_positions(func, "." in ref.qualname)
+    for site in analysis.calls_in(func):
+        if site.rank_decorator is not None or site.main_process_first is not None or set(site.reached) != set(worlds):
+            continue
+        path = path_to(func, site.statement) or ()
+        guards = [node for node in path if isinstance(node, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.With))]
+        flag = guards[0].test if len(guards) == 1 and isinstance(guards[0], cst.If) else None
+        if isinstance(flag, cst.Name) and flag.value in parameters and not _in_orelse(guards[0], site.statement):
+            kind = dict(inside=CallChain(analysis, site)) if site.api.payload == apis.HIDDEN \
+                else dict(via=CallChain(analysis, site))
+            api = apis.Api(ref.qualified_name, apis.HIDDEN if "inside" in kind else apis.OTHER, **kind)
+            return flag.value, positions.get(flag.value), api
+    return ()
+
+
+def _in_orelse(statement: cst.If, inner: cst.CSTNode) -> bool:
+    return statement.orelse is not None and path_to(statement.orelse, inner) is not None
 
 
 def _with_failures(api: apis.Api, analysis, func: cst.FunctionDef, failing: dict, positions: dict) -> apis.Api:

@@ -458,6 +458,52 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A timer whose barrier runs only when a caller asks for it: the calls under the test
+        # leave it off (analysis.summaries.Summary.flagged).
+        Valid("""
+            import time
+            class Timer:
+                def start(self, barrier=False):
+                    if barrier:
+                        dist.barrier()
+                    self.began = time.perf_counter()
+            def step(warm):
+                timer = Timer()
+                if warm:
+                    timer.start()
+                timer.start(barrier=True)
+            """),
+        # A set of each rank's own lengths, tested only for what it prints.
+        Valid("""
+            def train(lengths):
+                seen = set()
+                for length in lengths:
+                    seen.add(length + rank)
+                    print(len(seen) > 2)
+                    dist.barrier()
+            """),
+        # A step time the ranks agreed on (the largest), then arithmetic on it: every rank
+        # derives the same heartbeat interval (analysis.summaries._returns_agreed).
+        Valid("""
+            import time
+            from lightning.fabric import Fabric
+            LENGTHS = [16, 4096]
+            def calibrate(fabric, model, batch):
+                start = time.perf_counter()
+                model(batch)
+                per_step = torch.tensor(time.perf_counter() - start)
+                per_step = fabric.all_reduce(per_step, reduce_op="max").item()
+                return max(1, round(0.2 / per_step))
+            def main():
+                fabric = Fabric()
+                batches = [torch.randn(LENGTHS[fabric.global_rank % 2], 8) for _ in range(12)]
+                model = fabric.setup(torch.nn.Linear(8, 1))
+                every = calibrate(fabric, model, batches[0])
+                for step, x in enumerate(batches):
+                    fabric.backward(model(x).sum())
+                    if (step + 1) % every == 0:
+                        fabric.barrier()
+            """),
         # Each rank's own file, copied from a name made with its rank (verl's checkpoint manager).
         Valid("""
             from verl.utils.fs import copy_to_local
@@ -469,6 +515,30 @@ class CollectiveOnSomeRanks(Rule):
                     os.remove(local)
                 dist.barrier()
                 return state
+            """),
+        # Each rank's own prompts, decoded for a fixed number of new tokens.
+        Valid("""
+            PROMPTS = [[1, 2], [3, 4, 5, 6]]
+            def decode(prompt):
+                out = list(prompt)
+                for _ in range(8):
+                    step = torch.tensor([float(out[-1])])
+                    dist.all_reduce(step)
+                    out.append(int(step))
+                return out
+            def main():
+                with accelerator.split_between_processes(PROMPTS) as mine:
+                    return [decode(p) for p in mine]
+            """),
+        # Each rank's own tokens, one more per round: every rank runs the same rounds.
+        Valid("""
+            def decode(prompts):
+                ids = list(prompts[rank])
+                while len(ids) < 8:
+                    drafts = [t + 1 for t in ids[-3:]]
+                    verdict = torch.tensor(drafts)
+                    dist.all_reduce(verdict)
+                    ids += [int(verdict[0])]
             """),
         # A barrier between every rank's reads and the removal (analysis.removed_paths).
         Valid("""
@@ -4518,6 +4588,93 @@ class CollectiveOnSomeRanks(Rule):
                 " slower rank finds the path gone and raises FileNotFoundError, and barrier() (line 13) "
                 "waits for it until the timeout",
                 range=(4, 9, 4, 24)),
+        # As many drafted tokens kept as this rank's own drafts pass: `+=` grows each rank's
+        # list by its own count, and the loop on its length runs apart.
+        Invalid("""
+            def decode(prompts):
+                ids = list(prompts[rank])
+                while len(ids) < 8:
+                    drafts = [t + 1 for t in ids[-3:]]
+                    verdict = torch.tensor(drafts)
+                    dist.all_reduce(verdict)
+                    accepted = 0
+                    while accepted < 3 and drafts[accepted] % 2 == 0:
+                        accepted += 1
+                    ids += drafts[:accepted] + [0]
+            """,
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 11 "
+                "runs while 'len(ids) < 8' holds, which can differ between ranks (it is set under a "
+                "condition that differs between ranks), so the ranks' calls stop pairing up and every "
+                "rank hangs until the timeout",
+                range=(6, 9, 6, 33)),
+        # A length limit counted from each rank's own prompt (transformers#18281's shape): the
+        # helper handed one of the rank's items decodes for as many steps as that item is long.
+        Invalid("""
+            PROMPTS = [[1, 2], [3, 4, 5, 6]]
+            def decode(prompt):
+                out = list(prompt)
+                while len(out) < 2 * len(prompt):
+                    step = torch.tensor([float(out[-1])])
+                    dist.all_reduce(step)
+                    out.append(int(step))
+                return out
+            def main():
+                with accelerator.split_between_processes(PROMPTS) as mine:
+                    return [decode(p) for p in mine]
+            """,
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 12 "
+                "runs while 'len(out) < 2 * len(prompt)' holds, which can differ between ranks (line 19 "
+                "passes 'p', and each item the rank was given is as long as its own data), so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(6, 9, 6, 30)),
+        # The same interval from each rank's own clock (pytorch/xla#1728's shape).
+        Invalid("""
+            import time
+            from lightning.fabric import Fabric
+            LENGTHS = [16, 4096]
+            def calibrate(fabric, model, batch):
+                start = time.perf_counter()
+                model(batch)
+                per_step = time.perf_counter() - start
+                return max(1, round(0.2 / per_step))
+            def main():
+                fabric = Fabric()
+                batches = [torch.randn(LENGTHS[fabric.global_rank % 2], 8) for _ in range(12)]
+                model = fabric.setup(torch.nn.Linear(8, 1))
+                every = calibrate(fabric, model, batches[0])
+                for step, x in enumerate(batches):
+                    fabric.backward(model(x).sum())
+                    if (step + 1) % every == 0:
+                        fabric.barrier()
+            """,
+                expected_message="barrier() runs only on ranks where '(step + 1) % every == 0' is true ('calibrate()' "
+                "returns something else on some ranks, as it reads the clock, which differs between "
+                "ranks): the other ranks never join it and every rank hangs until the timeout",
+                range=(17, 13, 17, 29)),
+        # The barrier a flag turns on, asked for only once this rank's warm-up is over
+        # (Megatron-LM#742's shape).
+        Invalid("""
+            import time
+            BUCKETS = (16, 32, 64)
+            SHARDS = [[16, 32, 64, 16, 32], [16, 16, 32, 16, 64]]
+            class Timer:
+                def start(self, barrier=False):
+                    if barrier:
+                        dist.barrier()
+                    self.began = time.perf_counter()
+            def train():
+                timer = Timer()
+                seen = set()
+                for length in SHARDS[rank % 2]:
+                    warm = seen >= set(BUCKETS)
+                    seen.add(length)
+                    if warm:
+                        timer.start(barrier=True)
+            """,
+                expected_message="start() runs only on ranks where 'warm' is true (it holds the data of the rank it was "
+                "given): start() calls dist.barrier() (case.py:15), and the other ranks never join it and"
+                " every rank hangs until the timeout",
+                range=(16, 13, 16, 38)),
     )
 
     @staticmethod
