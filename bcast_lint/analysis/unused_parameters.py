@@ -24,9 +24,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute
+from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute, last_name
 from bcast_lint.analysis.ranks import boolean_leaves
-from bcast_lint.analysis.walk import every_node, names_read, path_to
+from bcast_lint.analysis.walk import ends_in, every_node, names_read, path_to
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
 # Tests on the shape of the call, not on the data: the same at every step where callers are consistent.
@@ -38,33 +38,62 @@ class SkippedSubmodule:
     call: cst.Call  # `self.refine(...)` in `forward`
     test: cst.BaseExpression  # the test on the step's data it runs under
     klass: cst.ClassDef  # the wrapped class
-    wrapping: cst.Call  # `DDP(TwoStage())`
+    wrapping: cst.Call  # `DDP(TwoStage())`, or the Lightning `Trainer(strategy="ddp")` that wraps it
+    method: str = "forward"  # where the call is: `forward`, `training_step` or a method they call
+    skipped_by: Optional[cst.BaseExpression] = None  # the test of an `if ...: continue` before the call
 
 
 def skipped_submodules(analysis) -> Iterator[SkippedSubmodule]:
-    """Each submodule call of a wrapped class's `forward` that runs under a test on its inputs."""
-    for wrapping, klass in _wrapped_classes(analysis):
-        for call, test in _skipped_in_forward(klass, _submodules(analysis, klass)):
-            yield SkippedSubmodule(call, test, klass, wrapping)
+    """Each submodule call of a wrapped class's `forward` (a LightningModule's `training_step`)
+    that runs under a test on its inputs."""
+    for wrapping, klass, entry in _wrapped_classes(analysis):
+        for skipped in _skipped_in_forward(klass, _submodules(analysis, klass), entry):
+            yield SkippedSubmodule(skipped.call, skipped.test, klass, wrapping, skipped.method, skipped.skipped_by)
 
 
-def _skipped_in_forward(klass: cst.ClassDef,
-                        submodules: frozenset[str]) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
-    """(call, test), once per submodule, for the submodules the class's `forward` runs only under
-    a test on its inputs."""
-    forward = _method(klass, "forward")
+@dataclass(frozen=True)
+class _Skipped:
+    call: cst.Call
+    test: cst.BaseExpression
+    method: str
+    skipped_by: Optional[cst.BaseExpression]
+
+
+def _skipped_in_forward(klass: cst.ClassDef, submodules: frozenset[str], entry: str = "forward") -> Iterator[_Skipped]:
+    """Once per submodule, the submodules that the class's `entry` method, or a method of the
+    class it calls (`self.moe(h, ids)`), runs only under a test on its inputs."""
+    forward = _method(klass, entry)
     if forward is None or not submodules:
         return
-    inputs = {param.name.value for param in forward.params.params[1:]}
-    tests = {call: _data_test(forward, call, inputs) for call in every_node(forward.body, cst.Call)
-             if _submodule_called(call) in submodules}
-    always = {_submodule_called(call) for call, test in tests.items() if test is None}
+    methods = [forward] + [method for method in map(lambda name: _method(klass, name), _self_calls(forward))
+                           if method is not None and method is not forward]
+    tests: dict = {}
+    for method in methods:
+        inputs = _derived(method, {param.name.value for param in method.params.params[1:]})
+        for call in every_node(method.body, cst.Call):
+            name = _submodule_called(call, method)
+            if name in submodules:
+                tests[call] = (name, method.name.value, *_data_test(method, call, inputs))
+    always = {name for name, _, test, _ in tests.values() if test is None}
     seen = set()
-    for call, test in tests.items():
-        name = _submodule_called(call)
+    for call, (name, method, test, skipped_by) in tests.items():
         if test is not None and name not in always and name not in seen:
             seen.add(name)
-            yield call, test
+            yield _Skipped(call, test, method, skipped_by)
+
+
+def _self_calls(method: cst.FunctionDef) -> list[str]:
+    """The names of the methods `method` calls on its own object (`self.moe(...)`)."""
+    return [call.func.attr.value for call in every_node(method.body, cst.Call) if is_self_attribute(call.func)]
+
+
+def _derived(method: cst.FunctionDef, inputs: set[str]) -> set[str]:
+    """`inputs` and the local names assigned from them (`route = ids % E`, `sel = route == e`)."""
+    derived = set(inputs)
+    for assign in every_node(method.body, cst.Assign):
+        if names_read(assign.value) & derived:
+            derived |= {name.value for target in assign.targets for name in every_node(target.target, cst.Name)}
+    return derived
 
 
 # Registrations of a hook on one parameter's gradient: autograd runs it where that parameter gets one.
@@ -118,7 +147,7 @@ def _skipped_calls(analysis, klass: cst.ClassDef, owner: str) -> Iterator[tuple[
     or that the module's code runs through `owner` (`model.depth_head(h)`) under a test whose
     outcome differs between ranks (analysis.divergence)."""
     submodules = _submodules(analysis, klass)
-    yield from _skipped_in_forward(klass, submodules)
+    yield from ((skipped.call, skipped.test) for skipped in _skipped_in_forward(klass, submodules))
     for call in every_node(analysis.module, cst.Call) if submodules else ():
         func = call.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == owner
@@ -132,9 +161,12 @@ def _skipped_calls(analysis, klass: cst.ClassDef, owner: str) -> Iterator[tuple[
             yield call, test
 
 
-def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef]]:
-    """(the DDP construction, the module's class it wraps) where it does not set
-    `find_unused_parameters` to anything but False."""
+def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef, str]]:
+    """(the DDP construction, the module's class it wraps, the method its forward runs) where it
+    does not set `find_unused_parameters` to anything but False; and LightningModules that a
+    Trainer of a DDP strategy fits (`training_step`: lightning 2.6.6, overrides/distributed.py:61,
+    the wrapper's forward calls it)."""
+    yield from _fitted_under_ddp(analysis)
     if "DistributedDataParallel" not in analysis.whole_text():
         return
     for call in every_node(analysis.module, cst.Call):
@@ -146,7 +178,37 @@ def _wrapped_classes(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef]]:
         wrapped = argument_value(call, 0, "module")
         klass = _class_made(analysis, wrapped)
         if klass is not None:
-            yield call, klass
+            yield call, klass, "forward"
+
+
+# Strategies that wrap the LightningModule in DistributedDataParallel as it is built by default.
+_DDP_STRATEGIES = frozenset({"ddp", "ddp_spawn", "ddp_fork", "ddp_notebook"})
+
+
+def _fitted_under_ddp(analysis) -> Iterator[tuple[cst.Call, cst.ClassDef, str]]:
+    """(the Trainer, the module's LightningModule class it fits, "training_step") for a Trainer
+    built with a DDP strategy (`strategy="ddp"`, `DDPStrategy()`) without find_unused_parameters=True."""
+    if "strategy" not in analysis.whole_text() or ".fit(" not in analysis.whole_text():
+        return
+    trainers = [call for call in every_node(analysis.module, cst.Call) if _ddp_trainer(analysis, call)]
+    for call in every_node(analysis.module, cst.Call) if trainers else ():
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "fit" and call.args:
+            klass = _class_made(analysis, call.args[0].value)
+            if klass is not None and analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule",)):
+                yield trainers[0], klass, "training_step"
+
+
+def _ddp_trainer(analysis, call: cst.Call) -> bool:
+    if not any(name.split(".")[0] in ("lightning", "pytorch_lightning") and name.endswith(".Trainer")
+               for name in analysis.qualified_names(call.func)):
+        return False
+    strategy = argument_value(call, None, "strategy")
+    if isinstance(strategy, cst.SimpleString):
+        return strategy.evaluated_value in _DDP_STRATEGIES
+    if isinstance(strategy, cst.Call) and last_name(strategy.func) == "DDPStrategy":
+        unused = argument_value(strategy, None, "find_unused_parameters")
+        return unused is None or (isinstance(unused, cst.Name) and unused.value == "False")
+    return False
 
 
 def _class_made(analysis, wrapped: Optional[cst.BaseExpression]) -> Optional[cst.ClassDef]:
@@ -196,17 +258,51 @@ def _holds_parameters(analysis, made: cst.Call, init: cst.FunctionDef) -> bool:
         or (isinstance(made.func, cst.Name) and analysis.module_class(made.func.value) is not None)
 
 
-def _submodule_called(call: cst.Call) -> Optional[str]:
-    return call.func.attr.value if is_self_attribute(call.func) else None
+def _submodule_called(call: cst.Call, method: Optional[cst.FunctionDef] = None) -> Optional[str]:
+    """`refine` for `self.refine(h)`; `experts` for `expert(h)` in `for e, expert in
+    enumerate(self.experts):` of `method`."""
+    if is_self_attribute(call.func):
+        return call.func.attr.value
+    if method is None or not isinstance(call.func, cst.Name):
+        return None
+    for loop in every_node(method.body, cst.For):
+        iterated = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and last_name(loop.iter.func) \
+            == "enumerate" and loop.iter.args else loop.iter
+        items = loop.target.elements[-1].value if isinstance(loop.target, cst.Tuple) and iterated is not loop.iter \
+            else loop.target
+        if is_self_attribute(iterated) and isinstance(items, cst.Name) and items.value == call.func.value:
+            return iterated.attr.value
+    return None
 
 
-def _data_test(forward: cst.FunctionDef, call: cst.Call, inputs: set[str]) -> Optional[cst.BaseExpression]:
-    """The test of the innermost `if` (or conditional expression) around `call` that reads the
-    values of `forward`'s inputs (`has_box.any()`), not only whether one was passed."""
-    for part in reversed(path_to(forward.body, call) or ()):
+def _data_test(forward: cst.FunctionDef, call: cst.Call, inputs: set[str]) -> tuple:
+    """(the test, the `continue`'s test or None): of the innermost `if` (or conditional
+    expression) around `call` that reads the values of `forward`'s inputs (`has_box.any()`), not
+    only whether one was passed; or of an `if ...: continue` before it in a loop around it
+    (`if not sel.any(): continue`). (None, None) where it runs at every step."""
+    path = path_to(forward.body, call) or ()
+    for at, part in reversed(list(enumerate(path))):
         test = part.test if isinstance(part, (cst.If, cst.IfExp)) else None
-        if test is not None and names_read(test) & inputs and not _shape_test(test):
-            return test
+        if test is not None and _on_data(test, inputs):
+            return test, None
+        if isinstance(part, (cst.For, cst.While)) and at + 2 < len(path):
+            skip = _skipping_test(part, path[at + 2], inputs)
+            if skip is not None:
+                return skip, skip
+    return None, None
+
+
+def _on_data(test: cst.BaseExpression, inputs: set[str]) -> bool:
+    return bool(names_read(test) & inputs) and not _shape_test(test)
+
+
+def _skipping_test(loop, statement: cst.CSTNode, inputs: set[str]) -> Optional[cst.BaseExpression]:
+    """The test of an `if test: continue` on the inputs that comes before `statement` in the loop's body."""
+    for earlier in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+        if earlier is statement:
+            return None
+        if isinstance(earlier, cst.If) and ends_in(earlier.body, cst.Continue) and _on_data(earlier.test, inputs):
+            return earlier.test
     return None
 
 

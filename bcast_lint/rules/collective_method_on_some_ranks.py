@@ -359,6 +359,42 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Every expert runs at every step, its rows masked: no parameter goes without a gradient.
+        Valid("""
+            import lightning as L
+            class MoE(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+                def training_step(self, batch, batch_idx):
+                    route = batch.sum(-1).long() % 2
+                    out = torch.zeros_like(batch)
+                    for e, expert in enumerate(self.experts):
+                        out = out + expert(batch) * (route == e).unsqueeze(-1)
+                    return out.sum()
+            def main():
+                L.Trainer(strategy="ddp", devices=2).fit(MoE())
+            """),
+        # The DDP strategy told that some parameters may go unused.
+        Valid("""
+            import lightning as L
+            from lightning.pytorch.strategies import DDPStrategy
+            class MoE(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+                def training_step(self, batch, batch_idx):
+                    route = batch.sum(-1).long() % 2
+                    out = torch.zeros_like(batch)
+                    for e, expert in enumerate(self.experts):
+                        if not (route == e).any():
+                            continue
+                        out = out + expert(batch[route == e]).sum()
+                    return out.sum()
+            def main():
+                trainer = L.Trainer(strategy=DDPStrategy(find_unused_parameters=True), devices=2)
+                trainer.fit(MoE())
+            """),
         # A type test of a norm of the rank's own gradients: what it is, alike on every rank.
         Valid("""
             from torch.distributed.tensor import DTensor
@@ -2864,6 +2900,60 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 " is taken only there, while the other ranks go on calling it, so the ranks' calls stop "
                 "pairing up and every rank hangs until the timeout",
                 range=(13, 9, 13, 24)),
+        # An expert no token of this step was routed to is skipped, under Lightning's DDP strategy
+        # (Megatron-LM#4851's shape, blind44): its parameters get no gradient.
+        Invalid("""
+            import lightning as L
+            class MoE(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+                def moe(self, h):
+                    route = h.sum(-1).long() % 2
+                    out = torch.zeros_like(h)
+                    for e, expert in enumerate(self.experts):
+                        sel = route == e
+                        if not sel.any():
+                            continue
+                        out = out.index_put((sel,), expert(h[sel]))
+                    return out
+                def training_step(self, batch, batch_idx):
+                    return self.moe(batch).sum()
+            def main():
+                trainer = L.Trainer(strategy="ddp", devices=2)
+                trainer.fit(MoE())
+            """,
+                expected_message="expert() is skipped in MoE.moe() where 'not sel.any()' holds, a test on the step's data,"
+                " and the Trainer at line 26 wraps MoE in DistributedDataParallel (its DDP strategy) "
+                "without find_unused_parameters=True: in a step that skips it, DDP's reducer waits for "
+                "gradients of its parameters that never come, so that process's next forward fails with "
+                "'Expected to have finished reduction in the prior iteration' while the others wait in "
+                "the gradient all-reduce",
+                range=(11, 16, 11, 29)),
+        # The same in a forward wrapped in DDP by hand.
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class MoE(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+                def forward(self, h):
+                    route = h.sum(-1).long() % 2
+                    out = torch.zeros_like(h)
+                    for e, expert in enumerate(self.experts):
+                        if not (route == e).any():
+                            continue
+                        out = out + expert(h).sum()
+                    return out
+            model = DDP(MoE())
+            """,
+                expected_message="expert() is skipped in MoE.forward() where 'not (route == e).any()' holds, a test on the"
+                " step's data, and MoE is wrapped in DistributedDataParallel without "
+                "find_unused_parameters=True (line 22): in a step that skips it, DDP's reducer waits for "
+                "gradients of its parameters that never come, so that process's next forward fails with "
+                "'Expected to have finished reduction in the prior iteration' while the others wait in "
+                "the gradient all-reduce",
+                range=(10, 16, 10, 38)),
     )
 
     @classmethod
@@ -3060,10 +3150,15 @@ def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
     (analysis.unused_parameters, mmdetection3d#488)."""
     for skipped in skipped_submodules(analysis):
         name = skipped.klass.name.value
-        yield Report(skipped.call, f"{analysis.code(skipped.call.func)}() runs in {name}.forward() only where "
-                     f"'{analysis.code(skipped.test)}' holds, a test on the step's data, and {name} is wrapped in "
-                     f"DistributedDataParallel without find_unused_parameters=True (line "
-                     f"{analysis.position(skipped.wrapping).start.line}): in a step that skips it, DDP's reducer waits "
+        runs = f"is skipped in {name}.{skipped.method}() where '{analysis.code(skipped.test)}' holds" \
+            if skipped.skipped_by is not None else \
+            f"runs in {name}.{skipped.method}() only where '{analysis.code(skipped.test)}' holds"
+        line = analysis.position(skipped.wrapping).start.line
+        wrapped = f"the Trainer at line {line} wraps {name} in DistributedDataParallel (its DDP strategy) without " \
+            "find_unused_parameters=True" if skipped.method != "forward" else \
+            f"{name} is wrapped in DistributedDataParallel without find_unused_parameters=True (line {line})"
+        yield Report(skipped.skipped_by or skipped.call, f"{analysis.code(skipped.call.func)}() {runs}, a test on the "
+                     f"step's data, and {wrapped}: in a step that skips it, DDP's reducer waits "
                      f"for gradients of its parameters that never come, so that process's next forward fails with "
                      f"'Expected to have finished reduction in the prior iteration' while the others wait in the "
                      f"gradient all-reduce",
