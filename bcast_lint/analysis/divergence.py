@@ -1791,8 +1791,11 @@ class _Pass:
             return RANDOM if held == SEEDED_OBJECT else held
         given = [(arg.value, self._lambda_why(arg.value, varying) if isinstance(arg.value, cst.Lambda)
                   else self.why(arg.value, varying)) for arg in call.args if not _is_placement(arg)]
-        if self._passes_values(call, qualified) or name == "manual_seed":
-            # `torch.Generator().manual_seed(base + rank)`: what it draws differs as its seed does
+        if name == "manual_seed":
+            # `torch.Generator().manual_seed(base + rank)`: each rank draws its own random values
+            seed = next(filter(None, (why for _, why in given)), None)
+            return RANDOM if seed == RANK else seed
+        if self._passes_values(call, qualified):
             return next(filter(None, (why for _, why in given)), None)
         seeded = self._seeded_apart(call, varying)
         if seeded:  # `rollout(1000 + rank)` of a helper that seeds its generator with it; handed the
@@ -1810,7 +1813,7 @@ class _Pass:
         if name in _LOOKUPS:
             return None
         data = {why for value, why in given
-                if why in (DATA, LOCAL_DATA, OWN_SHARE) or (why == RANK and self._names_rank(value))}
+                if why in (DATA, LOCAL_DATA, OWN_SHARE, RANDOM) or (why == RANK and self._names_rank(value))}
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
         return (DATA if DATA in data else LOCAL_DATA) if data else None
@@ -2516,7 +2519,8 @@ def _enumerated_iterable(iterable: cst.BaseExpression) -> cst.BaseExpression:
     return iterable
 
 
-_SIZED_MAKERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"})
+_SIZED_MAKERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                           "new_zeros", "new_ones", "new_full", "new_empty"})
 
 
 def _made_of_one_size(value: cst.BaseExpression) -> bool:

@@ -359,9 +359,25 @@ def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:
     returns = _value_returns(func)
     if returns and all(agreed_value(returned.value, collectives) for returned in returns):
         return True
+    if returns and all(_literal(returned.value) for returned in returns):
+        # `if fabric.all_reduce(spiking, reduce_op="max").item() > 0: ...; return True`, `return False`
+        tests = [node.test for returned in returns for node in path_to(func, returned) or () if isinstance(node, cst.If)]
+        return all(_agreed_test(test, collectives) for test in tests)
     last = func.body.body[-1] if isinstance(func.body, cst.IndentedBlock) and func.body.body else None
     final = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
     return returns == [final] and _made_of(final.value, _agreed_names(func, collectives))
+
+
+def _literal(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) \
+        or isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+
+
+def _agreed_test(test: cst.BaseExpression, collectives: dict) -> bool:
+    """`fabric.all_reduce(flag, reduce_op="max").item() > 0`: a collective's result against literals."""
+    if isinstance(test, cst.Comparison):
+        return agreed_value(test.left, collectives) and all(_literal(c.comparator) for c in test.comparisons)
+    return agreed_value(test, collectives)
 
 
 # Builtins whose result is as alike as what they are handed.

@@ -359,6 +359,28 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A helper whose True and False follow a decision the ranks agreed on (a spike anywhere
+        # rolls back everywhere): the caller's branch is taken on every rank alike.
+        Valid("""
+            from lightning.fabric import Fabric
+            def rollback_if_spiking(fabric, loss, ema):
+                spiking = torch.tensor(float(ema is not None and loss > 10 * ema))
+                if fabric.all_reduce(spiking, reduce_op="max").item() > 0:
+                    return True
+                return False
+            def main():
+                fabric = Fabric()
+                g = torch.Generator().manual_seed(20 + fabric.global_rank)
+                xs = torch.randn(6, 8, generator=g)
+                model = fabric.setup(torch.nn.Linear(8, 1))
+                ema = None
+                for x in xs:
+                    loss = model(x).pow(2).mean()
+                    if rollback_if_spiking(fabric, loss.item(), ema):
+                        continue
+                    fabric.backward(loss)
+                    ema = loss.item()
+            """),
         # Every expert runs at every step, its rows masked: no parameter goes without a gradient.
         Valid("""
             import lightning as L

@@ -89,7 +89,9 @@ _LIGHTNING_GATHERS = {
     "lightning.fabric.fabric.Fabric.all_gather": _Gather(0, "data"),
 }
 # Reductions combine the ranks' tensors element by element: they need one shape everywhere too.
-_TORCH_REDUCTIONS = {"all_reduce": _Gather(0, "tensor"), "reduce": _Gather(0, "tensor")}
+_TORCH_REDUCTIONS = {"all_reduce": _Gather(0, "tensor"), "reduce": _Gather(0, "tensor"),
+                     # without split sizes, each rank's input is cut into equal pieces for the others
+                     "all_to_all_single": _Gather(1, "input")}
 _ACCELERATE_REDUCTIONS = {
     "accelerate.utils.reduce": _Gather(0, "tensor"),
     "accelerate.utils.operations.reduce": _Gather(0, "tensor"),
@@ -197,6 +199,43 @@ class GatherRankDependentShape(Rule):
 
     code = "BCL015"
     VALID = (
+        # A buffer of a fixed capacity, written into row by row: one size on every rank.
+        Valid("""
+            def dispatch(h, route):
+                buf = h.new_zeros(2, 6, 4)
+                for e in range(2):
+                    rows = h[route == e][:6]
+                    buf[e, : rows.shape[0]] = rows
+                recv = torch.empty_like(buf)
+                dist.all_to_all_single(recv, buf)
+                return recv
+            """),
+        # One capacity every rank agreed on (the largest): buffers of one size everywhere.
+        Valid("""
+            def exchange(x, route):
+                counts = torch.bincount(route, minlength=2)
+                capacity = counts.max().reshape(1)
+                dist.all_reduce(capacity, op=dist.ReduceOp.MAX)
+                buf = torch.zeros(2, int(capacity), 4)
+                recv = torch.empty_like(buf)
+                dist.all_to_all_single(recv, buf)
+                return recv
+            def main():
+                g = torch.Generator().manual_seed(1000 + rank)
+                x = torch.randn(12, 4, generator=g)
+                return exchange(x, x.argmax(dim=1) % 2)
+            """),
+        # Uneven pieces by design, with the sizes exchanged first.
+        Valid("""
+            def main():
+                g = torch.Generator().manual_seed(1000 + rank)
+                x = torch.randn(int(torch.randint(4, 9, (1,), generator=g)), 4)
+                sent = torch.tensor([x.shape[0] // 2, x.shape[0] - x.shape[0] // 2])
+                received = torch.empty_like(sent)
+                dist.all_to_all_single(received, sent)
+                out = x.new_empty(int(received.sum()), 4)
+                dist.all_to_all_single(out, x, output_split_sizes=received.tolist(), input_split_sizes=sent.tolist())
+            """),
         # The vocabulary of all the lines; a width read off the rank's own batch.
         # The rows padded to the longest share first; each rank's count; each rank's rows saved apart.
         # Frozen by a test on the whole dataset, alike everywhere, or on a configuration flag.
@@ -535,6 +574,22 @@ class GatherRankDependentShape(Rule):
                 "evenly), into buckets of one shape: where the counts differ, gloo aborts (\"Received data size "
                 "doesn't match expected size\")",
                 range=(9, 28, 9, 33)),
+        # A dropless capacity from this rank's own routing (DeepSpeed#6809's shape, blind44).
+        Invalid("""
+            def main():
+                g = torch.Generator().manual_seed(1000 + rank)
+                x = torch.randn(12, 4, generator=g)
+                counts = torch.bincount(x.argmax(dim=1), minlength=2)
+                capacity = int(counts.max())
+                buf = torch.zeros(2, capacity, 4)
+                recv = torch.empty_like(buf)
+                dist.all_to_all_single(recv, buf)
+            """,
+                expected_message="dist.all_to_all_single() exchanges buf, whose size differs between ranks (it is drawn "
+                "from a random generator the module seeds with the rank), in equal pieces without split "
+                "sizes: each rank expects pieces of its own size from the others, so where the sizes "
+                'differ gloo aborts ("Received data size doesn\'t match expected size")',
+                range=(8, 34, 8, 37)),
     )
 
     def check(self, analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -546,7 +601,8 @@ class GatherRankDependentShape(Rule):
             if gather is None or not site.reached:
                 continue
             argument = call_argument(site.call, gather.input_position, gather.input_keyword)
-            if argument is None or argument_value(site.call, None, "use_gather_object") is not None:
+            if argument is None or argument_value(site.call, None, "use_gather_object") is not None \
+                    or _split_by_sizes(site):
                 continue
             reason = _varying(analysis, site, argument.value, 0) or _length_varies(analysis, site, argument.value)
             if reason is not None and _fixed_buckets(analysis, site, gather):
@@ -602,6 +658,13 @@ def _splits_assumed_symmetric(analysis: ModuleAnalysis, site: CallSite) -> Itera
                "say, so where the counts differ gloo aborts (\"Received data size doesn't match expected size\")")
     yield Report(received, message, None, "Exchange the sizes first (all_to_all_single of the counts), and receive "
                  "with what the others send")
+
+
+def _split_by_sizes(site: CallSite) -> bool:
+    """`all_to_all_single(out, x, output_split_sizes=..., input_split_sizes=...)`: uneven by design."""
+    return site.api.short_name == "all_to_all_single" and any(
+        argument_value(site.call, position, name) is not None
+        for position, name in ((2, "output_split_sizes"), (3, "input_split_sizes")))
 
 
 def _gather(site: CallSite) -> Optional[_Gather]:
@@ -791,6 +854,12 @@ def _report(analysis: ModuleAnalysis, site: CallSite, expr: cst.BaseExpression, 
     shown = " ".join(analysis.code(expr).split())
     if len(shown) > 40:
         shown = shown[:37] + "..."
+    if site.api.short_name == "all_to_all_single":  # measured with gloo on 2 processes (blind44)
+        message = (f"{called} exchanges {shown}, whose size differs between ranks ({reason}), in equal pieces "
+                   "without split sizes: each rank expects pieces of its own size from the others, so where the "
+                   "sizes differ gloo aborts (\"Received data size doesn't match expected size\")")
+        return Report(expr, message, None, "Agree on one size first (all_reduce the capacity with MAX and pad), "
+                      "or exchange the counts and pass output_split_sizes and input_split_sizes")
     if _is_reduction(site):  # measured with gloo on 2 processes, 3 elements against 2
         message = (f"{called} reduces {shown}, whose length differs between ranks ({reason}): where the lengths "
                    "differ, the rank with fewer elements goes on with a partly reduced tensor and the other waits "
