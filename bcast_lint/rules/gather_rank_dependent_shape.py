@@ -146,7 +146,11 @@ class GatherRankDependentShape(Rule):
     Also flagged: `dist.all_to_all_single(out, x, output_split_sizes=counts, input_split_sizes=counts)`
     with `counts` of the rank's own data (`torch.bincount(expert_of).tolist()`): it expects from each
     rank what it sends that rank, while the others send what their own counts say (measured with
-    gloo on 2 processes: `48 vs 16. Received data size doesn't match expected size`).
+    gloo on 2 processes: `48 vs 16. Received data size doesn't match expected size`). And
+    `dist.all_to_all_single(recv, buf)` without split sizes of a buffer whose size differs between
+    ranks (a dropless capacity from the rank's own routing, `torch.zeros(E, int(counts.max()), D)`):
+    each rank expects equal pieces of its own size (measured: `144 vs 112. Received data size
+    doesn't match expected size`).
 
     It also flags a collator that pads each batch to its own longest row (`width = max(len(r["ids"])
     for r in rows)`, `pad_sequence(...)`), handed with an IterableDataset of the module's own to a
