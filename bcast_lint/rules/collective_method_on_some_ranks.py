@@ -274,7 +274,13 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     some ranks. `self.model.module(x)`, the module it wraps, runs no collective. `loss.backward()`,
     where `loss` comes from such a forward in the same function (up to five assignments back: a PPO
     loss made from a ratio made from the log-probabilities of `policy(obs)`), runs DDP's
-    gradient all-reduce (its reducer's autograd hooks), except inside `with model.no_sync():`. Failing that, a few calls are
+    gradient all-reduce (its reducer's autograd hooks), except inside `with model.no_sync():`. A
+    submodule that the `forward` of a class wrapped in DDP without `find_unused_parameters=True` (or
+    a LightningModule's `training_step`, and the methods it calls, under a Trainer with a DDP
+    strategy) runs only under a test on the step's data, an expert of a `ModuleList` skipped by `if
+    not sel.any(): continue` too, gets no gradient on that step: that process's next forward fails
+    with "Expected to have finished reduction in the prior iteration" (mmdetection3d#488,
+    Megatron-LM#4851). Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
     `prepare_model`; `trainer` (or a `...Trainer(...)`) for transformers' `save_model` and Lightning's

@@ -214,7 +214,11 @@ class CollectiveOnSomeRanks(Rule):
     checkpoints), moving it away (`os.rename(trigger, claimed)`) or copying a tree to it
     (`shutil.copytree(src, mirror)` without `dirs_exist_ok=True`), outside a `try` and not under a
     test of that path, before a collective (or in a `try` whose handler goes on): the first rank
-    wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it.
+    wins, the others raise `FileExistsError` or `FileNotFoundError` and never reach it. A path
+    every rank names alike and reads (`torch.load(os.path.join(cache, name))`, a helper that reads
+    it) and then removes, or one rank removes, with no collective between a rank's last read and
+    the removal: a slower rank finds it gone and raises while the remover waits in its next
+    collective (mosaicml/streaming#400).
     A file check inside `with accelerator.main_process_first():` (`local_main_process_first`,
     Fabric's `rank_zero_first`, `torch_distributed_zero_first`) differs between ranks: the main
     process runs the block first and finds what was there, the others find what it left (a cache
