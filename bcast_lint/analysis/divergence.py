@@ -49,7 +49,7 @@ _MEMORY_READS = frozenset({"resource.getrusage", "psutil.Process", "psutil.virtu
                            "torch.cuda.memory_allocated", "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved",
                            "torch.cuda.max_memory_reserved", "torch.cuda.mem_get_info", "torch.cuda.memory_stats"})
 # Calls that make a file or directory of a name unique to the process that calls them.
-_PROCESS_UNIQUE = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
+PROCESS_UNIQUE = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
                              "tempfile.TemporaryDirectory"})
 # Literals and comprehensions that make a container: its truth is whether it holds items.
 _CONTAINERS = (cst.List, cst.ListComp, cst.Set, cst.SetComp, cst.Dict, cst.DictComp)
@@ -968,7 +968,7 @@ class _Pass:
         agreed on: `stage = trainer.strategy.broadcast(mine)`)."""
         if self._uniform_result(value):
             return False
-        return any(self._qualified_names(call) & _PROCESS_UNIQUE for call in every_node(value, cst.Call)) \
+        return any(self._qualified_names(call) & PROCESS_UNIQUE for call in every_node(value, cst.Call)) \
             or bool(names_read(value) & self._own_temporaries)
 
     def _note_named_file(self, name: str, value: cst.BaseExpression) -> None:

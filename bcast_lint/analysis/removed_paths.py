@@ -17,17 +17,16 @@ from typing import Callable, Collection, Iterator, Optional
 
 import libcst as cst
 
+from bcast_lint.analysis.divergence import PROCESS_UNIQUE
 from bcast_lint.analysis.expressions import last_name
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.walk import calls_in, every_node, names_read, path_to
 
 REMOVERS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir"})
+_REMOVER_NAMES = frozenset(name.rsplit(".", 1)[1] for name in REMOVERS)
 # Calls that read the file or folder they are handed.
 READS = frozenset({"open", "load", "load_file", "read_text", "read_bytes", "listdir", "scandir", "copy",
                    "copyfile", "copytree", "imread", "read_csv", "read_parquet", "memmap"})
-# Calls that make a path unique to the process that calls them.
-_PROCESS_UNIQUE = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
-                             "tempfile.TemporaryDirectory"})
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,8 @@ def removals_under_readers(scope: cst.FunctionDef, collectives: Collection, qual
     scope's collective calls). Whether the path is alike on every rank is left to the caller."""
     calls = calls_in(scope.body)
     for at, call in enumerate(calls):
-        if call in collectives or not call.args or not qualified(call.func) & REMOVERS:
+        if call in collectives or not call.args or last_name(call.func) not in _REMOVER_NAMES \
+                or not qualified(call.func) & REMOVERS:
             continue
         path = call.args[0].value
         waiting = next((later for later in calls[at + 1:] if later in collectives), None)
@@ -56,19 +56,18 @@ def removals_under_readers(scope: cst.FunctionDef, collectives: Collection, qual
 
 
 def made_from(scope: cst.FunctionDef, path: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The path, and the values its names are assigned in `scope` (`local = copy_to_local(remote)`)."""
+    """The path, and the values its names are bound to in `scope` (`local = copy_to_local(remote)`,
+    `with tempfile.TemporaryDirectory() as cache`)."""
     roots = names_read(path)
-    return [path] + [assign.value for assign in every_node(scope, cst.Assign)
-                     if any(isinstance(t.target, cst.Name) and t.target.value in roots for t in assign.targets)]
+    bound = [(target.target, assign.value) for assign in every_node(scope, cst.Assign) for target in assign.targets]
+    bound += [(item.asname.name, item.item) for item in every_node(scope, cst.WithItem) if item.asname is not None]
+    return [path] + [value for target, value in bound if isinstance(target, cst.Name) and target.value in roots]
 
 
 def _unique_to_process(scope: cst.FunctionDef, path: cst.BaseExpression, qualified: Callable) -> bool:
     """`cache = tempfile.mkdtemp()`, `with tempfile.TemporaryDirectory() as cache`: each rank's own."""
-    roots = names_read(path)
-    made = [(assign.targets[0].target, assign.value) for assign in every_node(scope, cst.Assign)]
-    made += [(item.asname.name, item.item) for item in every_node(scope, cst.WithItem) if item.asname is not None]
-    return any(isinstance(target, cst.Name) and target.value in roots and any(
-        qualified(call.func) & _PROCESS_UNIQUE for call in every_node(value, cst.Call)) for target, value in made)
+    return any(qualified(call.func) & PROCESS_UNIQUE for value in made_from(scope, path)
+               for call in every_node(value, cst.Call))
 
 
 def _last_read(scope: cst.FunctionDef, before: list, path: cst.BaseExpression, collectives: Collection,
