@@ -168,6 +168,11 @@ HAND_WRITTEN = (
         ("accelerate/accelerator.py",
          "self.deepspeed_engine_wrapped.backward(loss, sync_gradients=self.sync_gradients, **kwargs)"),
         ("torch/nn/parallel/distributed.py", "self.reducer = dist.Reducer("))),
+    # LocalSGD keeps the Accelerator it is handed in an attribute set under `if self.enabled:`, which
+    # the graph does not type: `step()` averages the parameters every `local_sgd_steps` calls.
+    Hand("accelerate.local_sgd.LocalSGD.step", "method", "accelerator.reduce() of the parameters", (
+        ("accelerate/local_sgd.py", "if self.num_steps % self.local_sgd_steps == 0:"),
+        ("accelerate/local_sgd.py", 'param.data = self.accelerator.reduce(param.data, reduction="mean")'))),
     # DeepSpeed's ZeRO optimizer is not typed on the engine.
     Hand("deepspeed.runtime.engine.DeepSpeedEngine.load_checkpoint", "method", "optimizer._restore_from_bit16_weights()", (
         ("deepspeed/runtime/engine.py", "self.optimizer._restore_from_bit16_weights()"),

@@ -450,6 +450,8 @@ MAPPED_PROPERTY_NAMES = frameworks.load().property_names()
 # `torch.save(` is not, and "save"/"load" alone would let half as many files again through the
 # pre-filter (743 against 494 of the corpus's 8,684).
 GATED_CALL_WORDS = {"torch.distributed.checkpoint": frozenset({"save", "load", "async_save"}),
+                    # `local_sgd.step()` averages the parameters; `step(` counts where the module is named
+                    "accelerate.local_sgd": frozenset({"step"}),
                     **_MAPPED_METHOD_WORDS}
 
 # A collective can go wrong without a rank condition: under a test on the clock (a deadline;

@@ -181,6 +181,7 @@ class _CandidateCollector(Visitor):
         self._classes: list[Optional[str]] = [None]
         self.imported_names: set[str] = set()
         self.assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # scope, name, value
+        self.entered: list[tuple[cst.CSTNode, str, cst.Call]] = []  # scope, `as` name, `with X(...)`'s call
         self.first_items: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # `a, b = value`: a
         self.object_calls: list[_Candidate] = []  # `ddp(x)`, `self.model(x)`: named by what they call
         self.self_assignments: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []  # method, `self.x`, value
@@ -261,6 +262,9 @@ class _CandidateCollector(Visitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._statements.append(node)
+        self.entered += [(self._scopes[-1], item.asname.name.value, item.item) for item in node.items
+                         if isinstance(item.item, cst.Call) and item.asname is not None
+                         and isinstance(item.asname.name, cst.Name)]
         entered = any(isinstance(item.item, cst.Call) and (
             last_name(item.item.func) in _MAIN_FIRST_METHODS
             or (isinstance(item.item.func, cst.Name) and item.item.func.value in self.staggered))
@@ -338,7 +342,7 @@ class _CandidateCollector(Visitor):
         own_methods = {name.rsplit(".", 1)[1] for name in local_functions if "." in name}
 
         # `tracker = MetricsTracker(...)`: `tracker.reduce()` may be a project class's method.
-        constructed = {name for _, name, value in self.assignments if _constructs(value)}
+        constructed = {name for _, name, value in (*self.assignments, *self.entered) if _constructs(value)}
         # `reduce = functools.partial(dist.all_reduce, ...)`: `reduce(x)` calls what it wraps.
         partials = {name for _, name, value in self.assignments if _calls_one_of(value, ("partial",))}
 
@@ -1009,6 +1013,7 @@ class ModuleAnalysis:
         self._resolver = ImportResolver(module, collector.imports, self.bindings)
         self._resolver_imports = collector.imports
         self._assignments = collector.assignments
+        self._entered = collector.entered
         self._first_items = collector.first_items
         self._self_assignments = collector.self_assignments
         self._object_assignments = collector.object_assignments
@@ -2529,7 +2534,9 @@ class ModuleAnalysis:
     def _made_in(self, name: str, places: tuple, depth: int = 0) -> Optional[str]:
         """The mapped class (or the module's subclass of one) an assignment of `name` in one of
         `places` constructs, or copies (`swa = AveragedModel(ddp)`)."""
-        for where, value in self._assigned(name):
+        # `with LocalSGD(...) as local_sgd:`, whose `__enter__` returns the object (a mapped class's)
+        entered = [(where, value) for where, bound, value in self._entered if bound == name]
+        for where, value in [*self._assigned(name), *entered]:
             if any(where is place for place in places) and isinstance(value, cst.Call):
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func) \
                     or self._sharded_class(value.func, where) or self._copied_class(value, where, depth)

@@ -365,6 +365,16 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Local SGD over a loader every rank holds as many batches of.
+        Valid("""
+            from accelerate.local_sgd import LocalSGD
+            def train(model, loader):
+                loader = accelerator.prepare(loader)
+                with LocalSGD(accelerator=accelerator, model=model, local_sgd_steps=4) as local_sgd:
+                    for x in loader:
+                        accelerator.backward(model(x).sum())
+                        local_sgd.step()
+            """),
         # A helper whose True and False follow a decision the ranks agreed on (a spike anywhere
         # rolls back everywhere): the caller's branch is taken on every rank alike.
         Valid("""
@@ -2982,6 +2992,21 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "'Expected to have finished reduction in the prior iteration' while the others wait in "
                 "the gradient all-reduce",
                 range=(10, 16, 10, 38)),
+        # Local SGD over each rank's own strided share: the parameter averaging that step()
+        # runs every few calls pairs up with nothing on the rank with fewer batches (blind24).
+        Invalid("""
+            from accelerate.local_sgd import LocalSGD
+            def train(model, rows):
+                with LocalSGD(accelerator=accelerator, model=model, local_sgd_steps=4) as local_sgd:
+                    for x in rows[rank::2]:
+                        model(x).sum().backward()
+                        local_sgd.step()
+            """,
+                expected_message="local_sgd.step(), which runs accelerator.reduce() of the parameters inside (accelerate "
+                "1.15.0), runs a different number of times on different ranks: the loop at line 12 "
+                "iterates over 'rows[rank::2]', whose length depends on the rank, so the ranks' calls "
+                "stop pairing up and every rank hangs until the timeout",
+                range=(6, 13, 6, 29)),
     )
 
     @classmethod
