@@ -301,7 +301,7 @@ class RankConditions:
         down, a dataset or a file's lines, stays unknown.)"""
         dealt = dealt_share(expr)
         if dealt is None:
-            return False
+            return self._dealt_by_literal_step(expr)
         value, is_count = dealt
         if is_count:
             count = integer_literal(value) if isinstance(value, cst.Integer) else self.constants.get(
@@ -309,6 +309,24 @@ class RankConditions:
         else:
             count = self.table_lengths.get(self._table_named(value) or "")
         return count is not None and count % 2 == 0
+
+    def _dealt_by_literal_step(self, expr: cst.BaseExpression) -> bool:
+        """`range(rank, 16, 2)`, `ROWS[rank::2]`: a program written for as many processes as its
+        literal step, where every rank below it gets as many items when the step divides the count."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
+                and len(expr.args) == 3:
+            start, stop, step = (arg.value for arg in expr.args)
+            count = integer_literal(stop) if isinstance(stop, cst.Integer) else \
+                self.constants.get(stop.value if isinstance(stop, cst.Name) else "")
+        elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) \
+                and expr.slice[0].slice.upper is None and expr.slice[0].slice.lower is not None:
+            start, step = expr.slice[0].slice.lower, expr.slice[0].slice.step
+            count = self.table_lengths.get(self._table_named(expr.value) or "")
+        else:
+            return False
+        stride = integer_literal(step) if step is not None else None
+        return stride is not None and stride > 1 and count is not None and count % stride == 0 \
+            and self.quantity(start) is not None
 
     def _table_named(self, expr: cst.BaseExpression) -> Optional[str]:
         """`ROWS` for `ROWS`, and for `rows()` where the module's `rows` returns one item per row."""

@@ -462,6 +462,13 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A program written for two processes: a step of 2 that divides the count deals as many
+        # items to each.
+        Valid("""
+            def train(model, xs):
+                for i in range(rank, 16, 2):
+                    dist.all_reduce(model(xs[i]).detach())
+            """),
         # A timer whose barrier runs only when a caller asks for it: the calls under the test
         # leave it off (analysis.summaries.Summary.flagged).
         Valid("""
@@ -4679,6 +4686,16 @@ class CollectiveOnSomeRanks(Rule):
                 "given): start() calls dist.barrier() (case.py:15), and the other ranks never join it and"
                 " every rank hangs until the timeout",
                 range=(16, 13, 16, 38)),
+        # The same step over an odd count: one rank gets one item more.
+        Invalid("""
+            def train(model, xs):
+                for i in range(rank, 15, 2):
+                    dist.all_reduce(model(xs[i]).detach())
+            """,
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 10 "
+                "iterates over 'range(rank, 15, 2)', whose length depends on the rank, so the ranks' "
+                "calls stop pairing up and every rank hangs until the timeout",
+                range=(3, 9, 3, 47)),
     )
 
     @staticmethod
