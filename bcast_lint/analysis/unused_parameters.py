@@ -96,6 +96,85 @@ def _derived(method: cst.FunctionDef, inputs: set[str]) -> set[str]:
     return derived
 
 
+@dataclass(frozen=True)
+class OutputUsedSometimes:
+    name: str  # `s_feat` of `logits, s_feat = student(x)`
+    submodule: str  # `proj`, whose call `forward` returns in that place
+    test: cst.BaseExpression  # the test on the step's data every use of it is under
+    backward: cst.Call  # `loss.backward()` after it
+    klass: cst.ClassDef
+    wrapping: cst.Call
+
+
+def outputs_used_sometimes(analysis) -> Iterator[OutputUsedSometimes]:
+    """An item of what a DDP-wrapped module's `forward` returns, the output of a submodule that
+    nothing else returned uses, that the code after the forward puts into the loss only under a
+    test on the step's data (`if alpha > 0: loss = loss + alpha * mse(s_feat, t_feat)`): in a step
+    where it does not, that submodule's parameters get no gradient."""
+    for wrapping, klass, entry in _wrapped_classes(analysis):
+        returned = _returned_submodules(klass, _submodules(analysis, klass)) if entry == "forward" else {}
+        for name in _bound_to(analysis, wrapping) if returned else ():
+            for call in every_node(analysis.module, cst.Call):
+                if isinstance(call.func, cst.Name) and call.func.value == name:
+                    yield from _unpacked_and_tested(analysis, call, returned, klass, wrapping)
+
+
+def _returned_submodules(klass: cst.ClassDef, submodules: frozenset[str]) -> dict[int, str]:
+    """Position in `forward`'s returned tuple -> the submodule whose call alone that item is
+    (`return self.head(h), self.proj(h)`), where no other item calls it."""
+    forward = _method(klass, "forward")
+    returns = [r.value for r in every_node(forward.body, cst.Return) if isinstance(r.value, cst.Tuple)] if forward else []
+    if len(returns) != 1:
+        return {}
+    items = [element.value for element in returns[0].elements]
+    found = {}
+    for at, item in enumerate(items):
+        name = _submodule_called(item) if isinstance(item, cst.Call) else None
+        others = [_submodule_called(c) for i, other in enumerate(items) if i != at for c in every_node(other, cst.Call)]
+        if name in submodules and name not in others:
+            found[at] = name
+    return found
+
+
+def _bound_to(analysis, wrapping: cst.Call) -> list[str]:
+    """The names the module assigns the DDP construction to (`student = DDP(Student())`)."""
+    return [target.target.value for assign in every_node(analysis.module, cst.Assign) if assign.value is wrapping
+            for target in assign.targets if isinstance(target.target, cst.Name)]
+
+
+def _unpacked_and_tested(analysis, call: cst.Call, returned: dict, klass, wrapping) -> Iterator[OutputUsedSometimes]:
+    path = path_to(analysis.module, call) or ()
+    assign = next((node for node in reversed(path) if isinstance(node, cst.Assign)), None)
+    scope = next((node for node in reversed(path) if isinstance(node, cst.FunctionDef)), analysis.module)
+    target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
+    if not isinstance(target, cst.Tuple) or assign.value is not call:
+        return
+    tests = analysis.divergence_in(scope).tests
+    backward = next((c for c in every_node(scope, cst.Call) if isinstance(c.func, cst.Attribute)
+                     and c.func.attr.value == "backward"), None)
+    for at, submodule in returned.items():
+        element = target.elements[at].value if at < len(target.elements) else None
+        if not isinstance(element, cst.Name) or backward is None:
+            continue
+        test = _only_used_under(scope, element, tests)
+        if test is not None:
+            yield OutputUsedSometimes(element.value, submodule, test, backward, klass, wrapping)
+
+
+def _only_used_under(scope: cst.CSTNode, bound: cst.Name, tests: dict) -> Optional[cst.BaseExpression]:
+    """The test that differs between ranks which every read of `bound` in `scope` is under, or None."""
+    reads = [name for name in every_node(scope, cst.Name) if name.value == bound.value and name is not bound]
+    found = []
+    for read in reads:
+        path = path_to(scope, read) or ()
+        test = next((node.test for node in reversed(path) if isinstance(node, cst.If)
+                     and any(leaf in tests for leaf in boolean_leaves(node.test))), None)
+        if test is None:
+            return None
+        found.append(test)
+    return found[0] if found else None
+
+
 # Registrations of a hook on one parameter's gradient: autograd runs it where that parameter gets one.
 _GRADIENT_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})
 

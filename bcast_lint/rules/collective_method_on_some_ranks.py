@@ -13,7 +13,7 @@ from bcast_lint.analysis.ranks import boolean_leaves
 from bcast_lint.analysis.logged_metrics import plateau_monitors
 from bcast_lint.analysis.training_arguments import best_metric
 from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute, last_name
-from bcast_lint.analysis.unused_parameters import skipped_submodules
+from bcast_lint.analysis.unused_parameters import outputs_used_sometimes, skipped_submodules
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
@@ -365,6 +365,29 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The distillation term in the loss at every step, weighted by zero where the teacher is
+        # unsure: the projector gets a gradient (zero) at every step.
+        Valid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Student(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = torch.nn.Linear(6, 4)
+                    self.proj = torch.nn.Linear(6, 5)
+                def forward(self, h):
+                    return self.head(h), self.proj(h)
+            student = DDP(Student())
+            teacher = torch.nn.Linear(6, 5)
+            g = torch.Generator().manual_seed(rank)
+            for _ in range(8):
+                x, y = torch.randn(4, 6, generator=g), torch.randint(0, 4, (4,), generator=g)
+                teacher_feat = teacher(x)
+                conf = teacher_feat.softmax(-1).max().item()
+                logits, feat = student(x)
+                alpha = 0.5 if conf > 0.5 else 0.0
+                loss = torch.nn.functional.cross_entropy(logits, y) + alpha * (feat - teacher_feat).pow(2).mean()
+                loss.backward()
+            """),
         # Local SGD over a loader every rank holds as many batches of.
         Valid("""
             from accelerate.local_sgd import LocalSGD
@@ -3007,6 +3030,37 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "iterates over 'rows[rank::2]', whose length depends on the rank, so the ranks' calls "
                 "stop pairing up and every rank hangs until the timeout",
                 range=(6, 13, 6, 29)),
+        # The distillation term added only where this rank's teacher is confident
+        # (Distillation-DNABERT-Promoter#1's shape, blind47): the projector goes without a gradient.
+        Invalid("""
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            class Student(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = torch.nn.Linear(6, 4)
+                    self.proj = torch.nn.Linear(6, 5)
+                def forward(self, h):
+                    return self.head(h), self.proj(h)
+            student = DDP(Student())
+            teacher = torch.nn.Linear(6, 5)
+            g = torch.Generator().manual_seed(rank)
+            for _ in range(8):
+                x, y = torch.randn(4, 6, generator=g), torch.randint(0, 4, (4,), generator=g)
+                teacher_feat = teacher(x)
+                conf = teacher_feat.softmax(-1).max().item()
+                logits, feat = student(x)
+                loss = torch.nn.functional.cross_entropy(logits, y)
+                if conf > 0.5:
+                    loss = loss + (feat - teacher_feat).pow(2).mean()
+                loss.backward()
+            """,
+                expected_message="loss.backward() runs DDP's gradient all-reduce, and 'feat' (Student.forward's proj() "
+                "output) enters the loss only where 'conf > 0.5' holds, a test on the step's data, while "
+                "Student is wrapped in DistributedDataParallel without find_unused_parameters=True (line "
+                "17): in a step where it does not, proj's parameters get no gradient, so that process's "
+                "next forward fails with 'Expected to have finished reduction in the prior iteration' "
+                "while the others wait in the gradient all-reduce",
+                range=(20, 5, 20, 20)),
     )
 
     @classmethod
@@ -3034,6 +3088,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _batches_dropped_by_the_collator(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
+        yield from _outputs_used_sometimes_under_ddp(analysis)
         yield from _wrapper_bypassed(analysis)
         yield from _plateau_on_own_values(analysis)
         yield from _debug_mode_on_some_ranks(analysis)
@@ -3217,6 +3272,25 @@ def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
                      f"gradient all-reduce",
                      help="Run the submodule at every step and mask its contribution out of the loss (`loss + "
                           "head(h).sum() * 0`), or build DDP with find_unused_parameters=True")
+
+
+def _outputs_used_sometimes_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """`logits, s_feat = student(x)` of a module whose `forward` returns a submodule's output
+    (`self.proj(h)`) that only a test on the step's data puts into the loss (`if alpha > 0: loss =
+    loss + alpha * mse(s_feat, t)`), under DDP without `find_unused_parameters=True`
+    (analysis.unused_parameters.outputs_used_sometimes)."""
+    for found in outputs_used_sometimes(analysis):
+        name = found.klass.name.value
+        yield Report(found.backward, f"{analysis.code(found.backward.func)}() runs DDP's gradient all-reduce, and "
+                     f"'{found.name}' ({name}.forward's {found.submodule}() output) enters the loss only where "
+                     f"'{analysis.code(found.test)}' holds, a test on the step's data, while {name} is wrapped in "
+                     f"DistributedDataParallel without find_unused_parameters=True (line "
+                     f"{analysis.position(found.wrapping).start.line}): in a step where it does not, "
+                     f"{found.submodule}'s parameters get no gradient, so that process's next forward fails with "
+                     f"'Expected to have finished reduction in the prior iteration' while the others wait in the "
+                     f"gradient all-reduce",
+                     help="Keep the term in the loss at every step, weighted by zero where it should not count "
+                          "(`loss + alpha * mse(s_feat, t)`), or build DDP with find_unused_parameters=True")
 
 
 _FABRIC = "lightning.fabric.fabric.Fabric"
