@@ -280,7 +280,9 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
     strategy) runs only under a test on the step's data, an expert of a `ModuleList` skipped by `if
     not sel.any(): continue` too, gets no gradient on that step: that process's next forward fails
     with "Expected to have finished reduction in the prior iteration" (mmdetection3d#488,
-    Megatron-LM#4851). Failing that, a few calls are
+    Megatron-LM#4851); so does a submodule whose output `forward` returns as one item of a tuple
+    (`return self.head(h), self.proj(h)`) that only such a test puts into the loss (`if conf > 0.5:
+    loss = loss + mse(feat, t)`), reported at the backward. Failing that, a few calls are
     recognised by the receiver's name: a name containing `accelerator` (or assigned `Accelerator(...)`)
     for Accelerate's `save_state`, `load_state`, `get_state_dict`, `save_model`, `prepare`,
     `prepare_model`; `trainer` (or a `...Trainer(...)`) for transformers' `save_model` and Lightning's
