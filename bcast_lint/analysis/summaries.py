@@ -360,12 +360,19 @@ def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:
     if returns and all(agreed_value(returned.value, collectives) for returned in returns):
         return True
     if returns and all(_literal(returned.value) for returned in returns):
-        # `if fabric.all_reduce(spiking, reduce_op="max").item() > 0: ...; return True`, `return False`
-        tests = [node.test for returned in returns for node in path_to(func, returned) or () if isinstance(node, cst.If)]
-        return all(_agreed_test(test, collectives) for test in tests)
+        # `if fabric.all_reduce(spiking, reduce_op="max").item() > 0: ...; return True`, `return False`;
+        # not a return in a handler or a loop, which some ranks may reach alone
+        paths = [path_to(func, returned) or () for returned in returns]
+        tests = [node.test for path in paths for node in path if isinstance(node, cst.If)]
+        return bool(tests) and all(_agreed_test(test, collectives) for test in tests) \
+            and not any(isinstance(node, _NOT_STRAIGHT) for path in paths for node in path)
     last = func.body.body[-1] if isinstance(func.body, cst.IndentedBlock) and func.body.body else None
     final = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
     return returns == [final] and _made_of(final.value, _agreed_names(func, collectives))
+
+
+# Statements around a return that some ranks may reach alone, whatever the tests on agreed values.
+_NOT_STRAIGHT = (cst.Try, cst.TryStar, cst.ExceptHandler, cst.For, cst.While, cst.With)
 
 
 def _literal(value: cst.BaseExpression) -> bool:

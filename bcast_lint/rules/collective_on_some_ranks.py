@@ -4696,6 +4696,28 @@ class CollectiveOnSomeRanks(Rule):
                 "iterates over 'range(rank, 15, 2)', whose length depends on the rank, so the ranks' "
                 "calls stop pairing up and every rank hangs until the timeout",
                 range=(3, 9, 3, 47)),
+        # A helper that answers True from a handler: literals it returns are not what the ranks
+        # agreed on (summaries._returns_agreed reads only tests of collectives' results).
+        Invalid("""
+            def unreadable(batch):
+                try:
+                    torch.load(batch)
+                except OSError:
+                    return True
+                return False
+            def main():
+                g = torch.Generator().manual_seed(rank)
+                for _ in range(8):
+                    batch = torch.randn(4, generator=g)
+                    if unreadable(batch):
+                        continue
+                    dist.all_reduce(torch.ones(1))
+            """,
+                expected_message="all_reduce() is skipped on ranks where 'unreadable(batch)' is true (it holds the data of"
+                " the rank it was given): the 'continue' at line 20 is taken only there, while the other "
+                "ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout",
+                range=(13, 9, 13, 39)),
     )
 
     @staticmethod
