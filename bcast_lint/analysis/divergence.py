@@ -1378,12 +1378,7 @@ class _Pass:
         """`write_manifest(out_dir, rank, step)` where the module's helper raises on a parameter
         (a `raise` after a check of a file named after it): handed what differs between ranks,
         the rank itself included, it fails on some ranks only."""
-        if not (isinstance(call.func, cst.Name) and call.func.value in self._conditions.raising_functions):
-            return False
-        parameters, failing = self._conditions.failing_of(call.func.value)
-        handed = handed_arguments(call, tuple((name, position) for position, name in enumerate(parameters)
-                                              if name in failing))
-        return any(self.why(value, varying) for _, value in handed)
+        return any(self.why(value, varying) for value in failing_arguments(self._conditions, call))
 
     def _handed_to_failing_work(self, statement, varying: Varying) -> Optional[Passed]:
         """In a summary, the parameter (its Passed marker) that the `try` body hands to a function
@@ -2320,6 +2315,16 @@ def _orders(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(
         isinstance(target.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual))
         for target in test.comparisons)
+
+
+def failing_arguments(conditions: RankConditions, call: cst.Call) -> list[cst.BaseExpression]:
+    """What `call` of a module function hands the parameters on which its work can raise
+    (raising.failing_parameters: a read of the file a parameter names, a `raise` after a test of it)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in conditions.raising_functions):
+        return []
+    parameters, failing = conditions.failing_of(call.func.value)
+    named = tuple((name, position) for position, name in enumerate(parameters) if name in failing)
+    return [value for _, value in handed_arguments(call, named)]
 
 
 def handed_arguments(call: cst.Call, parameters: tuple) -> list[tuple[str, cst.BaseExpression]]:

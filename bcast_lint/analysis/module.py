@@ -1051,6 +1051,7 @@ class ModuleAnalysis:
         self._calls_by_name: Optional[dict[Optional[str], list]] = None  # see _constructions
         self._project_calls_by_name: Optional[dict[Optional[str], list]] = None  # see _project_calls_named
         self._assignments_by_name: Optional[dict[str, list]] = None  # see _assigned
+        self._entered_by_name: Optional[dict[str, list]] = None  # see _entered_as
         self._classes_by_name: Optional[dict[str, cst.ClassDef]] = None  # see _module_classes
         self._instances: Optional[frozenset[str]] = None  # see _instance_names
         self._calls_by: Optional[tuple[list, dict, dict]] = None  # (calls, by scope, by statement)
@@ -1748,6 +1749,14 @@ class ModuleAnalysis:
             for scope, target, value in self._assignments:
                 self._assignments_by_name.setdefault(target, []).append((scope, value))
         return self._assignments_by_name.get(name, [])
+
+    def _entered_as(self, name: str) -> list:
+        """(scope, call) of each `with call as name` in the module, indexed as _assigned is."""
+        if self._entered_by_name is None:
+            self._entered_by_name = {}
+            for scope, target, value in self._entered:
+                self._entered_by_name.setdefault(target, []).append((scope, value))
+        return self._entered_by_name.get(name, [])
 
     def _handed_in(self, method: cst.CSTNode, value: cst.BaseExpression) -> list:
         """`value`, or, for a parameter of `__init__` (`self.checkpointer = checkpointer`), what the
@@ -2535,8 +2544,7 @@ class ModuleAnalysis:
         """The mapped class (or the module's subclass of one) an assignment of `name` in one of
         `places` constructs, or copies (`swa = AveragedModel(ddp)`)."""
         # `with LocalSGD(...) as local_sgd:`, whose `__enter__` returns the object (a mapped class's)
-        entered = [(where, value) for where, bound, value in self._entered if bound == name]
-        for where, value in [*self._assigned(name), *entered]:
+        for where, value in [*self._assigned(name), *self._entered_as(name)]:
             if any(where is place for place in places) and isinstance(value, cst.Call):
                 mapped = self._mapped_class(value.func, where) or self._local_subclass(value.func) \
                     or self._sharded_class(value.func, where) or self._copied_class(value, where, depth)

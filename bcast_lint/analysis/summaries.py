@@ -610,13 +610,16 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     # A framework call that runs collectives inside (apis.HIDDEN) makes the function one too
     # (BCL011), unless it also runs a collective proper.
     site = next((site for site in everywhere if site.api.payload != apis.HIDDEN), everywhere[0])
+    return _running(analysis, ref, site, _early_returns(func, site, positions)), _group_parameter(analysis, site, func)
+
+
+def _running(analysis, ref: FunctionRef, site, early: tuple = ()) -> apis.Api:
+    """The function as a collective that runs `site`'s: a framework call's inside it (HIDDEN,
+    BCL011), or a collective proper (via the chain)."""
     chain = CallChain(analysis, site)
-    early = _early_returns(func, site, positions)
     if site.api.payload == apis.HIDDEN:
-        api = apis.Api(ref.qualified_name, apis.HIDDEN, inside=chain, returns_early_on=early)
-    else:
-        api = apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
-    return api, _group_parameter(analysis, site, func)
+        return apis.Api(ref.qualified_name, apis.HIDDEN, inside=chain, returns_early_on=early)
+    return apis.Api(ref.qualified_name, apis.OTHER, via=chain, returns_early_on=early)
 
 
 def _flagged_api(analysis, ref: FunctionRef, func: cst.FunctionDef, worlds, parameters: tuple) -> tuple:
@@ -630,10 +633,7 @@ def _flagged_api(analysis, ref: FunctionRef, func: cst.FunctionDef, worlds, para
         guards = [node for node in path if isinstance(node, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.With))]
         flag = guards[0].test if len(guards) == 1 and isinstance(guards[0], cst.If) else None
         if isinstance(flag, cst.Name) and flag.value in parameters and not _in_orelse(guards[0], site.statement):
-            kind = dict(inside=CallChain(analysis, site)) if site.api.payload == apis.HIDDEN \
-                else dict(via=CallChain(analysis, site))
-            api = apis.Api(ref.qualified_name, apis.HIDDEN if "inside" in kind else apis.OTHER, **kind)
-            return flag.value, positions.get(flag.value), api
+            return flag.value, positions.get(flag.value), _running(analysis, ref, site)
     return ()
 
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import re
-from functools import partial
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence
 
@@ -14,7 +13,8 @@ from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.callers import bound_arguments
-from bcast_lint.analysis.divergence import CONTROL, RANK, counted, exclusive_path, handed_arguments, is_own_batch
+from bcast_lint.analysis.divergence import (CONTROL, RANK, counted, exclusive_path, failing_arguments, handed_arguments,
+                                           is_own_batch)
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.removed_paths import made_from, removals_under_readers
@@ -5739,13 +5739,12 @@ def _paths_removed_under_readers(analysis: ModuleAnalysis) -> Iterator[Report]:
     """`shutil.rmtree(cache)` of a path every rank names alike and reads, with no collective
     between a rank's last read and its removal (analysis.removed_paths): a slower rank finds it
     gone and raises, and the remover waits for it in its next collective."""
-    scopes: dict = {}
-    for site in analysis.calls:
-        if isinstance(site.scope, cst.FunctionDef):
-            scopes.setdefault(site.scope, {})[site.call] = site
-    for scope, collectives in scopes.items():
+    for scope in dict.fromkeys(site.scope for site in analysis.calls if isinstance(site.scope, cst.FunctionDef)):
+        collectives = {site.call: site for site in analysis.calls_in(scope)}
         qualified = lambda node: analysis.qualified_names(node, scope)  # noqa: E731
-        for removed in removals_under_readers(scope, collectives, qualified, partial(_helper_reads, analysis)):
+        reads = lambda call, value: any(  # noqa: E731  (a helper that can raise on the path it is handed)
+            value is handed for handed in failing_arguments(analysis.conditions, call))
+        for removed in removals_under_readers(scope, collectives, qualified, reads):
             states = analysis.divergence.states
             if removed.removal in analysis.divergence.races or removed.waiting not in states or any(
                     analysis.divergence.value_at(removed.waiting, part) is not None
@@ -5759,16 +5758,6 @@ def _paths_removed_under_readers(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"FileNotFoundError, and {collectives[removed.waiting].api.called} (line "
                          f"{position(removed.waiting).start.line}) waits for it until the timeout",
                          help="Put a barrier between the last read and the removal, and let one rank remove it")
-
-
-def _helper_reads(analysis: ModuleAnalysis, call: cst.Call, value: cst.BaseExpression) -> bool:
-    """Whether `call` hands `value` to a parameter on which the module's function can raise (a
-    read of the file it names: raising.failing_parameters)."""
-    if not isinstance(call.func, cst.Name) or call.func.value not in analysis.conditions.raising_functions:
-        return False
-    parameters, failing = analysis.conditions.failing_of(call.func.value)
-    return any(handed is value for _, handed in handed_arguments(
-        call, tuple((name, position) for position, name in enumerate(parameters) if name in failing)))
 
 
 def _racing_calls(analysis: ModuleAnalysis, scope: cst.FunctionDef) -> Iterator[tuple]:
