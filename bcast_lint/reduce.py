@@ -51,7 +51,7 @@ def reduce_source(source: Source, tree: ast.Module, helpers: frozenset = frozens
                      | _lines_reading(lines, gated & MAPPED_PROPERTY_NAMES | _synced_metrics(source.text)
                                       | helpers & _own_properties(tree))
                      | _lines_steering(lines, source.text) | _lines_collating(lines, source.text)
-                     | _lines_setting_levels(lines, source.text)
+                     | _lines_setting_levels(lines, source.text) | _lines_returning_new_tensors(lines, source.text)
                      | _lines_registering(lines, helpers) | _lines_defining_gathered_hooks(lines, source.text))
     cut = [statement for statement in tree.body
            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)) and not _mentions(statement, calling)
@@ -227,6 +227,19 @@ def _lines_collating(lines: list[Optional[str]], text: str) -> set[int]:
     return {number for number, line in enumerate(lines, start=1) if line and (
         _COLLATE_FN.search(line) or any(re.match(rf"\s*def[ \t]+{name}[ \t]*\(", line) for name in named))}
 _TRAINING_STEP = re.compile(TRAINING_STEP)
+
+
+def _lines_returning_new_tensors(lines: list[Optional[str]], text: str) -> set[int]:
+    """In a file that runs a backward, the lines returning a new tensor (`return torch.zeros((),
+    requires_grad=True)`): a loss function that does so on some ranks leaves the wrapped model's
+    gradient all-reduce waiting on the others."""
+    if "backward(" not in text:
+        return set()
+    return {number for number, line in enumerate(lines, start=1) if line and _RETURNS_NEW_TENSOR.match(line)}
+
+
+_RETURNS_NEW_TENSOR = re.compile(r"\s*return[ \t]+torch\.(?:tensor|zeros|ones|full|as_tensor|scalar_tensor|zeros_like"
+                                 r"|ones_like|empty)\(")
 
 
 def _lines_setting_levels(lines: list[str], text: str) -> set[int]:

@@ -1636,6 +1636,20 @@ class ModuleAnalysis:
                                                        self._entry(scope))
         return self._handed_passes[scope]
 
+    def divergence_as_called(self, scope: cst.FunctionDef, call: cst.Call, caller: cst.CSTNode) -> Divergence:
+        """What differs between ranks in `scope` as `call` in `caller` runs it: each parameter holds
+        what the argument holds there, a rank's own batch included (handed_divergence takes a batch's
+        values as alike, for tests of its structure: `if labels is None`)."""
+        collectives = {site.call: site for site in self.calls}
+        held = divergence_of(caller, self.conditions, self._names_of, {**collectives, call: None},
+                             _weak(self.returned_variance), self._varying_parameters(caller, collectives),
+                             self._entry(caller))  # (the caller's own parameters as its callers hand them)
+        parameters = {name: (why, held.length_at(call, value))
+                      for name, value in bound_arguments(scope, call, scope in self._method_classes)
+                      if (why := held.value_at(call, value))}
+        return divergence_of(scope, self.conditions, self._names_of, collectives, _weak(self.returned_variance),
+                             parameters, self._entry(scope))
+
     def overrides_a_collective_hook(self) -> bool:
         """Whether the module defines a method whose result a framework feeds to its collectives: a
         `training_step`, whose loss the Lightning Trainer's DDP backward all-reduces, or an
@@ -1740,6 +1754,10 @@ class ModuleAnalysis:
     def assigned_values(self, name: str) -> list[cst.BaseExpression]:
         """The values of each `name = value` in the module."""
         return [value for _, value in self._assigned(name)]
+
+    def values_in_scope(self, name: str, scope: cst.CSTNode) -> list[cst.BaseExpression]:
+        """The values of each `name = value` in `scope`'s own body."""
+        return [value for where, value in self._assigned(name) if where is scope]
 
     def _assigned(self, name: str) -> list:
         """(scope, value) of each `name = value` in the module (an index: the receivers' lookups

@@ -367,6 +367,48 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A loss helper whose empty-batch return keeps the model's graph: every rank's backward reaches
+        # every parameter (a look-alike of pytorch#23425).
+        Valid("""
+            import torch.nn.functional as F
+            def supcon(emb, labels):
+                same = labels[:, None] == labels[None, :]
+                if not same.any():
+                    return emb.sum() * 0.0
+                return -(emb @ emb.T)[same].mean()
+            def train(model, opt, loader):
+                model, opt, loader = accelerator.prepare(model, opt, loader)
+                for x, labels in loader:
+                    loss = supcon(F.normalize(model(x), dim=1), labels)
+                    accelerator.backward(loss)
+                    opt.step()
+            """),
+        # A new zero under a test of the configuration, alike on every rank; and one added to a loss the
+        # model computes, which keeps the graph.
+        Valid("""
+            import torch.nn.functional as F
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            USE_AUX = False
+            def aux_loss(out, target):
+                if not USE_AUX:
+                    return torch.zeros((), requires_grad=True)
+                return out.pow(2).mean()
+            def masked(out, target):
+                keep = target >= 0
+                if not keep.any():
+                    return torch.tensor(0.0)
+                return F.cross_entropy(out[keep], target[keep])
+            def train(model, loader, opt):
+                ddp = DDP(model)
+                for x, target in loader:
+                    loss = aux_loss(ddp(x), target)
+                    loss.backward()
+                    out = ddp(x)
+                    total = masked(out, target)
+                    total += F.cross_entropy(out, target.clamp(min=0))
+                    total.backward()
+                    opt.step()
+            """),
         # The distillation term in the loss at every step, weighted by zero where the teacher is
         # unsure: the projector gets a gradient (zero) at every step.
         Valid("""
@@ -3063,6 +3105,68 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "next forward fails with 'Expected to have finished reduction in the prior iteration' "
                 "while the others wait in the gradient all-reduce",
                 range=(20, 5, 20, 20)),
+        # A loss helper that returns a new zero where the rank's batch has no positive pair: that rank's
+        # backward reaches no parameter of the prepared model (pytorch#23425).
+        Invalid("""
+            import torch.nn.functional as F
+            def supcon(emb, labels):
+                same = labels[:, None] == labels[None, :]
+                if not same.any():
+                    return torch.zeros((), requires_grad=True)
+                return -(emb @ emb.T)[same].mean()
+            def train(model, opt, loader):
+                model, opt, loader = accelerator.prepare(model, opt, loader)
+                for x, labels in loader:
+                    loss = supcon(F.normalize(model(x), dim=1), labels)
+                    accelerator.backward(loss)
+                    opt.step()
+            """, expected_message="supcon() returns 'torch.zeros((), requires_grad=True)', a new tensor that no parameter "
+                "reaches, only where 'not same.any()' holds (it is computed from this rank's own batch of"
+                " data), and line 19 backs it through accelerator.backward(): the wrapped model's "
+                "gradient all-reduce, run as the parameters get gradients, never starts on those ranks, "
+                "so the others wait in it and every rank hangs until the timeout",
+                range=(5, 9, 5, 51)),
+        # The same through DistributedDataParallel and `loss.backward()`.
+        Invalid("""
+            import torch.nn.functional as F
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def masked(out, target):
+                keep = target >= 0
+                if not keep.any():
+                    return torch.tensor(0.0, device=out.device)
+                return F.cross_entropy(out[keep], target[keep])
+            def train(model, loader, opt):
+                ddp = DDP(model)
+                for x, target in loader:
+                    loss = masked(ddp(x), target)
+                    loss.backward()
+                    opt.step()
+            """, expected_message="masked() returns 'torch.tensor(0.0, device=out.device)', a new tensor that no parameter "
+                "reaches, only where 'not keep.any()' holds (it is computed from this rank's own batch of"
+                " data), and line 20 backs it through loss.backward(): the backward raises 'element 0 of "
+                "tensors does not require grad and does not have a grad_fn' on those ranks while the "
+                "others wait in the wrapped model's gradient all-reduce",
+                range=(6, 9, 6, 52)),
+        # A LightningModule's training_step that returns what its own loss method does.
+        Invalid("""
+            import lightning.pytorch as pl
+            import torch.nn.functional as F
+            class Detector(pl.LightningModule):
+                def _loss(self, out, y):
+                    keep = y != -1
+                    if not keep.any():
+                        return torch.tensor(0.0, requires_grad=True)
+                    return F.cross_entropy(out[keep], y[keep])
+                def training_step(self, batch, index):
+                    x, y = batch
+                    return self._loss(self.net(x), y)
+            """, expected_message="_loss() returns 'torch.tensor(0.0, requires_grad=True)', a new tensor that no parameter "
+                "reaches, only where 'not keep.any()' holds (it is computed from this rank's own batch of"
+                " data), and training_step() returns it to the Trainer's backward through "
+                "DistributedDataParallel: the wrapped model's gradient all-reduce, run as the parameters "
+                "get gradients, never starts on those ranks, so the others wait in it and every rank "
+                "hangs until the timeout",
+                range=(7, 13, 7, 57)),
     )
 
     @classmethod
@@ -3087,6 +3191,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from (report for report in _rejected_batches_swallowed(analysis) if report.node not in reported)
         yield from (report for report in _resharded_datasets(analysis) if report.node not in reported)
         yield from _losses_apart_from_the_model(analysis)
+        yield from _loss_helpers_apart_from_the_model(analysis)
         yield from _batches_dropped_by_the_collator(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
@@ -3193,6 +3298,80 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"others wait in the gradient all-reduce and every rank hangs until the timeout",
                          help="Return a loss computed from the model on every rank: multiply it by zero where "
                               "the batch has nothing to learn from (`loss = model_loss * 0`)")
+
+
+def _loss_helpers_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A loss function of the module that returns a new tensor no parameter reaches
+    (`torch.zeros((), requires_grad=True)` for a batch without a positive pair) under a test that
+    differs between ranks, while its other returns compute the loss, and whose result is the loss
+    of a backward through a wrapped model (`accelerator.backward(supcon(emb, labels))`, a
+    training_step's `return supcon(...)`): on those ranks no parameter gets a gradient, so the
+    wrapper's gradient all-reduce never starts there and the others wait in it (pytorch#23425)."""
+    seen: set = set()
+    for line, helper_call, scope in _losses_handed_to_backward(analysis):
+        function = _own_loss_function(analysis, helper_call, scope)
+        if function is None or function in seen:
+            continue
+        seen.add(function)
+        returns = [node for node in _own_returns(function) if not _returns_none(node)]
+        detached = [node for node in returns if _apart_from_the_model(analysis, node.value, function)]
+        if not detached or len(detached) == len(returns):
+            continue
+        handed = analysis.divergence_as_called(function, helper_call, scope)
+        for node, test, why in _under_a_varying_test(analysis, function, detached, handed):
+            there = "the backward raises 'element 0 of tensors does not require grad and does not have a " \
+                "grad_fn' on those ranks while the others wait in the wrapped model's gradient all-reduce" \
+                if argument_value(node.value, None, "requires_grad") is None else \
+                "the wrapped model's gradient all-reduce, run as the parameters get gradients, never starts " \
+                "on those ranks, so the others wait in it and every rank hangs until the timeout"
+            yield Report(node, f"{function.name.value}() returns '{analysis.code(node.value)}', a new tensor that "
+                         f"no parameter reaches, only where '{analysis.code(test)}' holds ({why}), and {line}: "
+                         f"{there}",
+                         help="Return a loss computed from the model's output on every rank: multiply it by zero "
+                              "where the batch has nothing to learn from (`emb.sum() * 0`)")
+
+
+def _losses_handed_to_backward(analysis: ModuleAnalysis) -> Iterator[tuple[str, cst.Call, cst.CSTNode]]:
+    """(what takes the loss, the call that made it, its scope) for each loss a backward through a
+    wrapped model takes that a call made: `loss = supcon(...)` then `accelerator.backward(loss)`,
+    `supcon(...).backward()`, a LightningModule's `return supcon(...)` from training_step."""
+    for site in analysis.calls:
+        if not site.api.qualified_name.endswith(".backward") or not isinstance(site.call, cst.Call) \
+                or not isinstance(site.call.func, cst.Attribute):
+            continue
+        loss = site.call.func.value if site.api.qualified_name == "torch.Tensor.backward" \
+            else argument_value(site.call, 0, "loss")
+        line = f"line {analysis.position(site.call).start.line} backs it through {analysis.code(site.call.func)}()"
+        for made in _loss_values(analysis, loss, site.scope):
+            yield line, made, site.scope
+    for method, _ in _lightning_hooks(analysis, "training_step"):
+        for node in _own_returns(method):
+            if isinstance(node.value, cst.Call):
+                yield "training_step() returns it to the Trainer's backward through DistributedDataParallel", \
+                    node.value, method
+
+
+def _loss_values(analysis: ModuleAnalysis, loss: Optional[cst.BaseExpression], scope: cst.CSTNode) -> list[cst.Call]:
+    """The call `loss` is, or the calls a name `loss` is assigned from in `scope` where nothing
+    else is added to it (`loss += aux` keeps the other terms' graph)."""
+    if isinstance(loss, cst.Call):
+        return [loss]
+    if not isinstance(loss, cst.Name) or any(isinstance(aug.target, cst.Name) and aug.target.value == loss.value
+                                             for aug in every_node(scope, cst.AugAssign)):
+        return []
+    values = analysis.values_in_scope(loss.value, scope)
+    return values if values and all(isinstance(value, cst.Call) for value in values) else []
+
+
+def _own_loss_function(analysis: ModuleAnalysis, call: cst.Call, scope: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    """The module's function (`supcon(...)`) or the scope's class's method (`self.supcon(...)`) `call` calls."""
+    if isinstance(call.func, cst.Name):
+        return analysis.own_function(call.func.value)
+    klass = analysis.class_of(scope) if isinstance(scope, cst.FunctionDef) else None
+    if klass is None or not is_self_attribute(call.func):
+        return None
+    name = call.func.attr.value
+    return next((method for method, owner in analysis.methods_named(name) if owner is klass), None)
 
 
 def _batches_dropped_by_the_collator(analysis: ModuleAnalysis) -> Iterator[Report]:
@@ -3459,10 +3638,11 @@ def _returns_none(node: cst.Return) -> bool:
     return node.value is None or is_none(node.value)
 
 
-def _under_a_varying_test(analysis: ModuleAnalysis, method: cst.FunctionDef,
-                          nodes: list) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, str]]:
-    """Each of `nodes` under an `if` whose test differs between ranks, with the test and why."""
-    tests = analysis.handed_divergence(method).tests if nodes else {}
+def _under_a_varying_test(analysis: ModuleAnalysis, method: cst.FunctionDef, nodes: list,
+                          divergence=None) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, str]]:
+    """Each of `nodes` under an `if` whose test differs between ranks (by `divergence`, else by
+    what the method's callers hand it), with the test and why."""
+    tests = (divergence or analysis.handed_divergence(method)).tests if nodes else {}
     for node in nodes:
         test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
                      and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
