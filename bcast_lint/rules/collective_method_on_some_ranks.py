@@ -367,6 +367,20 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # A handler that returns None where the work of its 'try' fails alike on every rank: a hyper-
+        # parameter the module may lack.
+        Valid("""
+            import lightning.pytorch as pl
+            import torch.nn.functional as F
+            class Detector(pl.LightningModule):
+                def training_step(self, batch, index):
+                    x, y = batch
+                    try:
+                        weight = float(os.environ["LOSS_WEIGHT"])
+                    except KeyError:
+                        return None
+                    return weight * F.cross_entropy(self.net(x), y)
+            """),
         # A loss helper whose empty-batch return keeps the model's graph: every rank's backward reaches
         # every parameter (a look-alike of pytorch#23425).
         Valid("""
@@ -3167,6 +3181,26 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "get gradients, never starts on those ranks, so the others wait in it and every rank "
                 "hangs until the timeout",
                 range=(7, 13, 7, 57)),
+        # A training_step that returns None from the handler of a 'try' whose work on the rank's own
+        # batch can fail there alone (sampling more positives than a class holds).
+        Invalid("""
+            import random
+            import lightning.pytorch as pl
+            class Contrastive(pl.LightningModule):
+                def training_step(self, batch, index):
+                    x, y = batch
+                    emb = self.encoder(x)
+                    try:
+                        pos = torch.stack([torch.stack(random.sample(self.memory[int(c)], 2)) for c in y])
+                    except ValueError:
+                        return None
+                    return -(emb[:, None, :] * pos).sum(-1).mean()
+            """, expected_message="training_step() returns None, which skips the backward and the optimizer step, only "
+                "where the 'try' at line 15 fails with ValueError (work in the 'try' block can fail on "
+                "some ranks only): the Trainer's backward through DistributedDataParallel all-reduces "
+                "each gradient as the parameters get one, which never happens on those ranks, so the "
+                "others wait in the gradient all-reduce and every rank hangs until the timeout",
+                range=(10, 13, 10, 24)),
     )
 
     @classmethod
@@ -3289,10 +3323,10 @@ def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
         detached = [node for node in returns if _apart_from_the_model(analysis, node.value, method)]
         if len(detached) == len(returns):
             continue
-        for node, test, why in _under_a_varying_test(analysis, method, detached):
+        for node, where, why in _under_a_varying_test(analysis, method, detached):
             what = "None, which skips the backward and the optimizer step" if _returns_none(node) \
                 else f"'{analysis.code(node.value)}', a new tensor that no parameter reaches"
-            yield Report(node, f"training_step() returns {what}, only where '{analysis.code(test)}' holds "
+            yield Report(node, f"training_step() returns {what}, only {where} "
                          f"({why}): the Trainer's backward through DistributedDataParallel all-reduces each "
                          f"gradient as the parameters get one, which never happens on those ranks, so the "
                          f"others wait in the gradient all-reduce and every rank hangs until the timeout",
@@ -3318,14 +3352,14 @@ def _loss_helpers_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Rep
         if not detached or len(detached) == len(returns):
             continue
         handed = analysis.divergence_as_called(function, helper_call, scope)
-        for node, test, why in _under_a_varying_test(analysis, function, detached, handed):
+        for node, where, why in _under_a_varying_test(analysis, function, detached, handed):
             there = "the backward raises 'element 0 of tensors does not require grad and does not have a " \
                 "grad_fn' on those ranks while the others wait in the wrapped model's gradient all-reduce" \
                 if argument_value(node.value, None, "requires_grad") is None else \
                 "the wrapped model's gradient all-reduce, run as the parameters get gradients, never starts " \
                 "on those ranks, so the others wait in it and every rank hangs until the timeout"
             yield Report(node, f"{function.name.value}() returns '{analysis.code(node.value)}', a new tensor that "
-                         f"no parameter reaches, only where '{analysis.code(test)}' holds ({why}), and {line}: "
+                         f"no parameter reaches, only {where} ({why}), and {line}: "
                          f"{there}",
                          help="Return a loss computed from the model's output on every rank: multiply it by zero "
                               "where the batch has nothing to learn from (`emb.sum() * 0`)")
@@ -3386,9 +3420,9 @@ def _batches_dropped_by_the_collator(analysis: ModuleAnalysis) -> Iterator[Repor
         if not (isinstance(function, cst.FunctionDef) and function.name.value in names):
             continue
         dropped = [node for node in _own_returns(function) if _returns_none(node)]
-        for node, test, why in _under_a_varying_test(analysis, function, dropped):
-            yield Report(node, f"{function.name.value}() collates this process's batches and returns None where "
-                         f"'{analysis.code(test)}' holds ({why}): the Trainer skips a None batch on that process "
+        for node, where, why in _under_a_varying_test(analysis, function, dropped):
+            yield Report(node, f"{function.name.value}() collates this process's batches and returns None "
+                         f"{where} ({why}): the Trainer skips a None batch on that process "
                          f"only (lightning {_LIGHTNING}, loops/training_epoch_loop.py:330), so its gradient all-reduce "
                          f"for the step never starts while the other processes wait in it, and every rank hangs "
                          f"until the timeout",
@@ -3424,10 +3458,10 @@ def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
     gradient all-reduce (pytorch-lightning#21296)."""
     for method, _ in _lightning_hooks(analysis, "on_train_batch_start"):
         leaving = [node for node in _own_returns(method) if _is_minus_one(node.value)]
-        for node, test, why in _under_a_varying_test(analysis, method, leaving):
+        for node, where, why in _under_a_varying_test(analysis, method, leaving):
             yield Report(node, f"on_train_batch_start() returns -1, which makes this process's Trainer leave the "
-                         f"epoch (lightning {_LIGHTNING}, loops/training_epoch_loop.py:337), only where "
-                         f"'{analysis.code(test)}' holds ({why}): the other processes go on to the next step's "
+                         f"epoch (lightning {_LIGHTNING}, loops/training_epoch_loop.py:337), only {where} "
+                         f"({why}): the other processes go on to the next step's "
                          f"gradient all-reduce without it, and every rank hangs until the timeout",
                          help="Decide on every rank together: all-reduce the flag (MAX) before returning -1, or "
                               "give every rank the same number of batches")
@@ -3604,8 +3638,8 @@ def _manual_steps_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
         steps = [call for call in every_node(method.body, cst.Call) if isinstance(call.func, cst.Attribute)
                  and call.func.attr.value == "step" and isinstance(call.func.value, cst.Name)
                  and call.func.value.value in optimizers]
-        for call, test, why in _under_a_varying_test(analysis, method, steps):
-            yield Report(call, f"{analysis.code(call.func)}() runs only where '{analysis.code(test)}' holds ({why}): "
+        for call, where, why in _under_a_varying_test(analysis, method, steps):
+            yield Report(call, f"{analysis.code(call.func)}() runs only {where} ({why}): "
                          f"under manual optimization Lightning counts global_step in the optimizer's steps "
                          f"(lightning {_LIGHTNING}, loops/optimization/manual.py:137), so it drifts apart between "
                          f"ranks, and what the Trainer runs at a global step ({keyed}) runs its collectives at a "
@@ -3639,15 +3673,24 @@ def _returns_none(node: cst.Return) -> bool:
 
 
 def _under_a_varying_test(analysis: ModuleAnalysis, method: cst.FunctionDef, nodes: list,
-                          divergence=None) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, str]]:
+                          divergence=None) -> Iterator[tuple[cst.CSTNode, str, str]]:
     """Each of `nodes` under an `if` whose test differs between ranks (by `divergence`, else by
-    what the method's callers hand it), with the test and why."""
-    tests = (divergence or analysis.handed_divergence(method)).tests if nodes else {}
+    what the method's callers hand it), or in the handler of a `try` whose work can fail on some
+    ranks only, with where it runs ("where 'not keep.any()' holds") and why."""
+    found = divergence or analysis.handed_divergence(method) if nodes else None
     for node in nodes:
-        test = next((part.test for part in path_to(method, node) or () if isinstance(part, cst.If)
-                     and any(leaf in tests for leaf in boolean_leaves(part.test))), None)
-        if test is not None:
-            yield node, test, next(tests[leaf] for leaf in boolean_leaves(test) if leaf in tests)
+        path = list(path_to(method, node) or ())
+        for part, inner in zip(path, path[1:]):
+            leaves = [leaf for leaf in boolean_leaves(part.test) if leaf in found.tests] \
+                if isinstance(part, cst.If) else []
+            if leaves:
+                yield node, f"where '{analysis.code(part.test)}' holds", found.tests[leaves[0]]
+                break
+            if isinstance(part, cst.Try) and part in found.raising and isinstance(inner, cst.ExceptHandler):
+                caught = f" with {analysis.code(inner.type)}" if inner.type is not None else ""
+                yield node, f"where the 'try' at line {analysis.position(part).start.line} fails{caught}", \
+                    found.raising[part]
+                break
 
 
 def _is_minus_one(value: Optional[cst.BaseExpression]) -> bool:
