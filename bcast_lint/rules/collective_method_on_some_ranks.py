@@ -367,6 +367,33 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # The pruning callback's metric is logged with sync_dist=True: every rank tests the same value and
+        # raises together; and a training_step that raises on a non-finite loss that nothing catches
+        # fails its process, which the launcher sees.
+        Valid("""
+            import lightning.pytorch as pl
+            class Pruned(Exception):
+                pass
+            class Pruning(pl.Callback):
+                def on_validation_end(self, trainer, pl_module):
+                    if trainer.callback_metrics["val_loss"] > 1.0:
+                        raise Pruned()
+            class Model(pl.LightningModule):
+                def training_step(self, batch, index):
+                    loss = self.net(batch).mean()
+                    if not torch.isfinite(loss):
+                        raise FloatingPointError("the loss is not finite")
+                    return loss
+                def validation_step(self, batch, index):
+                    self.log("val_loss", self.net(batch).mean(), sync_dist=True)
+            def run(model, loader):
+                trainer = pl.Trainer(strategy="ddp", callbacks=[Pruning()])
+                try:
+                    trainer.fit(model, loader, loader)
+                except Pruned:
+                    return None
+                return trainer
+            """),
         # A handler that returns None where the work of its 'try' fails alike on every rank: a hyper-
         # parameter the module may lack.
         Valid("""
@@ -3201,6 +3228,33 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "each gradient as the parameters get one, which never happens on those ranks, so the "
                 "others wait in the gradient all-reduce and every rank hangs until the timeout",
                 range=(10, 13, 10, 24)),
+        # A pruning callback that raises on the rank's own validation loss, caught around fit()
+        # (optuna-examples#101).
+        Invalid("""
+            import lightning.pytorch as pl
+            class Pruned(Exception):
+                pass
+            class Pruning(pl.Callback):
+                def on_validation_end(self, trainer, pl_module):
+                    if trainer.callback_metrics["val_loss"] > 1.0:
+                        raise Pruned()
+            class Model(pl.LightningModule):
+                def validation_step(self, batch, index):
+                    self.log("val_loss", self.net(batch).mean())
+            def run(model, loader):
+                trainer = pl.Trainer(strategy="ddp", callbacks=[Pruning()])
+                try:
+                    trainer.fit(model, loader, loader)
+                except Pruned:
+                    return None
+                return trainer
+            """, expected_message='on_validation_end() raises Pruned only where \'trainer.callback_metrics["val_loss"] > '
+                "1.0' holds ('val_loss' is logged without sync_dist=True, so the trainer's metrics hold "
+                "each rank's own value), and it is caught around fit(): fit() ends on those ranks, which "
+                "go on as if the run were over, while the Trainer on the others goes on to the next "
+                "collective (DDP's gradient all-reduce, a checkpoint's barrier) and every rank hangs "
+                "until the timeout",
+                range=(7, 13, 7, 27)),
     )
 
     @classmethod
@@ -3228,6 +3282,7 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
         yield from _loss_helpers_apart_from_the_model(analysis)
         yield from _batches_dropped_by_the_collator(analysis)
         yield from _epoch_left_on_some_ranks(analysis)
+        yield from _hooks_raising_on_some_ranks(analysis)
         yield from _submodules_skipped_under_ddp(analysis)
         yield from _outputs_used_sometimes_under_ddp(analysis)
         yield from _wrapper_bypassed(analysis)
@@ -3465,6 +3520,55 @@ def _epoch_left_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
                          f"gradient all-reduce without it, and every rank hangs until the timeout",
                          help="Decide on every rank together: all-reduce the flag (MAX) before returning -1, or "
                               "give every rank the same number of batches")
+
+
+# Lightning hooks the Trainer calls inside fit()'s loops: after each, every rank goes on to the next
+# step's DDP gradient all-reduce, or to a callback's collective (ModelCheckpoint's barrier).
+_LOOP_HOOKS = frozenset({"training_step", "validation_step", "on_train_batch_start", "on_train_batch_end",
+                         "on_validation_batch_start", "on_validation_batch_end", "on_train_epoch_start",
+                         "on_train_epoch_end", "on_validation_start", "on_validation_end",
+                         "on_validation_epoch_start", "on_validation_epoch_end", "on_before_backward",
+                         "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad"})
+
+
+def _hooks_raising_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]:
+    """A Lightning callback's or LightningModule's loop hook that raises, under a test that differs
+    between ranks, an exception the module (or optuna's study, for TrialPruned) catches: a pruning
+    callback testing `trainer.callback_metrics["val_loss"]` logged without sync_dist=True. fit()
+    ends on those ranks, which go on as if the run were over, while the others go on to the next
+    collective (optuna-examples#101). An exception nobody catches fails the process, and the
+    launcher stops the job."""
+    caught = _caught_names(analysis.module) | {"TrialPruned"}
+    hooks = [(method, klass) for name in sorted(_LOOP_HOOKS) for method, klass in analysis.methods_named(name)]
+    for method, klass in hooks:
+        if not analysis.derives_from(klass, ("lightning", "pytorch_lightning"), ("LightningModule", "Callback")):
+            continue
+        raises = [node for node in every_node(method.body, cst.Raise) if node.exc is not None
+                  and last_name(node.exc.func if isinstance(node.exc, cst.Call) else node.exc) in caught
+                  and not _caught_or_nested(method, node)]
+        for node, where, why in _under_a_varying_test(analysis, method, raises):
+            raised = analysis.code(node.exc.func if isinstance(node.exc, cst.Call) else node.exc)
+            yield Report(node, f"{method.name.value}() raises {raised} only {where} ({why}), and it is caught "
+                         f"around fit(): fit() ends on those ranks, which go on as if the run were over, while the "
+                         f"Trainer on the others goes on to the next collective (DDP's gradient all-reduce, a "
+                         f"checkpoint's barrier) and every rank hangs until the timeout",
+                         help="Decide on every rank together: log the value with sync_dist=True, or all-reduce the "
+                              "decision before raising")
+
+
+def _caught_names(module: cst.Module) -> set[str]:
+    """The names of the exception classes the module's handlers catch (`except Pruned:`)."""
+    types = [handler.type for handler in every_node(module, cst.ExceptHandler) if handler.type is not None]
+    return {last_name(element.value) for kind in types
+            for element in (kind.elements if isinstance(kind, cst.Tuple) else [cst.Element(kind)])} - {None}
+
+
+def _caught_or_nested(method: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """Whether `node` is in the body of a `try` of `method` (a handler may catch what it raises), or
+    in a function defined inside it."""
+    path = path_to(method.body, node) or ()
+    return any(isinstance(part, cst.FunctionDef) or (isinstance(part, cst.Try) and inner is part.body)
+               for part, inner in zip(path, (*path[1:], node)))
 
 
 def _submodules_skipped_under_ddp(analysis: ModuleAnalysis) -> Iterator[Report]:
