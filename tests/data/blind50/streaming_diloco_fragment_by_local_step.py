@@ -1,0 +1,62 @@
+# verify: hang,error
+"""Streaming DiLoCo by hand: after every inner step `StreamingDiLoCo.step()` counts a local
+step and, every `sync_every` steps, runs an outer step on one fragment of the model (all-reduce
+of its pseudo-gradient, Nesterov outer SGD). A batch whose labels are all ignored (-100) is
+skipped before `step()`, so the process whose shard holds such a batch counts fewer local steps
+and runs fewer outer syncs than its peer, which is left waiting in the all-reduce.
+
+Shape of the report: meta-pytorch/torchft#233 (the fragment to sync was chosen from each
+replica's local step; the fix takes a quorum so that every replica has the same step and syncs
+the same fragment).
+https://github.com/meta-pytorch/torchft/pull/233
+"""
+import torch
+import torch.distributed as dist
+
+
+class StreamingDiLoCo:
+    def __init__(self, model, sync_every):
+        self.fragments = [list(m.parameters()) for m in model if list(m.parameters())]
+        self.anchors = [[p.detach().clone() for p in f] for f in self.fragments]
+        self.outer = [torch.optim.SGD(a, lr=0.7, momentum=0.9, nesterov=True) for a in self.anchors]
+        self.sync_every = sync_every
+        self.local_step = 0
+
+    def step(self):
+        self.local_step += 1
+        if self.local_step % self.sync_every == 0:
+            self._sync((self.local_step // self.sync_every) % len(self.fragments))
+
+    def _sync(self, f):
+        pseudo = torch.cat([(a - p.detach()).flatten() for a, p in zip(self.anchors[f], self.fragments[f])])
+        dist.all_reduce(pseudo)  # expect: BCL005
+        pseudo /= dist.get_world_size()
+        offset = 0
+        for a, p in zip(self.anchors[f], self.fragments[f]):
+            a.grad = pseudo[offset:offset + a.numel()].view_as(a)
+            offset += a.numel()
+        self.outer[f].step()
+        for a, p in zip(self.anchors[f], self.fragments[f]):
+            p.data.copy_(a.data)
+
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+x = torch.randn(64, 8)
+labels = torch.randint(0, 3, (64,))
+labels[16:24:2] = -100  # unlabelled records, all in one batch of one shard
+xs, ys = x[dist.get_rank()::dist.get_world_size()], labels[dist.get_rank()::dist.get_world_size()]
+inner = torch.optim.AdamW(model.parameters(), lr=1e-3)
+diloco = StreamingDiLoCo(model, sync_every=2)
+for i in range(0, len(xs), 4):
+    yb = ys[i:i + 4]
+    if (yb != -100).sum() == 0:
+        continue
+    loss = torch.nn.functional.cross_entropy(model(xs[i:i + 4]), yb, ignore_index=-100)
+    loss.backward()
+    inner.step()
+    inner.zero_grad()
+    diloco.step()
+print(f"{diloco.local_step} local steps, {diloco.local_step // diloco.sync_every} outer syncs")
+dist.destroy_process_group()
