@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from bcast_lint.analysis.divergence import LOCAL_DATA, RANK, Divergence, Parameters, is_own_batch
+from bcast_lint.analysis.divergence import LOCAL_DATA, RANK, Divergence, OwnResult, Parameters, is_own_batch
 from bcast_lint.analysis.expressions import last_name
 
 
@@ -56,7 +56,8 @@ def varying_parameters(func: cst.FunctionDef, method: bool, calls: Iterable[tupl
         for name, value in bound_arguments(func, call, method):
             value_why = divergence.value_at(call, value)
             length_why = divergence.length_at(call, value) or divergence.item_length_at(call, value)
-            if is_own_batch(value_why) and value_why != LOCAL_DATA and not _magnitude(value) \
+            if is_own_batch(value_why) and value_why != LOCAL_DATA and not isinstance(value_why, OwnResult) \
+                    and not _magnitude(value) \
                     or (value_why == RANK and not constructor):
                 # `inputs` of a batch: the callee's tests on its keys agree; `is_main` or the rank:
                 # a test on it is a rank test whose worlds the callee cannot tell, not data. (What

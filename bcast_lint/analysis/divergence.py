@@ -321,8 +321,8 @@ def returned_by(called: str, why: str) -> Optional[str]:
     text = f"{called} returns something else on some ranks"
     if why not in (CONTROL, None) and not isinstance(why, (Passed, PassedLength)):
         text += f", as {why}"  # what makes it differ, named where it starts
-    if isinstance(why, (SequenceLength, DealtLength)):
-        return type(why)(text)
+    if isinstance(why, (SequenceLength, DealtLength, OwnResult)):
+        return type(why)(text)  # (an OwnResult: its magnitude differs, what it is does not)
     if why == LOCAL_GRADIENTS:
         return GradientsResult(text)
     return text if is_data_reason(why) else RankKind(text)
@@ -354,10 +354,10 @@ def counted(why: Optional[str]) -> Optional[str]:
 
 def passed_as(text: str, why: str) -> str:
     """A parameter's reason, of the kind of the argument's."""
-    if why in (DATA, LOCAL_DATA) or isinstance(why, HandedData):
+    if why in (DATA, LOCAL_DATA, RANDOM) or isinstance(why, HandedData):
         return HandedData(text)
-    if isinstance(why, (SequenceLength, DealtLength)):
-        return type(why)(text)
+    if isinstance(why, (SequenceLength, DealtLength, OwnResult)):
+        return type(why)(text)  # (an OwnResult: its magnitude differs, what it is does not)
     return text if is_data_reason(why) else RankKind(text)
 
 
@@ -1811,7 +1811,9 @@ class _Pass:
                 if why in (DATA, LOCAL_DATA, OWN_SHARE, RANDOM) or (why == RANK and self._names_rank(value))}
         if data == {OWN_SHARE}:
             return OWN_SHARE  # `validate(model, shard)`: what it computes from a process's own share
-        return (DATA if DATA in data else LOCAL_DATA) if data else None
+        if not data:  # `self.bce(logits, ones)` of a parameter the callers hand their own data
+            return next((why for _, why in given if isinstance(why, HandedData)), None)
+        return DATA if DATA in data else LOCAL_DATA
 
     def _lambda_why(self, function: cst.Lambda, varying: Varying) -> Optional[str]:
         """Why what a lambda computes from the names around it differs between ranks: `max(range(world),

@@ -506,8 +506,12 @@ def _turns_grad_off(expr: cst.BaseExpression) -> bool:
 
 
 def _syncs_off(statement: cst.With) -> bool:
-    """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there."""
-    return any(isinstance(item.item, cst.Call) and last_name(item.item.func) == "no_sync" for item in statement.items)
+    """`with ddp.no_sync():` (gradient accumulation): DDP's backward all-reduces nothing there; nor
+    under Accelerate's `with LocalSGD(...)`, which enters the model's no_sync() unless
+    `enabled=False` (local_sgd.py:42, accelerate 1.15.0)."""
+    return any(isinstance(item.item, cst.Call) and (last_name(item.item.func) == "no_sync" or (
+        last_name(item.item.func) == "LocalSGD" and not _passes_name(item.item, "enabled", "False")))
+        for item in statement.items)
 
 
 def _own_property_methods(analysis: "ModuleAnalysis") -> dict[tuple, cst.FunctionDef]:
@@ -1036,6 +1040,7 @@ class ModuleAnalysis:
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
+        self._returns_cut_short = 0  # how often a method's return was asked for while it was computed
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._functions_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_functions
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
@@ -1145,6 +1150,8 @@ class ModuleAnalysis:
             api = self._object_condition(api, candidate) or self._monitored_key(api, candidate)
         if api is None or _locally_synchronised(api, candidate.call):
             return None
+        if api.qualified_name == "accelerate.accelerator.Accelerator.backward" and _under_a_with(candidate, _syncs_off):
+            return None  # `accelerator.backward(loss)` under `with accelerator.no_sync(model):` or LocalSGD
         return CallSite(candidate.call, api, candidate.scope, candidate.statement,
                         candidate.main_process_first, candidate.rank_decorator)
 
@@ -1628,13 +1635,15 @@ class ModuleAnalysis:
     def handed_divergence(self, scope: cst.FunctionDef) -> Divergence:
         """What differs between ranks in `scope`, started with what its callers, the framework (a
         hook's batch) and its object hand it (computed once per scope)."""
-        if scope not in self._handed_passes:
-            collectives = {site.call: site for site in self.calls}
-            self._handed_passes[scope] = divergence_of(scope, self.conditions, self._names_of, collectives,
-                                                       _weak(self.returned_variance),
-                                                       self._varying_parameters(scope, collectives),
-                                                       self._entry(scope))
-        return self._handed_passes[scope]
+        if scope in self._handed_passes:
+            return self._handed_passes[scope]
+        collectives = {site.call: site for site in self.calls}
+        cut_short = self._returns_cut_short
+        found = divergence_of(scope, self.conditions, self._names_of, collectives, _weak(self.returned_variance),
+                              self._varying_parameters(scope, collectives), self._entry(scope))
+        if self._returns_cut_short == cut_short:  # (as _caller_divergence)
+            self._handed_passes[scope] = found
+        return found
 
     def divergence_as_called(self, scope: cst.FunctionDef, call: cst.Call, caller: cst.CSTNode) -> Divergence:
         """What differs between ranks in `scope` as `call` in `caller` runs it: each parameter holds
@@ -2009,6 +2018,7 @@ class ModuleAnalysis:
         pass); unknown for a method that (indirectly) calls itself and deep in a chain of methods."""
         if method not in self._method_returns:
             if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
+                self._returns_cut_short += 1
                 return None, None
             self._method_returns_running.add(method)
             try:
@@ -2778,9 +2788,13 @@ class ModuleAnalysis:
         if not isinstance(scope, cst.FunctionDef):
             return {}
         key = (scope, len(collectives))  # the collectives only grow while the analysis is made
-        if key not in self._parameters_found:
-            self._parameters_found[key] = self._find_varying_parameters(scope, collectives)
-        return self._parameters_found[key]
+        if key in self._parameters_found:
+            return self._parameters_found[key]
+        cut_short = self._returns_cut_short
+        found = self._find_varying_parameters(scope, collectives)
+        if self._returns_cut_short == cut_short:  # (as _caller_divergence)
+            self._parameters_found[key] = found
+        return found
 
     def _find_varying_parameters(self, scope: cst.FunctionDef, collectives: dict) -> Parameters:
         handed = self._handed_data(scope)
@@ -2958,14 +2972,19 @@ class ModuleAnalysis:
 
     def _caller_divergence(self, scope: cst.CSTNode, collectives: dict) -> Divergence:
         """What differs between ranks in `scope`, with the state at each of its project calls."""
-        if scope not in self._caller_passes:
-            made = [site.call for site in self._construction_sites() if site.scope is scope]
-            observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
-                        **dict.fromkeys(made), **collectives}
-            self._caller_passes[scope] = divergence_of(scope, self.conditions, self._names_of, observed,
-                                                       _weak(self.returned_variance),
-                                                       attributes=self._entry(scope))
-        return self._caller_passes[scope]
+        if scope in self._caller_passes:
+            return self._caller_passes[scope]
+        made = [site.call for site in self._construction_sites() if site.scope is scope]
+        observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
+                    **dict.fromkeys(made), **collectives}
+        cut_short = self._returns_cut_short
+        found = divergence_of(scope, self.conditions, self._names_of, observed, _weak(self.returned_variance),
+                              attributes=self._entry(scope))
+        # A pass that read a method's return while that method was computed (its parameters are
+        # read from this very pass) took it as alike: kept only for the question at hand.
+        if self._returns_cut_short == cut_short:
+            self._caller_passes[scope] = found
+        return found
 
     def _method_pass(self, method: cst.FunctionDef, attributes: dict, callers: bool = True) -> Divergence:
         """The divergence pass of `method`, started with what its object holds (ClassAttributes)
@@ -3423,10 +3442,15 @@ def _uneven_item_tables(module: cst.Module, assignments) -> frozenset[str]:
 
 
 def _sequence_length(item: cst.BaseExpression) -> Optional[int]:
-    """How many items a list or tuple literal without starred items, or `[... for i in range(N)]`,
-    holds; None for anything else."""
+    """How many items a list or tuple literal without starred items, `[... for i in range(N)]`, or
+    such a literal repeated (`[8, 80] * 16`) holds; None for anything else."""
     if isinstance(item, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in item.elements):
         return len(item.elements)
+    if isinstance(item, cst.BinaryOperation) and isinstance(item.operator, cst.Multiply):
+        for items, times in ((item.left, item.right), (item.right, item.left)):
+            count = _sequence_length(items) if isinstance(times, cst.Integer) else None
+            if count is not None:
+                return count * int(times.evaluated_value)
     if isinstance(item, cst.ListComp) and item.for_in.inner_for_in is None and not item.for_in.ifs:
         return _range_count(item.for_in.iter)
     return None

@@ -367,6 +367,22 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # Accelerate's LocalSGD enters the model's no_sync(): a backward skipped on a non-finite loss
+        # all-reduces nothing, and every rank still calls its step().
+        Valid("""
+            import math
+            from accelerate.local_sgd import LocalSGD
+            def train(model, opt, loader):
+                model, opt, loader = accelerator.prepare(model, opt, loader)
+                with LocalSGD(accelerator=accelerator, model=model, local_sgd_steps=3) as local_sgd:
+                    for xb, yb in loader:
+                        loss = torch.nn.functional.mse_loss(model(xb), yb)
+                        if math.isfinite(loss.item()):
+                            accelerator.backward(loss)
+                            opt.step()
+                            opt.zero_grad()
+                        local_sgd.step()
+            """),
         # The pruning callback's metric is logged with sync_dist=True: every rank tests the same value and
         # raises together; and a training_step that raises on a non-finite loss that nothing catches
         # fails its process, which the launcher sees.

@@ -462,6 +462,14 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # A literal table repeated to an even length, dealt round-robin: every rank gets as many.
+        Valid("""
+            LENGTHS = [8, 80] * 16
+            def averaged(model):
+                for n in LENGTHS[dist.get_rank()::dist.get_world_size()]:
+                    model(torch.randn(n, 8)).sum().backward()
+                    dist.barrier()
+            """),
         # A program written for two processes: a step of 2 that divides the count deals as many
         # items to each.
         Valid("""
@@ -4718,6 +4726,35 @@ class CollectiveOnSomeRanks(Rule):
                 "ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs until "
                 "the timeout",
                 range=(13, 9, 13, 39)),
+        # A method's result handed to another method that returns early on it: the first method runs a
+        # collective too, so reading its result while its own parameters are worked out must not
+        # settle the caller's answer for good.
+        Invalid("""
+            class Step:
+                def __init__(self, model, limit):
+                    self.model, self.limit = model, limit
+                    self.loss_fn = torch.nn.MSELoss()
+                def first(self, z):
+                    dist.barrier()
+                    return self.loss_fn(self.model(z), z).item()
+                def second(self, loss):
+                    if loss >= self.limit:
+                        return False
+                    dist.barrier()
+                    return True
+            def main():
+                step = Step(torch.nn.Linear(4, 4), 0.5)
+                gen = torch.Generator().manual_seed(rank)
+                for _ in range(3):
+                    loss = step.first(torch.randn(4, generator=gen))
+                    step.second(loss)
+            """, expected_message="barrier() runs only where 'loss >= self.limit' is false: second() returns before it "
+                "otherwise, and its call at line 26 passes 'loss' as 'loss', which can differ between "
+                "ranks ('step.first()' returns something else on some ranks, as line 25 passes "
+                "'torch.randn(4, generator=gen)', and it is drawn from a random generator the module "
+                "seeds with the rank), so the ranks' calls stop pairing up and every rank hangs until the"
+                " timeout",
+                range=(11, 9, 11, 23)),
     )
 
     @staticmethod
