@@ -1041,6 +1041,9 @@ class ModuleAnalysis:
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._returns_cut_short = 0  # how often a method's return was asked for while it was computed
+        self._provisional: list = []  # (cache, key) of answers stored while one was cut short: see _keep
+        self._cut_short_methods: set[cst.FunctionDef] = set()  # whose return was taken as alike so
+        self._cut_short_wrong = False  # one of them returns what differs between ranks after all
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._functions_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_functions
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
@@ -1641,9 +1644,7 @@ class ModuleAnalysis:
         cut_short = self._returns_cut_short
         found = divergence_of(scope, self.conditions, self._names_of, collectives, _weak(self.returned_variance),
                               self._varying_parameters(scope, collectives), self._entry(scope))
-        if self._returns_cut_short == cut_short:  # (as _caller_divergence)
-            self._handed_passes[scope] = found
-        return found
+        return self._keep(self._handed_passes, scope, found, cut_short)
 
     def divergence_as_called(self, scope: cst.FunctionDef, call: cst.Call, caller: cst.CSTNode) -> Divergence:
         """What differs between ranks in `scope` as `call` in `caller` runs it: each parameter holds
@@ -2019,12 +2020,17 @@ class ModuleAnalysis:
         if method not in self._method_returns:
             if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
                 self._returns_cut_short += 1
+                self._cut_short_methods.add(method)
                 return None, None
             self._method_returns_running.add(method)
             try:
                 found = self._method_pass(method, self.attributes.entry(method), callers)
             finally:
                 self._method_returns_running.discard(method)
+            if method in self._cut_short_methods and (found.returns or found.returns_length):
+                self._cut_short_wrong = True
+            if not self._method_returns_running:
+                self._forget_provisional()
             if not self.attributes.settled(method):  # read while its class's attributes are computed
                 return found.returns, found.returns_length
             self._method_returns[method] = (found.returns, found.returns_length)
@@ -2791,10 +2797,7 @@ class ModuleAnalysis:
         if key in self._parameters_found:
             return self._parameters_found[key]
         cut_short = self._returns_cut_short
-        found = self._find_varying_parameters(scope, collectives)
-        if self._returns_cut_short == cut_short:  # (as _caller_divergence)
-            self._parameters_found[key] = found
-        return found
+        return self._keep(self._parameters_found, key, self._find_varying_parameters(scope, collectives), cut_short)
 
     def _find_varying_parameters(self, scope: cst.FunctionDef, collectives: dict) -> Parameters:
         handed = self._handed_data(scope)
@@ -2980,11 +2983,26 @@ class ModuleAnalysis:
         cut_short = self._returns_cut_short
         found = divergence_of(scope, self.conditions, self._names_of, observed, _weak(self.returned_variance),
                               attributes=self._entry(scope))
-        # A pass that read a method's return while that method was computed (its parameters are
-        # read from this very pass) took it as alike: kept only for the question at hand.
-        if self._returns_cut_short == cut_short:
-            self._caller_passes[scope] = found
+        return self._keep(self._caller_passes, scope, found, cut_short)
+
+    def _keep(self, cache: dict, key, found, cut_short: int):
+        """Store `found` in `cache`. An answer that read a method's return while that method was
+        computed (its parameters come from this very pass) took it as alike: it serves until the
+        outermost method's return is known, then is forgotten if that method's return differs
+        between ranks, to be worked out again with it."""
+        cache[key] = found
+        if self._returns_cut_short != cut_short:
+            self._provisional.append((cache, key))
         return found
+
+    def _forget_provisional(self) -> None:
+        """Forget the provisional answers where a method they took as alike returns what differs."""
+        if self._cut_short_wrong:
+            for cache, key in self._provisional:
+                cache.pop(key, None)
+        self._provisional.clear()
+        self._cut_short_methods.clear()
+        self._cut_short_wrong = False
 
     def _method_pass(self, method: cst.FunctionDef, attributes: dict, callers: bool = True) -> Divergence:
         """The divergence pass of `method`, started with what its object holds (ClassAttributes)
