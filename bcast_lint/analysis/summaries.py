@@ -33,7 +33,7 @@ from bcast_lint.analysis.callers import parameter_positions
 from bcast_lint.analysis.divergence import (DATA_SIZED, SELECTED, Divergence, Passed, PassedLength, agreed_value,
                                            divergence_of)
 from bcast_lint.analysis.environment import reads_environment, returned_reads
-from bcast_lint.analysis.expressions import is_none, last_name, none_test
+from bcast_lint.analysis.expressions import is_none, is_self_attribute, last_name, none_test
 from bcast_lint.analysis.flow import ASSIGNED, OTHER, Definition, walk_scope
 from bcast_lint.analysis.gradients import gradients_kept_apart, reads_gradients
 from bcast_lint.analysis.graphs import components
@@ -595,7 +595,9 @@ def _as_api(analysis, ref: FunctionRef, func: cst.FunctionDef,
     when every world that calls it reaches the collective, and its group parameter."""
     sites = [site for site in analysis.calls_in(func) if site.rank_decorator is None
              and site.main_process_first is None and not _on_a_group(analysis, site, func)]
-    conditional = _data_conditional(func, lambda test: _decided_by_rank(analysis, test, worlds))
+    counters = _call_counters(func)
+    conditional = _data_conditional(func, lambda test: _decided_by_rank(analysis, test, worlds)
+                                    or _every_nth_call(test, counters))
     sites = [site for site in sites if site.statement not in conditional]
     everywhere = [site for site in sites if set(site.reached) == set(worlds)]
     if not everywhere:
@@ -662,6 +664,22 @@ def _in_turns(analysis, ref: FunctionRef, sites: list, worlds) -> Optional[apis.
     if len(counts) != 1 or counts == {0}:
         return None
     return apis.Api(ref.qualified_name, apis.OTHER, via=CallChain(analysis, sites[0]))
+
+
+def _call_counters(func: cst.FunctionDef) -> frozenset[str]:
+    """The attributes of `self` that the method's body adds to on every call (`self.local_step += 1`)."""
+    return frozenset(node_code(small.target) for statement in func.body.body
+                     if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
+                     if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign)
+                     and is_self_attribute(small.target))
+
+
+def _every_nth_call(test: cst.BaseExpression, counters: frozenset[str]) -> bool:
+    """`self.local_step % self.sync_every == 0` of a counter the method adds to on every call: the
+    collective under it runs on every N-th call, as many times on every rank that calls it as
+    often (a caller that skips calls on some ranks sets them apart: DiLoCo's outer step)."""
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) \
+        and isinstance(test.left.operator, cst.Modulo) and node_code(test.left.left) in counters
 
 
 def _decided_by_rank(analysis, test: cst.BaseExpression, worlds) -> bool:

@@ -462,6 +462,27 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # An averager whose helper all-reduces on every N-th call, called once per step on every rank.
+        Valid("""
+            class Averager:
+                def __init__(self, model, every):
+                    self.model, self.every, self.calls = model, every, 0
+                def step(self):
+                    self.calls += 1
+                    if self.calls % self.every == 0:
+                        self._sync()
+                def _sync(self):
+                    for p in self.model.parameters():
+                        dist.all_reduce(p.data)
+            def train(model, opt, loader):
+                averager = Averager(model, 4)
+                for x, y in loader:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
+                    if torch.isfinite(loss):
+                        loss.backward()
+                        opt.step()
+                    averager.step()
+            """),
         # A literal table repeated to an even length, dealt round-robin: every rank gets as many.
         Valid("""
             LENGTHS = [8, 80] * 16
@@ -4755,6 +4776,32 @@ class CollectiveOnSomeRanks(Rule):
                 "seeds with the rank), so the ranks' calls stop pairing up and every rank hangs until the"
                 " timeout",
                 range=(11, 9, 11, 23)),
+        # The same averager skipped where a rank's batch has no labelled row: its count of calls drifts
+        # from the others', and so does its N-th call's all-reduce (a DiLoCo outer step).
+        Invalid("""
+            class Averager:
+                def __init__(self, model, every):
+                    self.model, self.every, self.calls = model, every, 0
+                def step(self):
+                    self.calls += 1
+                    if self.calls % self.every == 0:
+                        self._sync()
+                def _sync(self):
+                    for p in self.model.parameters():
+                        dist.all_reduce(p.data)
+            def train(model, opt, loader):
+                averager = Averager(model, 4)
+                for x, y in loader:
+                    if (y != -100).sum() == 0:
+                        continue
+                    torch.nn.functional.cross_entropy(model(x), y, ignore_index=-100).backward()
+                    opt.step()
+                    averager.step()
+            """, expected_message="step() is skipped on ranks where '(y != -100).sum() == 0' is true (it is computed from "
+                "this rank's own batch of data): the 'continue' at line 23 is taken only there, while the"
+                " other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
+                "until the timeout",
+                range=(18, 9, 18, 24)),
     )
 
     @staticmethod
