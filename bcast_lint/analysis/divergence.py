@@ -2457,6 +2457,9 @@ def exclusive_path(call: cst.Call, qualified_names: Callable[[cst.Call], set]) -
     name = last_name(call.func)
     if name == "open":
         mode = argument_value(call, 1, "mode")
+        if "os.open" in qualified_names(call):  # `os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)`
+            flags = argument_value(call, 1, "flags")
+            return argument_value(call, 0) if flags is not None and "O_EXCL" in node_code(flags) else None
         exclusive = isinstance(mode, cst.SimpleString) and "x" in mode.evaluated_value
         return argument_value(call, 0) if exclusive else None
     if name not in _EXCLUSIVE or any(arg.keyword is not None and arg.keyword.value == _EXCLUSIVE[name]

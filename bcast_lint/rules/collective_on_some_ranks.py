@@ -462,6 +462,17 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # os.open without O_EXCL opens the file on every rank.
+        Valid("""
+            def open_and_sync(run_dir):
+                try:
+                    fd = os.open(os.path.join(run_dir, "owner"), os.O_CREAT | os.O_WRONLY)
+                except FileExistsError:
+                    return False
+                os.close(fd)
+                dist.barrier()
+                return True
+            """),
         # An averager whose helper all-reduces on every N-th call, called once per step on every rank.
         Valid("""
             class Averager:
@@ -4802,6 +4813,22 @@ class CollectiveOnSomeRanks(Rule):
                 " other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
                 "until the timeout",
                 range=(18, 9, 18, 24)),
+        # An exclusive create through os.open (O_EXCL): only the first rank to get there succeeds.
+        Invalid("""
+            def claim_and_sync(run_dir):
+                try:
+                    fd = os.open(os.path.join(run_dir, "owner"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    return False
+                os.close(fd)
+                dist.barrier()
+                return True
+            """, expected_message="barrier() is skipped on ranks where the 'try' at line 10 raises (every rank creates, "
+                "removes or moves the same path, and all but the first to do so raise): the 'return' at "
+                "line 13 is taken only there, while the other ranks go on calling it, so the ranks' calls"
+                " stop pairing up and every rank hangs until the timeout (those ranks run no collective "
+                "here, while the others run barrier (line 15) only)",
+                range=(7, 5, 7, 19)),
     )
 
     @staticmethod
