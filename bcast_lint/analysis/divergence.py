@@ -321,8 +321,8 @@ def returned_by(called: str, why: str) -> Optional[str]:
     text = f"{called} returns something else on some ranks"
     if why not in (CONTROL, None) and not isinstance(why, (Passed, PassedLength)):
         text += f", as {why}"  # what makes it differ, named where it starts
-    if isinstance(why, (SequenceLength, DealtLength, OwnResult)):
-        return type(why)(text)  # (an OwnResult: its magnitude differs, what it is does not)
+    if isinstance(why, (SequenceLength, DealtLength)):
+        return type(why)(text)
     if why == LOCAL_GRADIENTS:
         return GradientsResult(text)
     return text if is_data_reason(why) else RankKind(text)
