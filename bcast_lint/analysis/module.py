@@ -1044,6 +1044,7 @@ class ModuleAnalysis:
         self._provisional: list = []  # (cache, key) of answers stored while one was cut short: see _keep
         self._cut_short_methods: set[cst.FunctionDef] = set()  # whose return was taken as alike so
         self._cut_short_wrong = False  # one of them returns what differs between ranks after all
+        self._forgotten_for: set[cst.FunctionDef] = set()  # methods answers were forgotten for, once each
         self._methods_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_methods
         self._functions_by_name: Optional[dict[str, cst.FunctionDef]] = None  # see _own_functions
         self._constructions_found: Optional[list[_Construction]] = None  # see _construction_sites
@@ -2027,7 +2028,9 @@ class ModuleAnalysis:
                 found = self._method_pass(method, self.attributes.entry(method), callers)
             finally:
                 self._method_returns_running.discard(method)
-            if method in self._cut_short_methods and (found.returns or found.returns_length):
+            if method in self._cut_short_methods and (found.returns or found.returns_length) \
+                    and method not in self._forgotten_for:  # (once: an unsettled method is computed again)
+                self._forgotten_for.add(method)
                 self._cut_short_wrong = True
             if not self._method_returns_running:
                 self._forget_provisional()
