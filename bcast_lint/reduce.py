@@ -24,7 +24,7 @@ from bcast_lint.analysis.apis import (FORWARD_RUNS_COLLECTIVES, MAPPED_PROPERTY_
                                       STEERS_TRAINER, STEERS_TRAINER_WORDS, TRAINING_STEP, gated_call_words)
 from bcast_lint.analysis.logged_metrics import METRICS_DICTIONARIES
 from bcast_lint.analysis.words import (COLLECTIVE_ALIAS, COLLECTIVE_WORDS, DEFERRING_CALLS, HOOK_REGISTRATIONS,
-                                      WRAPPED_COLLECTIVE)
+                                      NEW_TENSOR_FUNCTIONS, WRAPPED_COLLECTIVE)
 from bcast_lint.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -238,8 +238,7 @@ def _lines_returning_new_tensors(lines: list[Optional[str]], text: str) -> set[i
     return {number for number, line in enumerate(lines, start=1) if line and _RETURNS_NEW_TENSOR.match(line)}
 
 
-_RETURNS_NEW_TENSOR = re.compile(r"\s*return[ \t]+torch\.(?:tensor|zeros|ones|full|as_tensor|scalar_tensor|zeros_like"
-                                 r"|ones_like|empty)\(")
+_RETURNS_NEW_TENSOR = re.compile(r"\s*return[ \t]+torch\.(?:" + "|".join(sorted(NEW_TENSOR_FUNCTIONS)) + r")\(")
 
 
 def _lines_setting_levels(lines: list[str], text: str) -> set[int]:

@@ -1642,10 +1642,9 @@ class ModuleAnalysis:
         if scope in self._handed_passes:
             return self._handed_passes[scope]
         collectives = {site.call: site for site in self.calls}
-        cut_short = self._returns_cut_short
-        found = divergence_of(scope, self.conditions, self._names_of, collectives, _weak(self.returned_variance),
-                              self._varying_parameters(scope, collectives), self._entry(scope))
-        return self._keep(self._handed_passes, scope, found, cut_short)
+        return self._cached(self._handed_passes, scope, lambda: divergence_of(
+            scope, self.conditions, self._names_of, collectives, _weak(self.returned_variance),
+            self._varying_parameters(scope, collectives), self._entry(scope)))
 
     def divergence_as_called(self, scope: cst.FunctionDef, call: cst.Call, caller: cst.CSTNode) -> Divergence:
         """What differs between ranks in `scope` as `call` in `caller` runs it: each parameter holds
@@ -2797,10 +2796,7 @@ class ModuleAnalysis:
         if not isinstance(scope, cst.FunctionDef):
             return {}
         key = (scope, len(collectives))  # the collectives only grow while the analysis is made
-        if key in self._parameters_found:
-            return self._parameters_found[key]
-        cut_short = self._returns_cut_short
-        return self._keep(self._parameters_found, key, self._find_varying_parameters(scope, collectives), cut_short)
+        return self._cached(self._parameters_found, key, lambda: self._find_varying_parameters(scope, collectives))
 
     def _find_varying_parameters(self, scope: cst.FunctionDef, collectives: dict) -> Parameters:
         handed = self._handed_data(scope)
@@ -2983,17 +2979,19 @@ class ModuleAnalysis:
         made = [site.call for site in self._construction_sites() if site.scope is scope]
         observed = {**{c.call: None for c in self._project_calls.values() if c.scope is scope},
                     **dict.fromkeys(made), **collectives}
-        cut_short = self._returns_cut_short
-        found = divergence_of(scope, self.conditions, self._names_of, observed, _weak(self.returned_variance),
-                              attributes=self._entry(scope))
-        return self._keep(self._caller_passes, scope, found, cut_short)
+        return self._cached(self._caller_passes, scope, lambda: divergence_of(
+            scope, self.conditions, self._names_of, observed, _weak(self.returned_variance),
+            attributes=self._entry(scope)))
 
-    def _keep(self, cache: dict, key, found, cut_short: int):
-        """Store `found` in `cache`. An answer that read a method's return while that method was
-        computed (its parameters come from this very pass) took it as alike: it serves until the
-        outermost method's return is known, then is forgotten if that method's return differs
-        between ranks, to be worked out again with it."""
-        cache[key] = found
+    def _cached(self, cache: dict, key, compute: Callable[[], T]) -> T:
+        """`cache[key]`, computed and stored once. An answer that read a method's return while that
+        method was computed (its parameters come from this very pass) took it as alike: it serves
+        until the outermost method's return is known, then is forgotten if that method's return
+        differs between ranks, to be worked out again with it."""
+        if key in cache:
+            return cache[key]
+        cut_short = self._returns_cut_short
+        found = cache[key] = compute()
         if self._returns_cut_short != cut_short:
             self._provisional.append((cache, key))
         return found

@@ -170,6 +170,12 @@ DEFERRING_CALLS = frozenset({"callback", "register", "finalize"})
 _ANY_GATHER = re.compile(rb"(?<!\w)gather\s*\(")
 
 
+# torch's functions that make a new tensor, outside any autograd graph: a loss returned as one
+# reaches no parameter (the BCL011 rule types the calls; the cut keeps `return torch.zeros(` lines).
+NEW_TENSOR_FUNCTIONS = frozenset({"tensor", "zeros", "ones", "full", "as_tensor", "scalar_tensor", "zeros_like",
+                                  "ones_like", "empty"})
+
+
 def gathers_only_index(text: str) -> bool:
     """Whether every `gather(` call in `text` indexes (indexing_gather): no gather collective."""
     encoded = text.encode()

@@ -15,6 +15,7 @@ from bcast_lint.analysis.training_arguments import best_metric
 from bcast_lint.analysis.expressions import argument_value, is_none, is_self_attribute, last_name
 from bcast_lint.analysis.unused_parameters import outputs_used_sometimes, skipped_submodules
 from bcast_lint.analysis.walk import ScopeVisitor, ends_in, every_node, path_to
+from bcast_lint.analysis.words import NEW_TENSOR_FUNCTIONS
 from bcast_lint.rules.base import Invalid, Report, Valid
 from bcast_lint.rules.collective_on_some_ranks import CollectiveOnSomeRanks, test_varies
 
@@ -3379,8 +3380,7 @@ def _best_metric_set_on_some_ranks(analysis: ModuleAnalysis) -> Iterator[Report]
 # reducer all-reduces each gradient as autograd produces it (lightning 2.6.6: strategies/ddp.py wraps
 # the module in DistributedDataParallel; torch nn/parallel/distributed.py `self.reducer = dist.Reducer(`).
 _LIGHTNING = frameworks.load().versions["lightning"]
-_NEW_TENSORS = frozenset({"torch.tensor", "torch.zeros", "torch.ones", "torch.full", "torch.as_tensor",
-                          "torch.scalar_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty"})
+_NEW_TENSORS = frozenset(f"torch.{name}" for name in NEW_TENSOR_FUNCTIONS)
 
 
 def _losses_apart_from_the_model(analysis: ModuleAnalysis) -> Iterator[Report]:
