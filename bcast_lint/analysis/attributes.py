@@ -59,6 +59,10 @@ class ClassAttributes:
         klass = self._method_classes.get(scope) if isinstance(scope, cst.FunctionDef) else None
         return klass not in self._computing
 
+    def computing(self) -> frozenset:
+        """The classes whose attributes are being computed now."""
+        return frozenset(self._computing)
+
     def held_by(self, klass: cst.ClassDef) -> dict[str, str]:
         """What the calls of `klass`'s methods leave varying in an object's attributes, keyed as
         "self.<attr>": read through an instance (`norm.frozen`) after any of them ran."""

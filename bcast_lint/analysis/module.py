@@ -1039,6 +1039,7 @@ class ModuleAnalysis:
         self._given_found: dict[cst.FunctionDef, frozenset[str]] = {}  # see _given_parameters
         self._parsed_functions: dict[FunctionRef, Optional[cst.FunctionDef]] = {}  # see _parsed_function
         self._method_returns: dict[cst.FunctionDef, tuple] = {}  # see _own_method_returns
+        self._unsettled_returns: dict[tuple, tuple] = {}  # see _method_returned
         self._method_returns_running: set[cst.FunctionDef] = set()
         self._returns_cut_short = 0  # how often a method's return was asked for while it was computed
         self._provisional: list = []  # (cache, key) of answers stored while one was cut short: see _keep
@@ -2017,26 +2018,36 @@ class ModuleAnalysis:
         """(why what `method` returns differs between ranks, why how many items it holds does),
         read with what its object holds (and, with `callers`, what this module's calls of it
         pass); unknown for a method that (indirectly) calls itself and deep in a chain of methods."""
-        if method not in self._method_returns:
-            if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
-                self._returns_cut_short += 1
-                self._cut_short_methods.add(method)
-                return None, None
-            self._method_returns_running.add(method)
-            try:
-                found = self._method_pass(method, self.attributes.entry(method), callers)
-            finally:
-                self._method_returns_running.discard(method)
-            if method in self._cut_short_methods and (found.returns or found.returns_length) \
-                    and method not in self._forgotten_for:  # (once: an unsettled method is computed again)
-                self._forgotten_for.add(method)
-                self._cut_short_wrong = True
-            if not self._method_returns_running:
-                self._forget_provisional()
-            if not self.attributes.settled(method):  # read while its class's attributes are computed
-                return found.returns, found.returns_length
-            self._method_returns[method] = (found.returns, found.returns_length)
-        return self._method_returns[method]
+        if method in self._method_returns:
+            return self._method_returns[method]
+        if method in self._method_returns_running or len(self._method_returns_running) >= _NESTED_METHODS:
+            self._returns_cut_short += 1
+            self._cut_short_methods.add(method)
+            return None, None
+        entry = self.attributes.entry(method)
+        # Read while its class's attributes are computed, it starts knowing nothing of them: kept
+        # apart, for as long as the same classes are computed (each round of theirs asks again).
+        unsettled = None if self.attributes.settled(method) else (method, callers, self.attributes.computing())
+        if unsettled in self._unsettled_returns:
+            return self._unsettled_returns[unsettled]
+        cut_short = self._returns_cut_short
+        self._method_returns_running.add(method)
+        try:
+            found = self._method_pass(method, entry, callers)
+        finally:
+            self._method_returns_running.discard(method)
+        if method in self._cut_short_methods and (found.returns or found.returns_length) \
+                and method not in self._forgotten_for:  # (once: an unsettled method is computed again)
+            self._forgotten_for.add(method)
+            self._cut_short_wrong = True
+        if not self._method_returns_running:
+            self._forget_provisional()
+        returned = (found.returns, found.returns_length)
+        if unsettled is None:
+            self._method_returns[method] = returned
+        elif self._returns_cut_short == cut_short:  # an answer cut short depends on the methods running
+            self._unsettled_returns[unsettled] = returned
+        return returned
 
     def _constructed_length(self, call: cst.Call) -> Optional[str]:
         """Why how many items an object of one of this module's classes holds differs between
