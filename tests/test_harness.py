@@ -196,6 +196,21 @@ def test_broadcasts_pair_by_order_and_different_lines_only_warn():
     assert result.warnings == ("broadcast #1 was reached from different lines: rank 0 at s.py:3, rank 1 at s.py:4",)
 
 
+@pytest.mark.parametrize("error, launches", [
+    ("RuntimeError: Gloo connectFullMesh failed with [../gloo/transport/tcp/pair.cc:144] no error", 2),
+    ("RuntimeError: Connection reset by peer", 1),  # a rank's own failure: the verdict stands
+])
+def test_a_job_whose_ranks_could_not_connect_runs_once_more(monkeypatch, error, launches):
+    from bcast_lint.harness import launcher
+
+    failed = run([Event(protocol.SCRIPT_ERROR, 0, 1.0, error=error)], [finished(1)])
+    connected = run([finished(0)], [finished(1)])
+    runs = [failed, connected]
+    monkeypatch.setattr(launcher, "_launch_once", lambda *arguments: runs.pop(0))
+    assert launcher.launch("train.py") is (failed if launches == 1 else connected)
+    assert len(runs) == 2 - launches
+
+
 def test_a_job_that_stops_before_any_rank_starts_shows_the_launcher_output():
     result = judge(Run(2, False, 1, (RankLog(0, ()), RankLog(1, ())), "boom\nModuleNotFoundError: nope\n"))
     assert result.outcome == ERROR
