@@ -2027,10 +2027,10 @@ class ModuleAnalysis:
         entry = self.attributes.entry(method)
         # Read while its class's attributes are computed, it starts knowing nothing of them: kept
         # apart, for as long as the same classes are computed (each round of theirs asks again).
+        # An answer that cut a method short is kept as well, as a settled one is.
         unsettled = None if self.attributes.settled(method) else (method, callers, self.attributes.computing())
         if unsettled in self._unsettled_returns:
             return self._unsettled_returns[unsettled]
-        cut_short = self._returns_cut_short
         self._method_returns_running.add(method)
         try:
             found = self._method_pass(method, entry, callers)
@@ -2045,7 +2045,7 @@ class ModuleAnalysis:
         returned = (found.returns, found.returns_length)
         if unsettled is None:
             self._method_returns[method] = returned
-        elif self._returns_cut_short == cut_short:  # an answer cut short depends on the methods running
+        else:
             self._unsettled_returns[unsettled] = returned
         return returned
 
