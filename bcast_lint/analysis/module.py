@@ -1940,6 +1940,10 @@ class ModuleAnalysis:
         if summary is not None and summary.agreed and not length:
             return AGREED  # `global_mean(fabric, loss)` returning `fabric.all_reduce(loss).item()`
         passed = summary.passed_on(arguments, length) if summary is not None else None
+        if passed == RANK and not length:
+            # `load_logits(i)` with `i` one of the rank's own ids: the worlds do not follow an
+            # argument into the function, so they cannot tell on which ranks it returns None
+            return RankKind(COMPUTED_FROM_RANK.format(f"'{self.code(call.func)}()'"))
         if not passed and length and summary is not None and summary.varies_length:
             # `negatives.topk(min(K, negatives.numel()))` of a masked selection: as many as the data keeps
             passed = returned_by(f"'{self.code(call.func)}()'", summary.varies_length)

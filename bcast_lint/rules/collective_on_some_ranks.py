@@ -462,6 +462,14 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # the helper returns None on a test of its argument, which every rank passes alike
+        Valid("def load_logits(i):\n    path = os.path.join('/cache', f'{i}.pt')\n    if not os.path.exists(path):\n"
+              "        return None\n    return torch.load(path)\n"
+              "def train(n):\n    for step in range(n):\n        logits = load_logits(step % 4)\n"
+              "        if logits is None:\n            continue\n        dist.barrier()"),
+        Valid("def teacher_logits(i, limit):\n    if i >= limit:\n        return None\n    return torch.ones(4) * i\n"
+              "def train(n):\n    for epoch in range(n):\n        logits = teacher_logits(epoch, n - 1)\n"
+              "        if logits is None:\n            break\n        dist.barrier()"),
         # os.open without O_EXCL opens the file on every rank.
         Valid("""
             def open_and_sync(run_dir):
@@ -3791,9 +3799,10 @@ class CollectiveOnSomeRanks(Rule):
                 "        out = [rows]",
                 expected_message=(
                 "all_gather_object() pickles 'rows' on each rank before it joins the others, and what it holds "
-                "differs between ranks (it is computed from the rank) and can include a lambda, which pickle "
-                "rejects: the call raises on the ranks whose data holds one, and the handler of the 'try' at line 16 "
-                "goes on without it, so the ranks' calls stop pairing up and every rank hangs until the timeout"),
+                "differs between ranks ('score()' returns a value computed from the rank) and can include a lambda, "
+                "which pickle rejects: the call raises on the ranks whose data holds one, and the handler of the "
+                "'try' at line 16 goes on without it, so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout"),
                 range=(10, 9, 10, 42)),
         Invalid("import json\ndef step(line):\n    dist.all_reduce(torch.tensor(json.loads(line)))\n"
                 "def f(records, seen):\n    try:\n        step(records[rank])\n    finally:\n        dist.all_reduce(seen)",
@@ -4829,6 +4838,24 @@ class CollectiveOnSomeRanks(Rule):
                 " stop pairing up and every rank hangs until the timeout (those ranks run no collective "
                 "here, while the others run barrier (line 15) only)",
                 range=(7, 5, 7, 19)),
+        # a helper returning None on a test of its argument, handed each rank's own ids (blind47)
+        Invalid("def load_logits(i):\n    path = os.path.join('/cache', f'{i}.pt')\n    if not os.path.exists(path):\n"
+                "        return None\n    return torch.load(path)\n"
+                "def train(n):\n    for i in range(rank, n, 2):\n        logits = load_logits(i)\n"
+                "        if logits is None:\n            continue\n        dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'logits is None' is true ('load_logits()' returns a "
+                "value computed from the rank): the 'continue' at line 18 is taken only there, while the "
+                "other ranks go on calling it, so the ranks' calls stop pairing up and every rank hangs "
+                "until the timeout",
+                range=(11, 9, 11, 23)),
+        Invalid("def teacher_logits(i):\n    if i % 3 == 0:\n        return None\n    return torch.ones(4) * i\n"
+                "def train():\n    for i in range(rank, 8, 2):\n        logits = teacher_logits(i)\n"
+                "        if logits is None:\n            continue\n        dist.barrier()",
+                expected_message="barrier() is skipped on ranks where 'logits is None' is true ('teacher_logits()' returns"
+                " a value computed from the rank): the 'continue' at line 17 is taken only there, while "
+                "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
+                "hangs until the timeout",
+                range=(10, 9, 10, 23)),
     )
 
     @staticmethod
