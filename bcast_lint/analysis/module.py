@@ -1889,6 +1889,13 @@ class ModuleAnalysis:
             return None
         return self._context.summaries.of(target)
 
+    def _passing_summary(self, call: cst.Call) -> Optional[Summary]:
+        """The summary of the project function `call` calls, for what it passes on of its
+        arguments: read whether or not it may test a rank."""
+        candidate = self._project_calls.get(call)
+        target = self._target(candidate) if candidate is not None else None
+        return self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
+
     def _helper_truth(self, call: cst.CSTNode, world: World) -> Optional[bool]:
         """`is_main_process()` defined as `return dist.get_rank() == 0`: its value in `world`."""
         summary = self._summary_for(call)
@@ -1907,7 +1914,7 @@ class ModuleAnalysis:
         if self._context is None:
             return None
         if item is not None:
-            return self._returned_item(call, length, item)
+            return self._returned_item(call, length, item, arguments)
         handed = next((why for why, _ in arguments.values() if why), None) if arguments and not length else None
         if handed and call in self._module_calls:  # a module's output follows its input: `logits = model(ids)`
             return returned_by(f"'{self.code(call.func)}()'", handed) or handed
@@ -1934,9 +1941,7 @@ class ModuleAnalysis:
         why = self._constructed_length(call) if length else None
         if why:
             return why  # a sampler of one's own, striding by its rank
-        candidate = self._project_calls.get(call) if arguments else None
-        target = self._target(candidate) if candidate is not None else None
-        summary = self._context.summaries.of(target) if isinstance(target, FunctionRef) else None
+        summary = self._passing_summary(call) if arguments else None
         if summary is not None and summary.agreed and not length:
             return AGREED  # `global_mean(fabric, loss)` returning `fabric.all_reduce(loss).item()`
         passed = summary.passed_on(arguments, length) if summary is not None else None
@@ -1958,12 +1963,14 @@ class ModuleAnalysis:
         return summary is not None and summary.varies == RANK and not summary.truth \
             and "rank" not in summary.ref.qualname.rsplit(".", 1)[-1].lower()
 
-    def _returned_item(self, call: cst.Call, length: bool, item: int) -> Optional[str]:
-        """returned_variance for one item of the tuples the function returns, from its summary."""
+    def _returned_item(self, call: cst.Call, length: bool, item: int, arguments: dict) -> Optional[str]:
+        """returned_variance for one item of the tuples the function returns, from its summary:
+        what it returns whatever it is handed, else what it passes on of `arguments`."""
         summary = self._summary_for(call)
-        if summary is None or item >= len(summary.items):
-            return None
-        why = summary.items[item][1 if length else 0]
+        why = summary.items[item][1 if length else 0] if summary is not None and item < len(summary.items) else None
+        if not why:
+            passing = self._passing_summary(call) if arguments else None
+            return passing.passed_item(item, arguments, length) if passing is not None else None
         if why == RANK and length:  # `x = torch.randn(12 if rank == 0 else 10, 4)`: a count the rank decides
             return RankKind(COUNTED_FROM_RANK.format(f"'{self.code(call.func)}()'"))
         return returned_by(f"'{self.code(call.func)}()'", why) if why else None

@@ -82,13 +82,17 @@ class Summary:
     # (parameter, its position, the function as a collective) where it runs one only under `if
     # parameter:` (`def start(self, barrier=False)`): a call passing a true literal runs it.
     flagged: tuple = ()
+    # Per item of the tuples it returns: (the parameter its value follows, the parameter how many
+    # items it holds follows), each a Passed marker (the parameter's value decides) or a
+    # PassedLength one (how many items the parameter holds decides), or None.
+    passed_items: tuple = ()
 
     def passed_on(self, arguments: dict, length: bool) -> Optional[str]:
         """Why what it returns (with `length`: how many items) differs between ranks, given why
         its arguments do (position or keyword -> (why the value, why the length)): the reason
         of the first argument it passes on."""
         for key, (value, size) in arguments.items():
-            name = key if isinstance(key, str) else (self.parameters[key] if key < len(self.parameters) else None)
+            name = self._parameter(key)
             if not length and name in self.passes and value:
                 return value
             if length and name in self.passes_length and value:
@@ -96,6 +100,19 @@ class Summary:
             if length and name in self.keeps_length and size:
                 return size
         return None
+
+    def passed_item(self, item: int, arguments: dict, length: bool) -> Optional[str]:
+        """passed_on for one item of the tuples it returns: `x, y = load(files)` with `x` made
+        of as many rows as `files` names (`torch.randn(sum(ROWS[f] for f in files), 4)`)."""
+        marker = self.passed_items[item][1 if length else 0] if item < len(self.passed_items) else None
+        for key, (value, size) in arguments.items() if marker is not None else ():
+            if self._parameter(key) == marker:
+                return size if isinstance(marker, PassedLength) else value
+        return None
+
+    def _parameter(self, key) -> Optional[str]:
+        """The parameter an argument's position or keyword names."""
+        return key if isinstance(key, str) else (self.parameters[key] if key < len(self.parameters) else None)
 
     def key_for(self, world: World) -> WorldKey:
         """The summary's world that behaves like the caller's `world`."""
@@ -348,7 +365,8 @@ class Summaries:
                        frozenset(passing.returned_length_of), tests_rank and _returns_rank_named(analysis, func),
                        returned_reads(func) if tests_rank and reads_environment(index.text(function)) else frozenset(),
                        _returns_agreed(analysis, func), returned.returns_items or (),
-                       _flagged_api(analysis, ref, func, analysis.worlds.get(func, ()), parameters) if api is None else ())
+                       _flagged_api(analysis, ref, func, analysis.worlds.get(func, ()), parameters) if api is None else (),
+                       _passed_items(passing.returns_items))
 
 
 def _returns_agreed(analysis, func: cst.FunctionDef) -> bool:
@@ -445,6 +463,13 @@ def _calls_forward_wrapper(index: ModuleIndex, ref: FunctionRef, text: str) -> b
     wrappers = {name.rpartition(".")[2] for name, made in index.attributes.items() if name.startswith(f"{klass}.")
                 and any(framework_map.canonical(qualified) in apis.FORWARD_RUNS_COLLECTIVES for qualified, _ in made)}
     return any(re.search(rf"\bself\.{attribute}\s*\(", text) for attribute in wrappers)
+
+
+def _passed_items(items: Optional[tuple]) -> tuple:
+    """Divergence.returns_items of a pass with the parameters seeded: the markers in them."""
+    def marker(why: Optional[str]) -> Optional[str]:
+        return why if isinstance(why, (Passed, PassedLength)) else None
+    return tuple((marker(value), marker(length)) for value, length in items or ())
 
 
 def _settled_form(summary: Optional[Summary]) -> Optional[Summary]:

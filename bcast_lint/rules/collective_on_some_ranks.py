@@ -462,6 +462,10 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # the helper's tuple holds as many rows as the files it is handed name, the same files on every rank
+        Valid("ROWS = [16, 16, 8]\ndef load(files):\n    n = sum(ROWS[f] for f in files)\n"
+              "    return torch.randn(n, 4), torch.randn(n, 1)\n"
+              "def f():\n    x, y = load(list(range(len(ROWS))))\n    for i in range(len(x)):\n        dist.barrier()"),
         # the helper returns None on a test of its argument, which every rank passes alike
         Valid("def load_logits(i):\n    path = os.path.join('/cache', f'{i}.pt')\n    if not os.path.exists(path):\n"
               "        return None\n    return torch.load(path)\n"
@@ -4856,6 +4860,17 @@ class CollectiveOnSomeRanks(Rule):
                 "the other ranks go on calling it, so the ranks' calls stop pairing up and every rank "
                 "hangs until the timeout",
                 range=(10, 9, 10, 23)),
+        # an item of the helper's tuple holds as many rows as the rank's own files name (blind48)
+        Invalid("ROWS = [16, 16, 8]\ndef load(files):\n    n = sum(ROWS[f] for f in files)\n"
+                "    return torch.randn(n, 4), torch.randn(n, 1)\n"
+                "def f(mine):\n    x, y = load(mine)\n    for i in range(len(x)):\n        dist.barrier()\n"
+                "f(list(range(len(ROWS)))[accelerator.process_index::2])",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at line 15 "
+                "iterates over 'range(len(x))', whose length can differ between ranks (line 17 passes "
+                "'list(range(len(ROWS)))[accelerator.process_index::2]', and it holds the data of the "
+                "rank it was given), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(8, 9, 8, 23)),
     )
 
     @staticmethod
