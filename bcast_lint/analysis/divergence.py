@@ -521,6 +521,7 @@ class _Pass:
         # A collective has run since the last backward: gradients averaged by hand are alike now.
         self._gradients_synced = False
         self._sync_off = 0  # the `with model.no_sync():` blocks (or maybe-no_sync ones) around the statement
+        self._loops: list[cst.For] = []  # the `for` loops around the statement, the innermost last
         self.found = Divergence()
 
     # -- statements ------------------------------------------------------------------------
@@ -634,7 +635,7 @@ class _Pass:
                 # `counts[i] = n` in a list or tensor made of one size, `x[mask] = 0`: written into, not grown.
                 return _bind(varying, [key], reason) if reason else varying
             return _bind(varying, [key, _length(key)], reason) if reason and key else varying
-        if self._uniform_result(value):
+        if self._uniform_result(value) or _last_iteration(value, self._loops):
             reason = length = None
         else:
             reason = self.held(value, varying) or self._why_escaping(target)
@@ -645,6 +646,8 @@ class _Pass:
             self._bound.update(keys)
         if isinstance(target, cst.Name):
             self._made_from[target.value] = frozenset(names_read(value))
+            if _least_of_a_collective(value, self._collectives):
+                self._agreed_minimum.add(target.value)  # `steps = int(fabric.all_reduce(n, reduce_op="min"))`
             (self._intersections.add if _intersects(value) else self._intersections.discard)(target.value)
             (self._containers.add if isinstance(value, _CONTAINERS) else self._containers.discard)(target.value)
             (self._keyed_alike.add if self._keys_made_alike(value, varying) else self._keyed_alike.discard)(target.value)
@@ -1087,7 +1090,8 @@ class _Pass:
                    or all(self._conditions.evaluate(leaf, w) is not None for w in worlds)]
         undecided = [leaf for leaf in leaves if leaf not in decided]
         # A container's truth is whether it holds items: `if not self.kept:` varies with its length.
-        reasons = {leaf: self._truth_why(leaf, varying) for leaf in undecided}
+        reasons = {leaf: None if _last_iteration(leaf, self._loops) else self._truth_why(leaf, varying)
+                   for leaf in undecided}
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and any(
                 isinstance(leaf, cst.Call) and last_name(leaf.func) == "check_trigger" for leaf in leaves):
             reasons = {leaf: why for leaf, why in reasons.items() if not names_read(leaf) <= self._triggering}
@@ -1192,7 +1196,11 @@ class _Pass:
             entry = _bind(entry, [f"{parameter}.grad"], UNROUTED_GRAD.format(*routed))
         if reason is None:  # what the iterable says of its items comes first
             entry = _bind(entry, _data_targets(loop.target, loop.iter), DATA)
-        return self._loop(loop, entry, count)
+        self._loops.append(loop)
+        try:
+            return self._loop(loop, entry, count)
+        finally:
+            self._loops.pop()
 
     def _comprehension_loops(self, small: cst.CSTNode, varying: Varying) -> None:
         """A comprehension runs its element once per item, as a `for` runs its body:
@@ -2488,8 +2496,69 @@ def _file_target(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def _reduces_to_minimum(call: cst.Call) -> bool:
-    op = argument_value(call, 1, "op")
-    return last_name(call.func) == "all_reduce" and op is not None and last_name(op) == "MIN"
+    """`dist.all_reduce(t, op=ReduceOp.MIN)`, `fabric.all_reduce(t, reduce_op="min")`."""
+    op = argument_value(call, 1, "op") or argument_value(call, 2, "reduce_op")
+    if last_name(call.func) != "all_reduce" or op is None:
+        return False
+    return last_name(op) == "MIN" or (isinstance(op, cst.SimpleString) and op.evaluated_value == "min")
+
+
+def _least_of_a_collective(value: cst.BaseExpression, collectives: Mapping[cst.Call, object]) -> bool:
+    """What a collective that reduces to the ranks' least value returns, or a read of it (`int(...)`,
+    `.item()`)."""
+    while isinstance(value, cst.Call) and (not value.args and isinstance(value.func, cst.Attribute)
+                                           and value.func.attr.value in _SCALAR_READS):
+        value = value.func.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "int" \
+            and len(value.args) == 1:
+        return _least_of_a_collective(value.args[0].value, collectives)
+    return isinstance(value, cst.Call) and value in collectives and _reduces_to_minimum(value)
+
+
+def _last_iteration(test: cst.BaseExpression, loops: Sequence[cst.For]) -> bool:
+    """`i == len(micro) - 1` (or `i + 1 == len(micro)`) in `for i, group in enumerate(micro):` or
+    `for i in range(len(micro)):`: true on the last item only, once in each run of the loop on
+    every rank however many items each holds (gradient accumulation's last micro-batch)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    for counter, bound in (sides, sides[::-1]):
+        index, ahead = _offset(counter)
+        sized, behind = _offset(bound)
+        if not (isinstance(index, cst.Name) and isinstance(sized, cst.Call) and last_name(sized.func) == "len"
+                and len(sized.args) == 1 and ahead - behind == 1):
+            continue
+        counted = node_code(sized.args[0].value)
+        if any(_counts_over(loop, index.value) == counted for loop in loops):
+            return True
+    return False
+
+
+def _offset(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, int]:
+    """`x + 1` -> (x, 1), `x - 1` -> (x, -1), else (x, 0)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        step = integer_literal(expr.right)
+        if step is not None:
+            return expr.left, step if isinstance(expr.operator, cst.Add) else -step
+    return expr, 0
+
+
+def _counts_over(loop: cst.For, index: str) -> Optional[str]:
+    """The sequence (its text) whose positions `index` counts in `loop`: `enumerate(seq)` with
+    `index` first among the targets, or `range(len(seq))` with `index` the target."""
+    iterated = loop.iter
+    if not (isinstance(iterated, cst.Call) and len(iterated.args) == 1):
+        return None
+    target = loop.target
+    if last_name(iterated.func) == "enumerate" and isinstance(target, cst.Tuple) and target.elements \
+            and isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == index:
+        return node_code(iterated.args[0].value)
+    inner = iterated.args[0].value
+    if last_name(iterated.func) == "range" and isinstance(target, cst.Name) and target.value == index \
+            and isinstance(inner, cst.Call) and last_name(inner.func) == "len" and len(inner.args) == 1:
+        return node_code(inner.args[0].value)
+    return None
 
 
 def _break_tests(loop: cst.For) -> Iterator[cst.BaseExpression]:

@@ -368,6 +368,12 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
 
     code = "BCL011"
     VALID = (
+        # gradients all-reduced at the last micro-batch of each rank's own, once per step on every rank (blind51)
+        Valid("import contextlib\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "def f(shard, steps):\n    model = DDP(torch.nn.Linear(1, 1))\n    for step in range(steps):\n"
+              "        micro = [m for m in shard[rank::2] if m]\n        for i, batch in enumerate(micro):\n"
+              "            ctx = contextlib.nullcontext() if i == len(micro) - 1 else model.no_sync()\n"
+              "            with ctx:\n                model(batch).sum().backward()"),
         # Accelerate's LocalSGD enters the model's no_sync(): a backward skipped on a non-finite loss
         # all-reduces nothing, and every rank still calls its step().
         Valid("""
@@ -3272,6 +3278,18 @@ class CollectiveMethodOnSomeRanks(CollectiveOnSomeRanks):
                 "collective (DDP's gradient all-reduce, a checkpoint's barrier) and every rank hangs "
                 "until the timeout",
                 range=(7, 13, 7, 27)),
+        # ... but at every micro-batch but the last
+        Invalid("import contextlib\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def f(shard, steps):\n    model = DDP(torch.nn.Linear(1, 1))\n    for step in range(steps):\n"
+                "        micro = [m for m in shard[rank::2] if m]\n        for i, batch in enumerate(micro):\n"
+                "            ctx = model.no_sync() if i == len(micro) - 1 else contextlib.nullcontext()\n"
+                "            with ctx:\n                model(batch).sum().backward()",
+                expected_message="model(batch).sum().backward(), which runs the gradient all_reduce() of DDP's reducer "
+                "inside (torch 2.13.0), runs a different number of times on different ranks: the loop at "
+                "line 15 iterates over 'enumerate(micro)', whose length can differ between ranks (it is "
+                "computed from the rank), so the ranks' calls stop pairing up and every rank hangs until "
+                "the timeout",
+                range=(10, 17, 10, 46)),
     )
 
     @classmethod

@@ -462,6 +462,14 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # a collective at the last item of each rank's own micro-batches runs once per step on every rank (blind51)
+        Valid("def f(shard, steps):\n    for step in range(steps):\n        micro = [m for m in shard[rank::2] if m]\n"
+              "        for i, batch in enumerate(micro):\n            last = i == len(micro) - 1\n"
+              "            if last:\n                dist.all_reduce(batch)"),
+        # each rank keeps as many rows as the least of the ranks holds (blind51)
+        Valid("from lightning.fabric import Fabric\nfabric = Fabric()\ndef f(shard):\n    mine = shard[rank::2]\n"
+              "    steps = int(fabric.all_reduce(torch.tensor(len(mine)), reduce_op='min').item())\n"
+              "    for row in mine[:steps]:\n        fabric.all_reduce(row)"),
         # the helper's tuple holds as many rows as the files it is handed name, the same files on every rank
         Valid("ROWS = [16, 16, 8]\ndef load(files):\n    n = sum(ROWS[f] for f in files)\n"
               "    return torch.randn(n, 4), torch.randn(n, 1)\n"
@@ -4871,6 +4879,23 @@ class CollectiveOnSomeRanks(Rule):
                 "rank it was given), so the ranks' calls stop pairing up and every rank hangs until the "
                 "timeout",
                 range=(8, 9, 8, 23)),
+        # ... but not at every item but the last
+        Invalid("def f(shard, steps):\n    for step in range(steps):\n        micro = [m for m in shard[rank::2] if m]\n"
+                "        for i, batch in enumerate(micro):\n            last = i == len(micro) - 1\n"
+                "            if not last:\n                dist.all_reduce(batch)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 12 "
+                "iterates over 'enumerate(micro)', whose length can differ between ranks (it is computed "
+                "from the rank), so the ranks' calls stop pairing up and every rank hangs until the "
+                "timeout",
+                range=(7, 17, 7, 39)),
+        # ... nor as many as the most of them holds
+        Invalid("from lightning.fabric import Fabric\nfabric = Fabric()\ndef f(shard):\n    mine = shard[rank::2]\n"
+                "    steps = int(fabric.all_reduce(torch.tensor(len(mine)), reduce_op='max').item())\n"
+                "    for row in mine[:steps]:\n        fabric.all_reduce(row)",
+                expected_message="all_reduce() runs a different number of times on different ranks: the loop at line 14 "
+                "iterates over 'mine[:steps]', whose length can differ between ranks (it is computed from"
+                " the rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(7, 9, 7, 31)),
     )
 
     @staticmethod
@@ -5985,12 +6010,55 @@ def _none_on_one_arm(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 
 def _synchronised_at_the_last_item(analysis: ModuleAnalysis, site: CallSite, loop) -> bool:
     """`for i, chunk in enumerate(chunks): with fabric.no_backward_sync(model, enabled=i < len(chunks) - 1):
-    fabric.backward(...)`: the gradients are all-reduced once, at the last item, however many there are."""
-    if site.api.short_name not in _BACKWARDS or not isinstance(loop, cst.For):
+    fabric.backward(...)`: the gradients are all-reduced once, at the last item, however many there are;
+    so is a collective under `if i == len(chunks) - 1:`."""
+    counter, iterable = _enumeration(loop) if isinstance(loop, cst.For) else (None, None)
+    if counter is None:
         return False
-    counter, iterable = _enumeration(loop)
-    return counter is not None and any(enabled is not None and _before_the_last(enabled, counter, iterable)
-                                       for _, enabled in _sync_switches(analysis, site))
+    around = analysis.ancestors(site)
+    inside = around[next((i for i, node in enumerate(around) if node is loop), len(around)) + 1:]
+    if any(isinstance(node, cst.If) and below is node.body
+           and _at_the_last(_one_value(analysis, node.test, site.scope), counter, iterable)
+           for node, below in zip(inside, inside[1:])):
+        return True
+    if site.api.short_name not in _BACKWARDS:
+        return False
+    if any(enabled is not None and _before_the_last(enabled, counter, iterable)
+           for _, enabled in _sync_switches(analysis, site)):
+        return True
+    # `ctx = nullcontext() if last else model.no_sync()`, then `with ctx:`, with `last = i == len(micro) - 1`
+    for node in inside:
+        for item in node.items if isinstance(node, cst.With) else ():
+            chosen = _one_value(analysis, item.item, site.scope)
+            if isinstance(chosen, cst.IfExp) and _no_sync(chosen.orelse) and not _no_sync(chosen.body) \
+                    and _at_the_last(_one_value(analysis, chosen.test, site.scope), counter, iterable):
+                return True
+    return False
+
+
+def _one_value(analysis: ModuleAnalysis, expr: cst.BaseExpression, scope: cst.CSTNode) -> cst.BaseExpression:
+    """What a name holds where the scope assigns it once (`ctx = ... if last else ...`), else `expr`."""
+    values = analysis.values_in_scope(expr.value, scope) if isinstance(expr, cst.Name) else []
+    return values[0] if len(values) == 1 else expr
+
+
+def _no_sync(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and last_name(expr.func) in _SYNC_SWITCHES
+
+
+def _at_the_last(test: cst.BaseExpression, counter: str, items: str) -> bool:
+    """`i == len(chunks) - 1`, `i + 1 == len(chunks)`: true at the last item only."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and _is_one(left.right):
+        left, bound = left.left, right  # `i + 1 == len(chunks)`
+    elif isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract) and _is_one(right.right):
+        bound = right.left  # `i == len(chunks) - 1`
+    else:
+        return False
+    return isinstance(left, cst.Name) and left.value == counter and _is_len_of(bound, items)
 
 
 def _enumeration(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
