@@ -584,7 +584,12 @@ class _Pass:
             if key and isinstance(small.operator, cst.AddAssign) and not isinstance(small.target, cst.Subscript):
                 # `ids += drafts[:accepted]`: as many more items as the added part holds
                 grown = self.length_why(small.value, varying)
-                varying = _bind(varying, [_length(key)], grown) if grown else varying
+                count = _padding_to(small.value, small.target)
+                if count is not None and not self.why(count, varying):
+                    # `groups += [None] * (count - len(groups))`: as many as `count` on every rank
+                    varying = _bind(varying, [_length(key)], None)
+                elif grown:
+                    varying = _bind(varying, [_length(key)], grown)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             raced = self._raced_path(small.value, varying) if not (self._tried or self._control) else None
             if raced is not None:
@@ -2513,6 +2518,19 @@ def _least_of_a_collective(value: cst.BaseExpression, collectives: Mapping[cst.C
             and len(value.args) == 1:
         return _least_of_a_collective(value.args[0].value, collectives)
     return isinstance(value, cst.Call) and value in collectives and _reduces_to_minimum(value)
+
+
+def _padding_to(added: cst.BaseExpression, target: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`count` where `added` is `[fill] * (count - len(target))` (either order): padding up to it."""
+    if not (isinstance(added, cst.BinaryOperation) and isinstance(added.operator, cst.Multiply)):
+        return None
+    for filler, times in ((added.left, added.right), (added.right, added.left)):
+        if isinstance(filler, cst.List) and len(filler.elements) == 1 and isinstance(times, cst.BinaryOperation) \
+                and isinstance(times.operator, cst.Subtract) and isinstance(times.right, cst.Call) \
+                and last_name(times.right.func) == "len" and len(times.right.args) == 1 \
+                and node_code(times.right.args[0].value) == node_code(target):
+            return times.left
+    return None
 
 
 def _last_iteration(test: cst.BaseExpression, loops: Sequence[cst.For]) -> bool:

@@ -462,6 +462,10 @@ class CollectiveOnSomeRanks(Rule):
 
     code = "BCL005"
     VALID = (
+        # each rank's list padded up to the count every rank agreed on (blind51)
+        Valid("def f(shard):\n    mine = [m for m in shard[rank::2] if m]\n    most = torch.tensor(len(mine))\n"
+              "    dist.all_reduce(most, op=dist.ReduceOp.MAX)\n    padded = list(mine)\n"
+              "    padded += [None] * (int(most) - len(padded))\n    for item in padded:\n        dist.barrier()"),
         # a collective at the last item of each rank's own micro-batches runs once per step on every rank (blind51)
         Valid("def f(shard, steps):\n    for step in range(steps):\n        micro = [m for m in shard[rank::2] if m]\n"
               "        for i, batch in enumerate(micro):\n            last = i == len(micro) - 1\n"
@@ -4896,6 +4900,14 @@ class CollectiveOnSomeRanks(Rule):
                 "iterates over 'mine[:steps]', whose length can differ between ranks (it is computed from"
                 " the rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(7, 9, 7, 31)),
+        # ... but padded up to a count of its own
+        Invalid("def f(shard):\n    mine = [m for m in shard[rank::2] if m]\n    most = torch.tensor(len(mine) + 1)\n"
+                "    padded = list(mine)\n"
+                "    padded += [None] * (int(most) - len(padded))\n    for item in padded:\n        dist.barrier()",
+                expected_message="barrier() runs a different number of times on different ranks: the loop at line 14 "
+                "iterates over 'padded', whose length can differ between ranks (it is computed from the "
+                "rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
+                range=(7, 9, 7, 23)),
     )
 
     @staticmethod
