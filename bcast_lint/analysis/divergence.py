@@ -2534,21 +2534,25 @@ def _padding_to(added: cst.BaseExpression, target: cst.BaseExpression) -> Option
 
 
 def _last_iteration(test: cst.BaseExpression, loops: Sequence[cst.For]) -> bool:
-    """`i == len(micro) - 1` (or `i + 1 == len(micro)`) in `for i, group in enumerate(micro):` or
-    `for i in range(len(micro)):`: true on the last item only, once in each run of the loop on
-    every rank however many items each holds (gradient accumulation's last micro-batch)."""
+    """`i == len(micro) - 1` in `for i, group in enumerate(micro):` or `for i in range(len(micro)):`:
+    true on the last item only, once in each run of the loop on every rank however many items each
+    holds (gradient accumulation's last micro-batch)."""
+    return any(counter is not None and at_the_last_item(test, counter, items)
+               for counter, items in map(_counted_positions, loops))
+
+
+def at_the_last_item(test: cst.BaseExpression, counter: str, items: str) -> bool:
+    """`i == len(items) - 1`, `i + 1 == len(items)` (or `>=`, either side first), `counter` the
+    name `i` and `items` the sequence's text: true at the last item only."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
         return False
     sides = (test.left, test.comparisons[0].comparator)
-    for counter, bound in (sides, sides[::-1]):
-        index, ahead = _offset(counter)
-        sized, behind = _offset(bound)
-        if not (isinstance(index, cst.Name) and isinstance(sized, cst.Call) and last_name(sized.func) == "len"
-                and len(sized.args) == 1 and ahead - behind == 1):
-            continue
-        counted = node_code(sized.args[0].value)
-        if any(_counts_over(loop, index.value) == counted for loop in loops):
+    for index_side, bound_side in (sides, sides[::-1]):
+        (index, ahead), (sized, behind) = _offset(index_side), _offset(bound_side)
+        if isinstance(index, cst.Name) and index.value == counter and ahead - behind == 1 \
+                and isinstance(sized, cst.Call) and last_name(sized.func) == "len" and len(sized.args) == 1 \
+                and node_code(sized.args[0].value) == items:
             return True
     return False
 
@@ -2562,21 +2566,20 @@ def _offset(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, int]:
     return expr, 0
 
 
-def _counts_over(loop: cst.For, index: str) -> Optional[str]:
-    """The sequence (its text) whose positions `index` counts in `loop`: `enumerate(seq)` with
-    `index` first among the targets, or `range(len(seq))` with `index` the target."""
-    iterated = loop.iter
+def _counted_positions(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
+    """(the name counting the positions, the sequence's text) for `for i, x in enumerate(seq)`
+    and `for i in range(len(seq))`, else (None, None)."""
+    iterated, target = loop.iter, loop.target
     if not (isinstance(iterated, cst.Call) and len(iterated.args) == 1):
-        return None
-    target = loop.target
-    if last_name(iterated.func) == "enumerate" and isinstance(target, cst.Tuple) and target.elements \
-            and isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == index:
-        return node_code(iterated.args[0].value)
+        return None, None
     inner = iterated.args[0].value
-    if last_name(iterated.func) == "range" and isinstance(target, cst.Name) and target.value == index \
+    if last_name(iterated.func) == "enumerate" and isinstance(target, cst.Tuple) and target.elements \
+            and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value, node_code(inner)
+    if last_name(iterated.func) == "range" and isinstance(target, cst.Name) \
             and isinstance(inner, cst.Call) and last_name(inner.func) == "len" and len(inner.args) == 1:
-        return node_code(inner.args[0].value)
-    return None
+        return target.value, node_code(inner.args[0].value)
+    return None, None
 
 
 def _break_tests(loop: cst.For) -> Iterator[cst.BaseExpression]:

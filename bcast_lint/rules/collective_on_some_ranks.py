@@ -13,8 +13,8 @@ from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.callers import bound_arguments
-from bcast_lint.analysis.divergence import (CONTROL, RANK, counted, exclusive_path, failing_arguments, handed_arguments,
-                                           is_own_batch)
+from bcast_lint.analysis.divergence import (CONTROL, RANK, at_the_last_item, counted, exclusive_path, failing_arguments,
+                                           handed_arguments, is_own_batch)
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.removed_paths import made_from, removals_under_readers
@@ -6030,7 +6030,7 @@ def _synchronised_at_the_last_item(analysis: ModuleAnalysis, site: CallSite, loo
     around = analysis.ancestors(site)
     inside = around[next((i for i, node in enumerate(around) if node is loop), len(around)) + 1:]
     if any(isinstance(node, cst.If) and below is node.body
-           and _at_the_last(_one_value(analysis, node.test, site.scope), counter, iterable)
+           and at_the_last_item(_one_value(analysis, node.test, site.scope), counter, iterable)
            for node, below in zip(inside, inside[1:])):
         return True
     if site.api.short_name not in _BACKWARDS:
@@ -6043,7 +6043,7 @@ def _synchronised_at_the_last_item(analysis: ModuleAnalysis, site: CallSite, loo
         for item in node.items if isinstance(node, cst.With) else ():
             chosen = _one_value(analysis, item.item, site.scope)
             if isinstance(chosen, cst.IfExp) and _no_sync(chosen.orelse) and not _no_sync(chosen.body) \
-                    and _at_the_last(_one_value(analysis, chosen.test, site.scope), counter, iterable):
+                    and at_the_last_item(_one_value(analysis, chosen.test, site.scope), counter, iterable):
                 return True
     return False
 
@@ -6056,21 +6056,6 @@ def _one_value(analysis: ModuleAnalysis, expr: cst.BaseExpression, scope: cst.CS
 
 def _no_sync(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and last_name(expr.func) in _SYNC_SWITCHES
-
-
-def _at_the_last(test: cst.BaseExpression, counter: str, items: str) -> bool:
-    """`i == len(chunks) - 1`, `i + 1 == len(chunks)`: true at the last item only."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)):
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and _is_one(left.right):
-        left, bound = left.left, right  # `i + 1 == len(chunks)`
-    elif isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract) and _is_one(right.right):
-        bound = right.left  # `i == len(chunks) - 1`
-    else:
-        return False
-    return isinstance(left, cst.Name) and left.value == counter and _is_len_of(bound, items)
 
 
 def _enumeration(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
