@@ -2240,10 +2240,15 @@ def uniform_result(value: cst.BaseExpression, collectives: Mapping[cst.Call, obj
 
 def agreed_value(value: cst.BaseExpression, collectives: Mapping[cst.Call, object]) -> bool:
     """A collective's result, or a read of one: `fabric.all_reduce(loss, reduce_op="mean").item()`."""
+    return uniform_result(_read_of(value), collectives)
+
+
+def _read_of(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What `x.item()`, `x.cpu().tolist()` read: `x`."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
             and value.func.attr.value in _SCALAR_READS:
         value = value.func.value
-    return uniform_result(value, collectives)
+    return value
 
 
 _SCALAR_READS = frozenset({"item", "tolist", "cpu", "detach", "float", "numpy"})
@@ -2511,9 +2516,7 @@ def _reduces_to_minimum(call: cst.Call) -> bool:
 def _least_of_a_collective(value: cst.BaseExpression, collectives: Mapping[cst.Call, object]) -> bool:
     """What a collective that reduces to the ranks' least value returns, or a read of it (`int(...)`,
     `.item()`)."""
-    while isinstance(value, cst.Call) and (not value.args and isinstance(value.func, cst.Attribute)
-                                           and value.func.attr.value in _SCALAR_READS):
-        value = value.func.value
+    value = _read_of(value)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "int" \
             and len(value.args) == 1:
         return _least_of_a_collective(value.args[0].value, collectives)
