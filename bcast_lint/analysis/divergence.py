@@ -2545,19 +2545,26 @@ def _last_iteration(test: cst.BaseExpression, loops: Sequence[cst.For]) -> bool:
 
 
 def at_the_last_item(test: cst.BaseExpression, counter: str, items: str) -> bool:
-    """`i == len(items) - 1`, `i + 1 == len(items)` (or `>=`, either side first), `counter` the
-    name `i` and `items` the sequence's text: true at the last item only."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual))):
-        return False
+    """`i == len(items) - 1`, `i + 1 == len(items)` (either side first), `i >= len(items) - 1`:
+    true at the last item only (`counter` the name `i`, `items` the sequence's text)."""
+    return compared_with_the_last(test, counter, items) in (
+        (cst.Equal, True), (cst.Equal, False), (cst.GreaterThanEqual, True))
+
+
+def compared_with_the_last(test: cst.BaseExpression, counter: str, items: str) -> Optional[tuple[type, bool]]:
+    """For a test of a position against the last one, `i OP len(items) - 1` or `i + 1 OP len(items)`
+    (`counter` the name `i`, `items` the sequence's text): the operator's class, and whether `i`
+    stands on its left; None for any other test."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
     sides = (test.left, test.comparisons[0].comparator)
-    for index_side, bound_side in (sides, sides[::-1]):
+    for on_left, (index_side, bound_side) in ((True, sides), (False, sides[::-1])):
         (index, ahead), (sized, behind) = _offset(index_side), _offset(bound_side)
         if isinstance(index, cst.Name) and index.value == counter and ahead - behind == 1 \
                 and isinstance(sized, cst.Call) and last_name(sized.func) == "len" and len(sized.args) == 1 \
                 and node_code(sized.args[0].value) == items:
-            return True
-    return False
+            return type(test.comparisons[0].operator), on_left
+    return None
 
 
 def _offset(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, int]:

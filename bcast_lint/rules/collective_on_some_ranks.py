@@ -13,8 +13,8 @@ from bcast_lint.analysis.flow import UNBOUND, merge_envs, scope_statements, walk
 from bcast_lint.analysis.module import CallSite, ModuleAnalysis
 from bcast_lint.analysis.positions import node_code
 from bcast_lint.analysis.callers import bound_arguments
-from bcast_lint.analysis.divergence import (CONTROL, RANK, at_the_last_item, counted, exclusive_path, failing_arguments,
-                                           handed_arguments, is_own_batch)
+from bcast_lint.analysis.divergence import (CONTROL, RANK, at_the_last_item, compared_with_the_last, counted,
+                                           exclusive_path, failing_arguments, handed_arguments, is_own_batch)
 from bcast_lint.analysis.expressions import argument_value, is_none, last_name
 from bcast_lint.analysis.ranks import boolean_leaves, group_key
 from bcast_lint.analysis.removed_paths import made_from, removals_under_readers
@@ -4908,6 +4908,13 @@ class CollectiveOnSomeRanks(Rule):
                 "iterates over 'padded', whose length can differ between ranks (it is computed from the "
                 "rank), so the ranks' calls stop pairing up and every rank hangs until the timeout",
                 range=(7, 9, 7, 23)),
+        # ... nor under a test that holds at every item, its sides swapped (`len(micro) - 1 >= i`)
+        Invalid("def f(shard, steps):\n    for step in range(steps):\n        micro = [m for m in shard[rank::2] if m]\n"
+                "        for i, batch in enumerate(micro):\n            if len(micro) - 1 >= i:\n"
+                "                dist.all_reduce(batch)",
+                expected_message="all_reduce() runs only on ranks where 'len(micro) - 1 >= i' is true: the other ranks "
+                "never join it and every rank hangs until the timeout",
+                range=(6, 17, 6, 39)),
     )
 
     @staticmethod
@@ -6070,26 +6077,8 @@ def _enumeration(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
 
 def _before_the_last(test: cst.BaseExpression, counter: Optional[str], items: Optional[str]) -> bool:
     """`i < len(chunks) - 1`, `i != len(chunks) - 1`, `i + 1 < len(chunks)`: true but at the last item."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.NotEqual))):
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add) and _is_one(left.right):
-        left, bound = left.left, right  # `i + 1 < len(chunks)`
-    elif isinstance(right, cst.BinaryOperation) and isinstance(right.operator, cst.Subtract) and _is_one(right.right):
-        bound = right.left  # `i < len(chunks) - 1`
-    else:
-        return False
-    return isinstance(left, cst.Name) and left.value == counter and _is_len_of(bound, items)
-
-
-def _is_one(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.value == "1"
-
-
-def _is_len_of(expr: cst.BaseExpression, name: str) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" \
-        and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == name
+    found = compared_with_the_last(test, counter, items) if counter and items else None
+    return found in ((cst.LessThan, True), (cst.NotEqual, True))
 
 
 def _set_ordered_loop(analysis: ModuleAnalysis, site: CallSite):
